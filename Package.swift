@@ -1,0 +1,55 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "Beekon",
+    platforms: [.macOS(.v13), .iOS(.v15)],
+    products: [
+        .library(name: "Beekon", targets: ["Beekon"]),
+        .library(name: "BeekonWire", targets: ["BeekonWire"]),
+        .library(name: "BeekonSources", targets: ["BeekonSources"]),
+        .library(name: "BeekonTesting", targets: ["BeekonTesting"]),
+        .executable(name: "beekon", targets: ["beekon"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // Schema v1 wire format: no dependencies, shared with the ingest server.
+        .target(name: "BeekonWire"),
+        .target(
+            name: "Beekon",
+            dependencies: [
+                "BeekonWire",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "BeekonSources", dependencies: ["Beekon", "BeekonWire"]),
+        .target(name: "BeekonTesting", dependencies: ["Beekon"]),
+        .executableTarget(
+            name: "beekon",
+            dependencies: [
+                "Beekon", "BeekonSources",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "BeekonBench",
+            dependencies: [
+                "Beekon", "BeekonSources", "BeekonTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Benchmarks/BeekonBench"
+        ),
+        .testTarget(name: "BeekonWireTests", dependencies: ["BeekonWire"], resources: [.copy("Golden")]),
+        .testTarget(name: "BeekonTests", dependencies: ["Beekon", "BeekonTesting", "BeekonWire"]),
+        .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "Beekon", "BeekonTesting"]),
+        .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
+        .testTarget(name: "beekonTests", dependencies: ["Beekon", "BeekonWire"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,70 @@
+import Foundation
+
+/// Generates RFC 9562 version-7 UUIDs: a 48-bit Unix-millisecond timestamp,
+/// then a 12-bit counter that keeps ids strictly increasing within one
+/// millisecond (and across a clock that steps backwards), then random bits.
+///
+/// Ids from one generator sort in creation order, which lets stores and the
+/// ingest server use them as time-ordered primary keys.
+public final class UUIDv7Generator: @unchecked Sendable {
+    private let lock = NSLock()
+    private let now: @Sendable () -> Date
+    private var lastMillis: Int64 = -1
+    private var counter: UInt16 = 0
+
+    /// Creates a generator that reads the time from `now` (inject a test clock here).
+    public init(now: @escaping @Sendable () -> Date = { Date() }) {
+        self.now = now
+    }
+
+    /// Returns the next id; strictly greater than every id this generator returned before.
+    public func next() -> UUID {
+        let wallMillis = Int64((now().timeIntervalSince1970 * 1000).rounded(.down))
+        var random = SystemRandomNumberGenerator()
+        let (millis, count): (Int64, UInt16) = lock.withLock {
+            if wallMillis > lastMillis {
+                lastMillis = wallMillis
+                // Start the counter in the lower half so bursts have room to grow.
+                counter = UInt16.random(in: 0...0x7FF, using: &random)
+            } else if counter < 0xFFF {
+                counter += 1
+            } else {
+                // Counter exhausted within one millisecond: borrow the next one.
+                lastMillis += 1
+                counter = 0
+            }
+            return (lastMillis, counter)
+        }
+        return Self.make(millis: millis, counter: count, randomBits: random.next())
+    }
+
+    /// Builds a version-7 UUID from its parts (exposed for golden tests).
+    public static func make(millis: Int64, counter: UInt16, randomBits: UInt64) -> UUID {
+        let ms = UInt64(bitPattern: millis) & 0xFFFF_FFFF_FFFF
+        let r = randomBits
+        let bytes: uuid_t = (
+            UInt8(truncatingIfNeeded: ms >> 40), UInt8(truncatingIfNeeded: ms >> 32),
+            UInt8(truncatingIfNeeded: ms >> 24), UInt8(truncatingIfNeeded: ms >> 16),
+            UInt8(truncatingIfNeeded: ms >> 8), UInt8(truncatingIfNeeded: ms),
+            0x70 | UInt8((counter >> 8) & 0x0F), UInt8(truncatingIfNeeded: counter),
+            0x80 | UInt8(truncatingIfNeeded: (r >> 56) & 0x3F), UInt8(truncatingIfNeeded: r >> 48),
+            UInt8(truncatingIfNeeded: r >> 40), UInt8(truncatingIfNeeded: r >> 32),
+            UInt8(truncatingIfNeeded: r >> 24), UInt8(truncatingIfNeeded: r >> 16),
+            UInt8(truncatingIfNeeded: r >> 8), UInt8(truncatingIfNeeded: r)
+        )
+        return UUID(uuid: bytes)
+    }
+}
+
+extension UUID {
+    /// The lowercase canonical form used on the wire and in stores.
+    public var wireString: String { uuidString.lowercased() }
+
+    /// The Unix-millisecond timestamp of a version-7 UUID, or nil for other versions.
+    public var uuidV7Millis: Int64? {
+        let b = uuid
+        guard b.6 >> 4 == 7 else { return nil }
+        return Int64(b.0) << 40 | Int64(b.1) << 32 | Int64(b.2) << 24
+            | Int64(b.3) << 16 | Int64(b.4) << 8 | Int64(b.5)
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+
+/// Why a body is not a valid schema-v1 envelope.
+public enum WireDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The bytes are not JSON (or not UTF-8), or the JSON has the wrong shape.
+    case malformed(String)
+    /// The JSON is well-formed but a field breaks the schema; `path` names it (e.g. `locations[3].latitude`).
+    case invalid(path: String, reason: String)
+    /// `schema_version` is not 1.
+    case unsupportedSchemaVersion(Int)
+
+    public var description: String {
+        switch self {
+        case .malformed(let why): return "malformed JSON: \(why)"
+        case .invalid(let path, let reason): return "\(path): \(reason)"
+        case .unsupportedSchemaVersion(let v): return "schema_version \(v) is not supported (expected 1)"
+        }
+    }
+}
+
+extension WireEnvelope {
+    /// Decodes and validates a schema-v1 body. Unknown fields are ignored
+    /// (must-ignore); unknown `platform` values are accepted; every other
+    /// field is checked for type, range and format.
+    public static func decode(_ data: Data) throws(WireDecodingError) -> WireEnvelope {
+        let raw: RawEnvelope
+        do {
+            raw = try JSONDecoder().decode(RawEnvelope.self, from: data)
+        } catch let error as DecodingError {
+            throw .malformed(Self.describe(error))
+        } catch {
+            throw .malformed("\(error)")
+        }
+        guard raw.schema_version == 1 else { throw .unsupportedSchemaVersion(raw.schema_version) }
+        let device = WireDevice(
+            installId: try uuid(raw.device.install_id, "device.install_id"),
+            platform: try nonEmpty(raw.device.platform, "device.platform", max: 64),
+            sdkVersion: try nonEmpty(raw.device.sdk_version, "device.sdk_version", max: 64),
+            model: raw.device.model.flatMap { $0.isEmpty ? nil : $0 }
+        )
+        var locations: [WireLocation] = []
+        locations.reserveCapacity(raw.locations.count)
+        for (i, l) in raw.locations.enumerated() {
+            let p = "locations[\(i)]"
+            guard let trigger = Trigger(rawValue: l.trigger) else { throw .invalid(path: "\(p).trigger", reason: "unknown value \"\(l.trigger)\"") }
+            guard let motion = Motion(rawValue: l.motion) else { throw .invalid(path: "\(p).motion", reason: "unknown value \"\(l.motion)\"") }
+            guard l.latitude.isFinite, (-90...90).contains(l.latitude) else { throw .invalid(path: "\(p).latitude", reason: "must be within -90...90") }
+            guard l.longitude.isFinite, (-180...180).contains(l.longitude) else { throw .invalid(path: "\(p).longitude", reason: "must be within -180...180") }
+            for (name, value) in [("accuracy", l.accuracy), ("speed", l.speed), ("bearing", l.bearing), ("altitude", l.altitude)] {
+                if let v = value, !v.isFinite { throw .invalid(path: "\(p).\(name)", reason: "must be finite") }
+            }
+            if let a = l.accuracy, a < 0 { throw .invalid(path: "\(p).accuracy", reason: "must not be negative") }
+            if let b = l.bearing, !(0..<360).contains(b) { throw .invalid(path: "\(p).bearing", reason: "must be within [0, 360)") }
+            var activity: Activity?
+            if let a = l.activity {
+                guard let v = Activity(rawValue: a) else { throw .invalid(path: "\(p).activity", reason: "unknown value \"\(a)\"") }
+                activity = v
+            }
+            var quality: Quality?
+            if let q = l.quality {
+                guard let v = Quality(rawValue: q) else { throw .invalid(path: "\(p).quality", reason: "unknown value \"\(q)\"") }
+                quality = v
+            }
+            locations.append(WireLocation(
+                id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
+                trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
+                accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
+                activity: activity, quality: quality))
+        }
+        var events: [WireGeofenceEvent] = []
+        for (i, g) in raw.geofence_events.enumerated() {
+            let p = "geofence_events[\(i)]"
+            guard let type = GeofenceTransition(rawValue: g.type) else { throw .invalid(path: "\(p).type", reason: "unknown value \"\(g.type)\"") }
+            events.append(WireGeofenceEvent(
+                id: try uuid(g.id, "\(p).id"), geofenceId: try nonEmpty(g.geofence_id, "\(p).geofence_id", max: 100),
+                type: type, timestamp: try timestamp(g.timestamp, "\(p).timestamp")))
+        }
+        return WireEnvelope(
+            batchId: try uuid(raw.batch_id, "batch_id"), sessionId: try uuid(raw.session_id, "session_id"),
+            sentAt: try timestamp(raw.sent_at, "sent_at"), device: device, extras: raw.extras ?? [:],
+            locations: locations, geofenceEvents: events)
+    }
+
+    private static func uuid(_ s: String, _ path: String) throws(WireDecodingError) -> UUID {
+        guard s.utf8.count == 36, let u = UUID(uuidString: s) else { throw .invalid(path: path, reason: "not a UUID") }
+        return u
+    }
+
+    private static func timestamp(_ s: String, _ path: String) throws(WireDecodingError) -> WireTimestamp {
+        guard let t = WireTimestamp(wire: s) else { throw .invalid(path: path, reason: "not YYYY-MM-DDTHH:MM:SS.mmmZ") }
+        return t
+    }
+
+    private static func nonEmpty(_ s: String, _ path: String, max: Int) throws(WireDecodingError) -> String {
+        guard !s.isEmpty, s.count <= max else { throw .invalid(path: path, reason: "must be 1...\(max) characters") }
+        return s
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ c: DecodingError.Context) -> String {
+            let p = c.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return p.hasPrefix(".") ? String(p.dropFirst()) : (p.isEmpty ? "$" : p)
+        }
+        switch error {
+        case .keyNotFound(let key, let c): return "\(path(c).isEmpty ? "" : path(c) + ".")\(key.stringValue): missing"
+        case .typeMismatch(_, let c): return "\(path(c)): wrong type"
+        case .valueNotFound(_, let c): return "\(path(c)): null where a value is required"
+        case .dataCorrupted(let c): return "\(path(c)): \(c.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+}
+
+// Mirrors of the wire shape for JSONDecoder; validation happens above.
+private struct RawEnvelope: Decodable {
+    var schema_version: Int
+    var batch_id: String
+    var session_id: String
+    var sent_at: String
+    var device: RawDevice
+    var extras: [String: String]?
+    var locations: [RawLocation]
+    var geofence_events: [RawEvent]
+}
+
+private struct RawDevice: Decodable {
+    var install_id: String
+    var platform: String
+    var sdk_version: String
+    var model: String?
+}
+
+private struct RawLocation: Decodable {
+    var id: String
+    var timestamp: String
+    var trigger: String
+    var motion: String
+    var is_mock: Bool
+    var latitude: Double
+    var longitude: Double
+    var accuracy: Double?
+    var speed: Double?
+    var bearing: Double?
+    var altitude: Double?
+    var activity: String?
+    var quality: String?
+}
+
+private struct RawEvent: Decodable {
+    var id: String
+    var geofence_id: String
+    var type: String
+    var timestamp: String
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+/// Writes schema-v1 JSON with the frozen encoding rules:
+/// fixed key order, integral numbers without a decimal point, optionals
+/// omitted (never `null`), non-finite numbers dropped, lowercase snake_case
+/// enums, timestamps as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+public struct WireJSONWriter: Sendable {
+    /// The bytes written so far (UTF-8).
+    public private(set) var bytes: [UInt8] = []
+
+    /// Creates an empty writer; `capacity` pre-sizes the buffer.
+    public init(capacity: Int = 1024) { bytes.reserveCapacity(capacity) }
+
+    /// Encodes a whole envelope.
+    public static func encode(_ envelope: WireEnvelope) -> Data {
+        var w = WireJSONWriter(capacity: 256 + envelope.locations.count * 220)
+        w.write(envelope)
+        return Data(w.bytes)
+    }
+
+    /// Encodes one location object (used for NDJSON exports and tests).
+    public static func encode(_ location: WireLocation) -> Data {
+        var w = WireJSONWriter(capacity: 256)
+        w.write(location)
+        return Data(w.bytes)
+    }
+
+    /// Appends an envelope object.
+    public mutating func write(_ e: WireEnvelope) {
+        raw("{\"schema_version\":"); number(Double(WireEnvelope.schemaVersion))
+        raw(",\"batch_id\":"); string(e.batchId.wireString)
+        raw(",\"session_id\":"); string(e.sessionId.wireString)
+        raw(",\"sent_at\":"); string(e.sentAt.description)
+        raw(",\"device\":{\"install_id\":"); string(e.device.installId.wireString)
+        raw(",\"platform\":"); string(e.device.platform)
+        raw(",\"sdk_version\":"); string(e.device.sdkVersion)
+        if let model = e.device.model, !model.trimmingCharacters(in: .whitespaces).isEmpty {
+            raw(",\"model\":"); string(model)
+        }
+        raw("}")
+        if !e.extras.isEmpty {
+            raw(",\"extras\":{")
+            for (i, key) in e.extras.keys.sorted().enumerated() {
+                if i > 0 { raw(",") }
+                string(key); raw(":"); string(e.extras[key]!)
+            }
+            raw("}")
+        }
+        raw(",\"locations\":[")
+        for (i, l) in e.locations.enumerated() {
+            if i > 0 { raw(",") }
+            write(l)
+        }
+        raw("],\"geofence_events\":[")
+        for (i, g) in e.geofenceEvents.enumerated() {
+            if i > 0 { raw(",") }
+            write(g)
+        }
+        raw("]}")
+    }
+
+    /// Appends a location object; `extra` fields (already-encoded JSON values) are appended last.
+    public mutating func write(_ l: WireLocation, extra: [(String, String)] = []) {
+        raw("{\"id\":"); string(l.id.wireString)
+        raw(",\"timestamp\":"); string(l.timestamp.description)
+        raw(",\"trigger\":"); string(l.trigger.rawValue)
+        raw(",\"motion\":"); string(l.motion.rawValue)
+        raw(",\"is_mock\":"); raw(l.isMock ? "true" : "false")
+        raw(",\"latitude\":"); number(l.latitude)
+        raw(",\"longitude\":"); number(l.longitude)
+        optionalNumber("accuracy", l.accuracy)
+        optionalNumber("speed", l.speed)
+        optionalNumber("bearing", l.bearing)
+        optionalNumber("altitude", l.altitude)
+        if let a = l.activity { raw(",\"activity\":"); string(a.rawValue) }
+        if let q = l.quality { raw(",\"quality\":"); string(q.rawValue) }
+        for (key, json) in extra { raw(","); string(key); raw(":"); raw(json) }
+        raw("}")
+    }
+
+    /// Appends a geofence event object.
+    public mutating func write(_ g: WireGeofenceEvent) {
+        raw("{\"id\":"); string(g.id.wireString)
+        raw(",\"geofence_id\":"); string(g.geofenceId)
+        raw(",\"type\":"); string(g.type.rawValue)
+        raw(",\"timestamp\":"); string(g.timestamp.description)
+        raw("}")
+    }
+
+    private mutating func optionalNumber(_ key: String, _ value: Double?) {
+        guard let v = value, v.isFinite else { return }
+        raw(",\""); raw(key); raw("\":"); number(v)
+    }
+
+    /// Appends raw, already-valid JSON text.
+    public mutating func raw(_ s: String) { bytes.append(contentsOf: s.utf8) }
+
+    /// Appends a JSON number: integral values without a decimal point, others
+    /// in the shortest form that round-trips. Non-finite values become 0 — callers
+    /// drop them before (`optionalNumber`); required coordinates are validated upstream.
+    public mutating func number(_ v: Double) {
+        guard v.isFinite else { raw("0"); return }
+        if v == v.rounded(), abs(v) < 9_007_199_254_740_992 {
+            raw(String(Int64(v)))
+        } else {
+            raw(v.description)
+        }
+    }
+
+    /// Appends a JSON string with the required escapes.
+    public mutating func string(_ s: String) {
+        bytes.append(0x22)
+        for c in s.utf8 {
+            switch c {
+            case 0x22: bytes.append(0x5C); bytes.append(0x22)
+            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
+            case 0x0A: bytes.append(0x5C); bytes.append(0x6E)
+            case 0x0D: bytes.append(0x5C); bytes.append(0x72)
+            case 0x09: bytes.append(0x5C); bytes.append(0x74)
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])
+            default: bytes.append(c)
+            }
+        }
+        bytes.append(0x22)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// One fix as it travels in schema v1 (`locations[]`).
+public struct WireLocation: Hashable, Sendable {
+    /// Fix id (UUIDv7).
+    public var id: UUID
+    /// When the fix was recorded.
+    public var timestamp: WireTimestamp
+    /// Why the fix was recorded.
+    public var trigger: Trigger
+    /// Motion state at the time of the fix.
+    public var motion: Motion
+    /// Whether the OS flagged the fix as simulated.
+    public var isMock: Bool
+    /// Degrees, WGS 84.
+    public var latitude: Double
+    /// Degrees, WGS 84.
+    public var longitude: Double
+    /// Horizontal accuracy in metres, if reported.
+    public var accuracy: Double?
+    /// Speed in metres per second, if reported.
+    public var speed: Double?
+    /// Course in degrees [0, 360), if reported.
+    public var bearing: Double?
+    /// Altitude in metres, if reported.
+    public var altitude: Double?
+    /// Activity classification, if activity detection is on.
+    public var activity: Activity?
+    /// Quality flag; nil means the fix is good.
+    public var quality: Quality?
+
+    /// Creates a wire location.
+    public init(
+        id: UUID, timestamp: WireTimestamp, trigger: Trigger = .interval, motion: Motion = .unknown,
+        isMock: Bool = false, latitude: Double, longitude: Double, accuracy: Double? = nil,
+        speed: Double? = nil, bearing: Double? = nil, altitude: Double? = nil,
+        activity: Activity? = nil, quality: Quality? = nil
+    ) {
+        self.id = id; self.timestamp = timestamp; self.trigger = trigger; self.motion = motion
+        self.isMock = isMock; self.latitude = latitude; self.longitude = longitude
+        self.accuracy = accuracy; self.speed = speed; self.bearing = bearing; self.altitude = altitude
+        self.activity = activity; self.quality = quality
+    }
+}
+
+/// One geofence crossing as it travels in schema v1 (`geofence_events[]`).
+public struct WireGeofenceEvent: Hashable, Sendable {
+    /// Event id (UUIDv7).
+    public var id: UUID
+    /// The application's geofence id.
+    public var geofenceId: String
+    /// Enter or exit.
+    public var type: GeofenceTransition
+    /// When the crossing occurred.
+    public var timestamp: WireTimestamp
+
+    /// Creates a wire geofence event.
+    public init(id: UUID, geofenceId: String, type: GeofenceTransition, timestamp: WireTimestamp) {
+        self.id = id; self.geofenceId = geofenceId; self.type = type; self.timestamp = timestamp
+    }
+}
+
+/// The `device` object: constant per install.
+public struct WireDevice: Hashable, Sendable {
+    /// UUIDv7 created once per install.
+    public var installId: UUID
+    /// `linux`, `macos`, `ios`, `android`; receivers must accept values they do not know.
+    public var platform: String
+    /// The SDK's version string.
+    public var sdkVersion: String
+    /// Hardware model; omitted on the wire when nil or blank.
+    public var model: String?
+
+    /// Creates a device description.
+    public init(installId: UUID, platform: String, sdkVersion: String, model: String? = nil) {
+        self.installId = installId; self.platform = platform; self.sdkVersion = sdkVersion; self.model = model
+    }
+}
+
+/// One upload: the schema-v1 envelope.
+public struct WireEnvelope: Hashable, Sendable {
+    /// The only version this type speaks.
+    public static let schemaVersion = 1
+
+    /// Fresh per batch; a retry carries the same id.
+    public var batchId: UUID
+    /// The tracking run the locations belong to.
+    public var sessionId: UUID
+    /// When the device assembled the batch.
+    public var sentAt: WireTimestamp
+    /// The sending device.
+    public var device: WireDevice
+    /// Application key/value pairs; omitted on the wire when empty.
+    public var extras: [String: String]
+    /// The batched fixes, oldest first.
+    public var locations: [WireLocation]
+    /// Geofence crossings since the last batch.
+    public var geofenceEvents: [WireGeofenceEvent]
+
+    /// Creates an envelope.
+    public init(
+        batchId: UUID, sessionId: UUID, sentAt: WireTimestamp, device: WireDevice,
+        extras: [String: String] = [:], locations: [WireLocation], geofenceEvents: [WireGeofenceEvent] = []
+    ) {
+        self.batchId = batchId; self.sessionId = sessionId; self.sentAt = sentAt; self.device = device
+        self.extras = extras; self.locations = locations; self.geofenceEvents = geofenceEvents
+    }
+}
