@@ -35,7 +35,8 @@ let package = Package(
                 "Beekon", "BeekonSources",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            resources: [.copy("Samples")]
         ),
         .executableTarget(
             name: "BeekonBench",

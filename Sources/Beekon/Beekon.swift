@@ -1,0 +1,191 @@
+import Foundation
+import Logging
+
+/// The Beekon SDK: tracks location through a gate, stores every admitted fix
+/// durably on the device, and publishes state and positions as hot streams.
+///
+/// ```swift
+/// let beekon = Beekon(dependencies: .init(databasePath: path, provider: provider))
+/// try await beekon.configure(BeekonConfig(preset: .precision))
+/// try await beekon.start()
+/// for await location in beekon.positions { print(location.latitude, location.longitude) }
+/// ```
+public actor Beekon {
+    /// The process-wide instance with default dependencies (default database path;
+    /// on Linux no built-in source, so create your own instance with a provider).
+    public static let shared = Beekon(dependencies: BeekonDependencies(
+        databasePath: BeekonDependencies.defaultDatabasePath, provider: UnavailableProvider()))
+
+    let deps: BeekonDependencies
+    var logger: Logger { deps.logger }
+    private var openedStore: LocationStore?
+    var machine = TrackingMachine(config: BeekonConfig())
+    private var configLoaded = false
+    let stateBroadcast = Broadcast<BeekonState>(initial: .idle)
+    let positionBroadcast = Broadcast<Location>()
+    var consumeTask: Task<Void, Never>?
+    /// Increments on every provider start/stop so fixes from an old run are ignored.
+    var runGeneration = 0
+    var sourceEnded = false
+    var sourceEndWaiters: [CheckedContinuation<Void, Never>] = []
+    var stats = TrackingStatistics()
+    var lastPrune: Date?
+
+    /// Creates an SDK instance over explicit dependencies (for the agent and for tests).
+    /// Nothing is opened until the first call that needs the database.
+    public init(dependencies: BeekonDependencies) {
+        self.deps = dependencies
+    }
+
+    // MARK: - Streams
+
+    /// Lifecycle state: hot, replay-1, any number of subscribers (LC-3).
+    public nonisolated var state: AsyncStream<BeekonState> { stateBroadcast.stream() }
+
+    /// The current lifecycle state.
+    public nonisolated var currentState: BeekonState { stateBroadcast.current ?? .idle }
+
+    /// Each admitted fix, emitted after it is durably stored: hot, replay-1 (FX-7).
+    public nonisolated var positions: AsyncStream<Location> { positionBroadcast.stream() }
+
+    // MARK: - Configuration and lifecycle
+
+    /// Applies a configuration at any time (LC-8): gate values apply from the next fix
+    /// without restarting the source. The configuration is persisted for later launches.
+    public func configure(_ config: BeekonConfig) async throws(BeekonError) {
+        try config.validate()
+        let store = try await ready()
+        try await store.saveConfig(config)
+        await perform(machine.configure(config))
+    }
+
+    /// The configuration in effect (the last `configure`, persisted, else defaults).
+    public func configuration() async throws(BeekonError) -> BeekonConfig {
+        _ = try await ready()
+        return machine.config
+    }
+
+    /// Starts a new session and returns once tracking (LC-4). Does nothing when already tracking.
+    /// Throws `permissionDenied`, `locationServicesDisabled` or `storage` when it cannot proceed.
+    public func start() async throws(BeekonError) {
+        _ = try await ready()
+        guard machine.session == nil else { return }
+        try await begin(session: deps.makeID(), resumeFrom: nil)
+    }
+
+    /// Resumes the persisted session after the process died while tracking (LC-6): same
+    /// session id, gate continuing from the last stored fix. Returns whether it resumed.
+    @discardableResult
+    public func resumeIfNeeded() async throws(BeekonError) -> Bool {
+        let store = try await ready()
+        guard machine.session == nil, let session = try await store.trackingIntent() else { return false }
+        let last = try await store.lastLocation(session: session)
+        logger.info("resuming session", metadata: ["session": "\(session.wireString)"])
+        try await begin(session: session, resumeFrom: last.map {
+            GatePoint(timestamp: $0.timestamp, latitude: $0.latitude, longitude: $0.longitude)
+        })
+        return true
+    }
+
+    /// Stops tracking (state `stopped(.user)`) and clears the tracking intent, so the
+    /// next launch does not resume. Without a running session it only clears the intent.
+    public func stop() async throws(BeekonError) {
+        _ = try await ready()
+        try await performThrowing(machine.stop(.user))
+    }
+
+    /// Stops because the process is being terminated by the OS or a service manager:
+    /// state `stopped(.system)`, the intent is kept, so the next launch resumes the session.
+    public func shutdown() async {
+        guard openedStore != nil else { return }
+        await perform(machine.stop(.system))
+    }
+
+    /// Returns once the location source has ended (the end of a replay) or failed,
+    /// after every fix it delivered has been processed. Returns at once when not tracking.
+    public func waitUntilSourceEnds() async {
+        guard machine.session != nil, !sourceEnded else { return }
+        await withCheckedContinuation { sourceEndWaiters.append($0) }
+    }
+
+    /// The running session's id, if tracking.
+    public var sessionID: UUID? { machine.session }
+
+    /// Counters of this process's tracking run(s).
+    public var statistics: TrackingStatistics { stats }
+
+    // MARK: - History
+
+    /// Stored fixes with `from ≤ timestamp ≤ to`, in time order (ST-2). Works while not tracking.
+    public func history(from: Date, to: Date) async throws(BeekonError) -> [Location] {
+        try await ready().history(from: from, to: to)
+    }
+
+    /// Deletes stored fixes older than `date` and returns how many (ST-5).
+    @discardableResult
+    public func deleteLocations(before date: Date) async throws(BeekonError) -> Int {
+        try await ready().deleteLocations(before: date)
+    }
+
+    /// The install id: a UUIDv7 created once per install and persisted (SY-10).
+    public func installID() async throws(BeekonError) -> UUID {
+        try await ready().installID(makeID: deps.makeID)
+    }
+
+    /// A snapshot of what the database holds.
+    public func storeReport() async throws(BeekonError) -> StoreReport {
+        try await ready().report()
+    }
+
+    /// Reads the status of a database another process may be writing (WAL readers
+    /// never block the writer). Opens read-only; never migrates or writes.
+    public static func inspect(databaseAt path: String) async throws(BeekonError) -> StoreReport {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw .storage("no database at \(path)")
+        }
+        let store = try LocationStore(path: path, logger: Logger(label: "beekon.inspect"), readOnly: true)
+        return try await store.report()
+    }
+
+    // MARK: - Internals
+
+    /// Opens the store on first use (a failure is retried on the next call) and loads
+    /// the persisted configuration.
+    func ready() async throws(BeekonError) -> LocationStore {
+        let store: LocationStore
+        if let openedStore {
+            store = openedStore
+        } else {
+            store = try LocationStore(path: deps.databasePath, rowCap: deps.rowCap, logger: logger)
+            openedStore = store
+            _ = try await store.installID(makeID: deps.makeID)
+        }
+        if !configLoaded {
+            if let saved = try await store.savedConfig() { _ = machine.configure(saved) }
+            configLoaded = true
+        }
+        return store
+    }
+}
+
+/// Counters of fixes seen by this process, for progress lines and diagnostics.
+public struct TrackingStatistics: Sendable, Equatable {
+    /// Raw fixes delivered by the source.
+    public var received = 0
+    /// Fixes dropped for non-finite or out-of-range coordinates (FX-4).
+    public var invalid = 0
+    /// Fixes whose timestamp was not later than the last admitted one (FX-2).
+    public var notLater = 0
+    /// Fixes rejected by the time condition.
+    public var tooSoon = 0
+    /// Fixes rejected by the distance condition.
+    public var tooClose = 0
+    /// Fixes admitted and durably stored.
+    public var stored = 0
+    /// Admitted fixes the store could not write (ST-7).
+    public var storeFailures = 0
+    /// Rows trimmed by the row cap.
+    public var trimmed = 0
+    /// The last storage error, if any.
+    public var lastError: BeekonError?
+}

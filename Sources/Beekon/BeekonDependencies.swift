@@ -1,0 +1,66 @@
+import Foundation
+import Logging
+
+/// Everything the SDK touches outside itself, injected: the database file, the
+/// location source, the clock, the id generator and the logger. Tests pass a
+/// scripted provider and a manual clock; the agent passes gpsd/NMEA/replay.
+public struct BeekonDependencies: Sendable {
+    /// Path of the SQLite database (created with its directory if missing).
+    public var databasePath: String
+    /// The location source (SRC-1).
+    public var provider: any LocationProvider
+    /// Wall-clock time and sleeping.
+    public var clock: any BeekonClock
+    /// Id generator for fixes, sessions, batches and the install id.
+    public var makeID: @Sendable () -> UUID
+    /// Where the SDK logs (no tokens, no query strings).
+    public var logger: Logger
+    /// Maximum stored fix rows (ST-3); trims oldest beyond it.
+    public var rowCap: Int
+
+    /// Creates dependencies; ids default to UUIDv7 read from `clock`.
+    public init(
+        databasePath: String,
+        provider: any LocationProvider,
+        clock: any BeekonClock = SystemClock(),
+        makeID: (@Sendable () -> UUID)? = nil,
+        logger: Logger = Logger(label: "beekon"),
+        rowCap: Int = 100_000
+    ) {
+        self.databasePath = databasePath
+        self.provider = provider
+        self.clock = clock
+        if let makeID {
+            self.makeID = makeID
+        } else {
+            let generator = UUIDv7Generator(now: { clock.now() })
+            self.makeID = { generator.next() }
+        }
+        self.logger = logger
+        self.rowCap = rowCap
+    }
+
+    /// The default database location: `$XDG_DATA_HOME/beekon/beekon.sqlite`
+    /// (or `~/.local/share/...`) on Linux, Application Support on Apple platforms.
+    public static var defaultDatabasePath: String {
+        #if os(Linux)
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_DATA_HOME"] ?? (NSHomeDirectory() + "/.local/share")
+        return base + "/beekon/beekon.sqlite"
+        #else
+        let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first!
+        return base.appendingPathComponent("Beekon/beekon.sqlite").path
+        #endif
+    }
+}
+
+/// The provider `Beekon.shared` uses where the platform has no built-in source:
+/// `start()` fails with a message saying how to supply one.
+struct UnavailableProvider: LocationProvider {
+    func start(mode: PowerMode) async throws -> AsyncThrowingStream<RawFix, any Error> {
+        throw LocationProviderError.servicesDisabled(
+            "no location source on this platform; create Beekon(dependencies:) with a provider (gpsd, NMEA, replay)")
+    }
+    func setPowerMode(_ mode: PowerMode) async {}
+    func stop() async {}
+}

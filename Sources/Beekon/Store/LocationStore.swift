@@ -1,0 +1,169 @@
+import Foundation
+import GRDB
+import Logging
+
+/// The on-device SQLite database (ST-1..7): one GRDB `DatabasePool` (WAL) per
+/// file, owned by one `Beekon` instance, the only writer. Every write is one
+/// explicit transaction; every failure surfaces as `BeekonError.storage`.
+final class LocationStore: Sendable {
+    /// Row cap in every mode (ST-3).
+    static let defaultRowCap = 100_000
+    /// Age limit in local-only mode (ST-3).
+    static let localOnlyMaxAge: TimeInterval = 7 * 86_400
+
+    let pool: DatabasePool
+    let path: String
+    let rowCap: Int
+    let logger: Logger
+    private let rowCount = LockedValue<Int?>(nil)
+
+    /// Opens (creating if needed) and migrates the database at `path`.
+    init(path: String, rowCap: Int = LocationStore.defaultRowCap, logger: Logger, readOnly: Bool = false) throws(BeekonError) {
+        self.path = path
+        self.rowCap = rowCap
+        self.logger = logger
+        var configuration = Configuration()
+        configuration.readonly = readOnly
+        configuration.busyMode = .timeout(5)
+        configuration.label = "beekon"
+        configuration.prepareDatabase { db in
+            // FULL: a committed fix survives power loss, not only a crash (a tracker on a Pi loses power).
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            if !readOnly {
+                let dir = (path as NSString).deletingLastPathComponent
+                if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+            }
+            pool = try DatabasePool(path: path, configuration: configuration)
+            if !readOnly { try StoreMigrations.migrator.migrate(pool) }
+        } catch {
+            throw Self.storageError(error, "opening \(path)")
+        }
+    }
+
+    /// Maps any error from GRDB or the file system to an actionable storage error.
+    static func storageError(_ error: any Error, _ what: String) -> BeekonError {
+        if let e = error as? BeekonError { return e }
+        if let db = error as? DatabaseError {
+            let hint: String
+            switch db.resultCode {
+            case .SQLITE_FULL: hint = "the disk is full; free space, nothing already stored was lost"
+            case .SQLITE_READONLY: hint = "the database is read-only; check file permissions"
+            case .SQLITE_CORRUPT, .SQLITE_NOTADB: hint = "the file is not a valid Beekon database (corrupt?); move it aside"
+            case .SQLITE_CANTOPEN: hint = "the file cannot be opened; check the path and permissions"
+            case .SQLITE_BUSY, .SQLITE_LOCKED: hint = "the database is locked by another process"
+            case .SQLITE_IOERR: hint = "an I/O error occurred; check the storage device"
+            default: hint = db.message ?? "\(db.resultCode)"
+            }
+            return .storage("\(what): \(hint) (\(db.resultCode))")
+        }
+        return .storage("\(what): \(error.localizedDescription)")
+    }
+
+    func read<T: Sendable>(_ what: String, _ body: @Sendable @escaping (Database) throws -> T) async throws(BeekonError) -> T {
+        do { return try await pool.read(body) } catch { throw Self.storageError(error, what) }
+    }
+
+    func write<T: Sendable>(_ what: String, _ body: @Sendable @escaping (Database) throws -> T) async throws(BeekonError) -> T {
+        do { return try await pool.write(body) } catch { throw Self.storageError(error, what) }
+    }
+
+    // MARK: - Locations
+
+    /// Stores one admitted fix durably, then trims the oldest rows beyond the cap.
+    /// Returns the number of rows trimmed.
+    @discardableResult
+    func insert(_ location: Location) async throws(BeekonError) -> Int {
+        let cap = rowCap
+        let known = rowCount.value
+        let (count, trimmed) = try await write("storing fix \(location.id.wireString)") { db in
+            try LocationRow(location).insert(db)
+            var count = try known.map { $0 + 1 } ?? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM location")!
+            var trimmed = 0
+            if count > cap {
+                trimmed = try Self.trimOldest(db, count - cap)
+                count -= trimmed
+            }
+            return (count, trimmed)
+        }
+        rowCount.value = count
+        if trimmed > 0 { await recordTrim(trimmed) }
+        return trimmed
+    }
+
+    private static func trimOldest(_ db: Database, _ n: Int) throws -> Int {
+        try db.execute(sql: """
+            DELETE FROM location WHERE rowid IN (SELECT rowid FROM location ORDER BY ts, rowid LIMIT ?)
+            """, arguments: [n])
+        return db.changesCount
+    }
+
+    private func recordTrim(_ n: Int) async {
+        logger.warning("row cap reached: trimmed oldest fixes", metadata: ["trimmed": "\(n)", "cap": "\(rowCap)"])
+        _ = try? await write("counting trimmed rows") { db in
+            try Self.addCounter(db, "trimmed_rows_total", n)
+        }
+    }
+
+    /// Fixes with `from ≤ timestamp ≤ to`, in time order.
+    func history(from: Date, to: Date) async throws(BeekonError) -> [Location] {
+        let lo = WireTimestamp(from).millis, hi = WireTimestamp(to).millis
+        return try await read("reading history") { db in
+            try LocationRow.fetchAll(db, sql: """
+                SELECT * FROM location WHERE ts BETWEEN ? AND ? ORDER BY ts, rowid
+                """, arguments: [lo, hi]).map(\.location)
+        }
+    }
+
+    /// Deletes fixes older than `date` (ST-5); returns how many.
+    func deleteLocations(before date: Date) async throws(BeekonError) -> Int {
+        let ms = WireTimestamp(date).millis
+        let n = try await write("deleting fixes") { db in
+            try db.execute(sql: "DELETE FROM location WHERE ts < ?", arguments: [ms])
+            return db.changesCount
+        }
+        rowCount.value = nil
+        return n
+    }
+
+    /// The last stored fix of a session (to restore the gate on resume).
+    func lastLocation(session: UUID) async throws(BeekonError) -> Location? {
+        try await read("reading the last fix") { db in
+            try LocationRow.fetchOne(db, sql: """
+                SELECT * FROM location WHERE session_id = ? ORDER BY ts DESC, rowid DESC LIMIT 1
+                """, arguments: [session.wireString])?.location
+        }
+    }
+
+    /// Local-only age prune (ST-3): deletes fixes and geofence events older than `maxAge`.
+    func pruneByAge(now: Date, maxAge: TimeInterval) async throws(BeekonError) -> Int {
+        let cutoff = WireTimestamp(now.addingTimeInterval(-maxAge)).millis
+        let n = try await write("pruning old rows") { db in
+            try db.execute(sql: "DELETE FROM location WHERE ts < ?", arguments: [cutoff])
+            let fixes = db.changesCount
+            try db.execute(sql: "DELETE FROM geofence_event WHERE ts < ?", arguments: [cutoff])
+            try Self.addCounter(db, "aged_rows_total", fixes)
+            return fixes
+        }
+        if n > 0 {
+            rowCount.value = nil
+            logger.info("age prune removed old fixes", metadata: ["removed": "\(n)"])
+        }
+        return n
+    }
+}
+
+/// A tiny lock-protected box for caches shared across threads.
+final class LockedValue<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+    func withValue<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        try lock.withLock { try body(&stored) }
+    }
+}

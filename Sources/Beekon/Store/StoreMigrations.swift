@@ -1,0 +1,47 @@
+import GRDB
+
+/// Versioned schema migrations (ST-6). A shipped migration is frozen: change
+/// the schema only by appending a new one.
+enum StoreMigrations {
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1-core") { db in
+            try db.execute(sql: """
+                CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+                CREATE TABLE session (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    started_at INTEGER NOT NULL,
+                    stopped_at INTEGER,
+                    stop_reason TEXT
+                ) WITHOUT ROWID;
+                CREATE TABLE location (
+                    id TEXT NOT NULL UNIQUE,
+                    session_id TEXT NOT NULL,
+                    ts INTEGER NOT NULL,
+                    latitude REAL NOT NULL,
+                    longitude REAL NOT NULL,
+                    accuracy REAL,
+                    speed REAL,
+                    bearing REAL,
+                    altitude REAL,
+                    trigger TEXT NOT NULL,
+                    motion TEXT NOT NULL,
+                    is_mock INTEGER NOT NULL,
+                    activity TEXT,
+                    quality TEXT
+                );
+                CREATE INDEX location_ts ON location(ts);
+                CREATE INDEX location_session_ts ON location(session_id, ts);
+                CREATE TABLE geofence_event (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    geofence_id TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    ts INTEGER NOT NULL,
+                    session_id TEXT
+                ) WITHOUT ROWID;
+                CREATE INDEX geofence_event_ts ON geofence_event(ts);
+                """)
+        }
+        return m
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+
+/// The tracking lifecycle as a value type (LC-1..6): `mutating` methods take
+/// an event and return the actions the `Beekon` actor must perform, in order.
+/// No I/O happens here, so every transition is testable directly.
+struct TrackingMachine: Sendable {
+    /// Lifecycle phase; `session` is the running session's id.
+    enum Phase: Sendable, Hashable {
+        case idle
+        case tracking(session: UUID)
+        case stopped(StopReason)
+    }
+
+    /// Side effects for the actor to run, in order.
+    enum Action: Sendable, Hashable {
+        /// Persist the tracking intent and the session row (new or resumed).
+        case persistIntent(session: UUID)
+        /// Start the provider in this power mode.
+        case startProvider(PowerMode)
+        /// Change the running provider's power mode.
+        case setPowerMode(PowerMode)
+        /// Stop the provider.
+        case stopProvider
+        /// Forget the tracking intent: the next launch must not resume.
+        case clearIntent
+        /// Mark the session as ended with this reason.
+        case closeSession(UUID, StopReason)
+        /// Publish a new state on the `state` stream.
+        case emitState(BeekonState)
+    }
+
+    /// What to do with one raw fix.
+    enum FixDecision: Sendable, Equatable {
+        /// Not tracking: the fix is dropped.
+        case notTracking
+        /// Non-finite or out-of-range coordinates: never stored (FX-4).
+        case invalid
+        /// The gate said no.
+        case rejected(GateDecision)
+        /// Store this location, then call `committed(_:)`.
+        case admit(Location)
+    }
+
+    private(set) var phase: Phase = .idle
+    private(set) var gate: Gate
+    private(set) var config: BeekonConfig
+
+    init(config: BeekonConfig) {
+        self.config = config
+        self.gate = Gate(
+            minTimeSeconds: config.effectiveMinTimeSeconds, minDistanceMeters: config.effectiveMinDistanceMeters)
+    }
+
+    /// The public state for the current phase.
+    var state: BeekonState {
+        switch phase {
+        case .idle: return .idle
+        case .tracking: return .tracking
+        case .stopped(let reason): return .stopped(reason)
+        }
+    }
+
+    /// The running session, if tracking.
+    var session: UUID? {
+        if case .tracking(let session) = phase { return session }
+        return nil
+    }
+
+    /// `start()` or a resume: enter tracking with `session`. A resumed session passes the
+    /// last stored fix as `resumeFrom` so the gate continues where it stopped (a replayed
+    /// prefix of a track is then rejected as not later, never stored twice).
+    mutating func start(session: UUID, resumeFrom: GatePoint?) -> [Action] {
+        guard self.session == nil else { return [] }
+        phase = .tracking(session: session)
+        gate.last = resumeFrom
+        return [.persistIntent(session: session), .startProvider(config.preset.powerMode), .emitState(.tracking)]
+    }
+
+    /// The start could not complete before the provider ran (e.g. storage failed):
+    /// go back to `previous` without emitting anything.
+    mutating func abortStart(restoring previous: Phase) {
+        phase = previous
+    }
+
+    /// `stop()` by the user, or termination by the system. Only a user stop clears the intent.
+    mutating func stop(_ reason: StopReason) -> [Action] {
+        guard let session else {
+            return reason == .user ? [.clearIntent] : []
+        }
+        phase = .stopped(reason)
+        var actions: [Action] = [.stopProvider]
+        if reason == .user || reason == .permissionDenied { actions.append(.clearIntent) }
+        actions += [.closeSession(session, reason), .emitState(.stopped(reason))]
+        return actions
+    }
+
+    /// The provider failed. Permission refusal clears the intent (the user decided);
+    /// an unavailable source keeps it, so the next launch tries again (LC-5, LC-6).
+    mutating func providerFailed(_ error: LocationProviderError) -> [Action] {
+        switch error {
+        case .permissionDenied:
+            return stop(.permissionDenied)
+        case .servicesDisabled, .failed:
+            return stop(.locationServicesDisabled)
+        }
+    }
+
+    /// New configuration: gate values apply from the next fix (LC-8); a preset
+    /// change asks a running provider for its power mode.
+    mutating func configure(_ new: BeekonConfig) -> [Action] {
+        let oldMode = config.preset.powerMode
+        config = new
+        gate.minTimeSeconds = new.effectiveMinTimeSeconds
+        gate.minDistanceMeters = new.effectiveMinDistanceMeters
+        if session != nil, new.preset.powerMode != oldMode { return [.setPowerMode(new.preset.powerMode)] }
+        return []
+    }
+
+    /// Sanitises, flags and gates one raw fix. Does not change the gate: call
+    /// `committed(_:)` after the location is durably stored.
+    func decide(_ raw: RawFix, id: UUID) -> FixDecision {
+        guard let session else { return .notTracking }
+        guard let fix = FixSanitiser.sanitise(raw) else { return .invalid }
+        let decision = gate.evaluate(fix)
+        guard decision == .admit else { return .rejected(decision) }
+        return .admit(Location(
+            id: id, sessionId: session, timestamp: fix.timestamp, latitude: fix.latitude,
+            longitude: fix.longitude, accuracy: fix.accuracy, speed: fix.speed, bearing: fix.bearing,
+            altitude: fix.altitude, trigger: .interval, motion: gate.last == nil ? .unknown : .moving,
+            isMock: fix.isMock, activity: fix.activity, quality: FixSanitiser.quality(of: fix, after: gate.last)))
+    }
+
+    /// The admitted location is stored: it becomes the gate's reference.
+    mutating func committed(_ location: Location) {
+        gate.last = GatePoint(timestamp: location.timestamp, latitude: location.latitude, longitude: location.longitude)
+    }
+}

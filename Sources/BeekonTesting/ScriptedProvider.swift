@@ -1,0 +1,118 @@
+import Beekon
+import Foundation
+
+/// A location source driven by the test. `send(_:)` returns once the SDK has
+/// finished processing that fix (it asked for the next one), so tests need no
+/// sleeps; `finish()` ends the stream like the end of a replay; `fail(_:)`
+/// fails it like a source that went away.
+public actor ScriptedProvider: LocationProvider {
+    private enum Item { case fix(RawFix), end, failure(any Error) }
+
+    private var queue: [Item] = []
+    private var puller: CheckedContinuation<RawFix?, any Error>?
+    private var processedWaiters: [CheckedContinuation<Void, Never>] = []
+    private var running = false
+
+    /// Error thrown by the next `start(mode:)`, if set.
+    public var startError: LocationProviderError?
+    /// Every power mode the SDK asked for, in order (start modes included).
+    public private(set) var powerModes: [PowerMode] = []
+    /// How many times the SDK started the source.
+    public private(set) var startCount = 0
+    /// How many times the SDK stopped the source.
+    public private(set) var stopCount = 0
+    /// Fix returned by `currentLocation(timeout:mode:)`.
+    public var oneShotFix: RawFix?
+
+    /// Creates a provider with nothing scripted.
+    public init() {}
+
+    /// Makes the next `start(mode:)` fail with `error` (nil: succeed).
+    public func failNextStart(with error: LocationProviderError?) { startError = error }
+
+    /// Sets the fix `currentLocation` returns.
+    public func setOneShotFix(_ fix: RawFix?) { oneShotFix = fix }
+
+    /// Whether the SDK is consuming fixes now.
+    public var isRunning: Bool { running }
+
+    public func start(mode: PowerMode) async throws -> AsyncThrowingStream<RawFix, any Error> {
+        if let startError {
+            self.startError = nil
+            throw startError
+        }
+        startCount += 1
+        powerModes.append(mode)
+        running = true
+        queue.removeAll()
+        return AsyncThrowingStream(unfolding: { [weak self] in
+            guard let self else { return nil }
+            return try await self.pull()
+        })
+    }
+
+    public func setPowerMode(_ mode: PowerMode) async { powerModes.append(mode) }
+
+    public func stop() async {
+        stopCount += 1
+        running = false
+        queue.removeAll()
+        puller?.resume(returning: nil)
+        puller = nil
+        releaseProcessed()
+    }
+
+    public func currentLocation(timeout: Duration, mode: PowerMode) async throws -> RawFix? { oneShotFix }
+
+    /// Delivers one fix and waits until the SDK has processed it. Returns at once when not running.
+    public func send(_ fix: RawFix) async {
+        guard running else { return }
+        enqueue(.fix(fix))
+        await withCheckedContinuation { processedWaiters.append($0) }
+    }
+
+    /// Delivers several fixes, each processed before the next.
+    public func send(_ fixes: [RawFix]) async {
+        for f in fixes { await send(f) }
+    }
+
+    /// Ends the stream normally (the source is exhausted).
+    public func finish() { enqueue(.end) }
+
+    /// Fails the stream with `error`.
+    public func fail(_ error: any Error) { enqueue(.failure(error)) }
+
+    private func enqueue(_ item: Item) {
+        if let p = puller {
+            puller = nil
+            deliver(item, to: p)
+        } else {
+            queue.append(item)
+        }
+    }
+
+    private func deliver(_ item: Item, to p: CheckedContinuation<RawFix?, any Error>) {
+        switch item {
+        case .fix(let f): p.resume(returning: f)
+        case .end: running = false; p.resume(returning: nil)
+        case .failure(let e): running = false; p.resume(throwing: e)
+        }
+    }
+
+    private func pull() async throws -> RawFix? {
+        // The consumer asks for the next element: everything delivered before is processed.
+        releaseProcessed()
+        guard running || !queue.isEmpty else { return nil }
+        if !queue.isEmpty {
+            let item = queue.removeFirst()
+            return try await withCheckedThrowingContinuation { deliver(item, to: $0) }
+        }
+        return try await withCheckedThrowingContinuation { puller = $0 }
+    }
+
+    private func releaseProcessed() {
+        let waiters = processedWaiters
+        processedWaiters = []
+        for w in waiters { w.resume() }
+    }
+}

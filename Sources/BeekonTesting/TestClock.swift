@@ -1,0 +1,102 @@
+import Beekon
+import Foundation
+
+/// A manual clock for tests: time moves only when `advance(by:)` is called, and
+/// sleepers wake in deadline order as it passes their deadlines. Lets a test run
+/// hours of tracking, retention and backoff in milliseconds, with no real sleep.
+public final class TestClock: BeekonClock, @unchecked Sendable {
+    private struct Sleeper {
+        let id: UInt64
+        let deadline: Date
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private let lock = NSLock()
+    private var current: Date
+    private var sleepers: [Sleeper] = []
+    private var nextID: UInt64 = 0
+    private var sleepWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+    /// Creates a clock reading `start` (default 2026-01-01T00:00:00Z).
+    public init(start: Date = Date(timeIntervalSince1970: 1_767_225_600)) {
+        current = start
+    }
+
+    /// The clock's time.
+    public func now() -> Date { lock.withLock { current } }
+
+    /// Number of tasks currently sleeping on this clock.
+    public var sleeperCount: Int { lock.withLock { sleepers.count } }
+
+    /// Suspends until the clock has been advanced past `now + duration`.
+    public func sleep(for duration: Duration) async throws {
+        try Task.checkCancellation()
+        let id: UInt64 = lock.withLock { nextID += 1; return nextID }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                let ready: Bool = lock.withLock {
+                    let deadline = current.addingTimeInterval(duration.seconds)
+                    if deadline <= current { return true }
+                    sleepers.append(Sleeper(id: id, deadline: deadline, continuation: c))
+                    return false
+                }
+                if ready { c.resume() } else { notifySleepWaiters() }
+            }
+        } onCancel: {
+            let cancelled: Sleeper? = lock.withLock {
+                guard let i = sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                return sleepers.remove(at: i)
+            }
+            cancelled?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves time forward, waking every sleeper whose deadline has passed (earliest first).
+    public func advance(by duration: Duration) {
+        let due: [Sleeper] = lock.withLock {
+            current = current.addingTimeInterval(duration.seconds)
+            let now = current
+            let due = sleepers.filter { $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
+            sleepers.removeAll { $0.deadline <= now }
+            return due
+        }
+        for s in due { s.continuation.resume() }
+    }
+
+    /// Sets the time (forward only wakes sleepers; backwards models a clock step).
+    public func set(_ date: Date) {
+        let delta = date.timeIntervalSince(now())
+        if delta >= 0 { advance(by: .seconds(delta)) } else { lock.withLock { current = date } }
+    }
+
+    /// Waits (without sleeping) until at least `count` tasks sleep on this clock —
+    /// the synchronisation point before `advance(by:)` in a test.
+    public func waitForSleepers(_ count: Int = 1) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let ready: Bool = lock.withLock {
+                if sleepers.count >= count { return true }
+                sleepWaiters.append((count, c))
+                return false
+            }
+            if ready { c.resume() }
+        }
+    }
+
+    private func notifySleepWaiters() {
+        let ready: [CheckedContinuation<Void, Never>] = lock.withLock {
+            let n = sleepers.count
+            let r = sleepWaiters.filter { $0.count <= n }.map(\.continuation)
+            sleepWaiters.removeAll { $0.count <= n }
+            return r
+        }
+        for c in ready { c.resume() }
+    }
+}
+
+extension Duration {
+    /// This duration in seconds as a `Double`.
+    public var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import Beekon
+import Foundation
+import Logging
+
+@main
+struct BeekonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "beekon",
+        abstract: "Beekon tracking agent: track from a location source, store durably, export history.",
+        subcommands: [TrackCommand.self, HistoryCommand.self, StatusCommand.self, StopCommand.self, DemoCommand.self]
+    )
+}
+
+/// Options shared by every command that opens a database.
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .long, help: "Path of the agent's SQLite database.")
+    var db: String
+}
+
+/// Log level option; logs are plain lines on stderr (journald-friendly).
+struct LogOptions: ParsableArguments {
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "notice"
+
+    func bootstrap() -> Logger {
+        let level = Logger.Level(rawValue: logLevel) ?? .notice
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: "beekon")
+    }
+}
+
+/// Loads the config file or exits with code 2 and a one-line message.
+func loadConfig(_ path: String?) throws -> AgentConfig? {
+    guard let path else { return nil }
+    do { return try AgentConfig.load(path: path) } catch {
+        Terminal.error("bad config: \(error.description)")
+        throw ExitCode(2)
+    }
+}

@@ -1,0 +1,149 @@
+import ArgumentParser
+import Beekon
+import BeekonSources
+import Foundation
+import Logging
+
+struct TrackCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "track",
+        abstract: "Track from a location source until it ends or SIGINT/SIGTERM.",
+        discussion: """
+            Resumes the previous session by itself when the last run died while tracking.
+            SIGINT stops the session (it will not resume); SIGTERM (service stop) keeps it,
+            so the next start resumes the same session. Exit 0 on a clean end.
+            """)
+
+    @Option(name: .long, help: "Location source: replay:PATH (GPX, NMEA, CSV, NDJSON).")
+    var source: String
+
+    @Option(name: .long, help: "Replay pace: 1 (real time), N (N× faster) or max.")
+    var speed: String = "max"
+
+    @Flag(name: .long, help: "Shift a replayed track so it starts now.")
+    var rebase = false
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Option(name: .long, help: "JSON config file (SDK field names).")
+    var config: String?
+
+    @OptionGroup var log: LogOptions
+
+    func run() async throws {
+        let logger = log.bootstrap()
+        let agentConfig = try loadConfig(config)
+        let spec: SourceSpec
+        do { spec = try SourceSpec(argument: source) } catch {
+            Terminal.error(error.description)
+            throw ExitCode(2)
+        }
+        guard let pace = ReplaySpeed(argument: speed) else {
+            Terminal.error("--speed must be a positive number or 'max' (got '\(speed)')")
+            throw ExitCode(2)
+        }
+        let clock = ReplayClock()
+        let provider: any LocationProvider
+        switch spec {
+        case .replay(let path):
+            do {
+                provider = try ReplayProvider(
+                    contentsOf: URL(fileURLWithPath: path), speed: pace, clock: clock, rebaseToNow: rebase)
+            } catch {
+                Terminal.error(error.description)
+                throw ExitCode(1)
+            }
+        }
+        let beekon = Beekon(dependencies: BeekonDependencies(
+            databasePath: database.db, provider: provider, clock: clock, logger: logger))
+        let runner = AgentRunner(beekon: beekon, logger: logger)
+        try await runner.run(config: agentConfig)
+    }
+}
+
+/// Runs the SDK until the source ends or a signal arrives, showing progress.
+struct AgentRunner {
+    let beekon: Beekon
+    let logger: Logger
+
+    enum Event: Sendable { case sourceEnded, signal(Int32) }
+
+    func run(config: AgentConfig?) async throws {
+        let signals = SignalWatcher()
+        do {
+            if let config { try await beekon.configure(config.sdk) }
+            if try await beekon.resumeIfNeeded() {
+                let session = await beekon.sessionID?.wireString ?? "?"
+                Terminal.out("resumed session \(session)")
+            } else {
+                try await beekon.start()
+                Terminal.out("started session \(await beekon.sessionID?.wireString ?? "?")")
+            }
+        } catch {
+            Terminal.error(error.description)
+            throw ExitCode(1)
+        }
+        let progress = ProgressReporter(beekon: beekon)
+        let progressTask = Task { await progress.run() }
+        let (events, continuation) = AsyncStream<Event>.makeStream()
+        Task { [beekon] in
+            await beekon.waitUntilSourceEnds()
+            continuation.yield(.sourceEnded)
+        }
+        Task {
+            for await s in signals.signals { continuation.yield(.signal(s)) }
+        }
+        var iterator = events.makeAsyncIterator()
+        let event = await iterator.next() ?? .sourceEnded
+        progressTask.cancel()
+        await progress.printLine(final: true)
+        switch event {
+        case .signal(let s) where s == SIGTERM:
+            // Service stop: keep the intent so the next start resumes this session.
+            await beekon.shutdown()
+            Terminal.out("terminated; the session resumes on the next start")
+        case .signal:
+            try? await beekon.stop()
+            Terminal.out("stopped")
+        case .sourceEnded:
+            if case .stopped(let reason) = beekon.currentState {
+                Terminal.error("location source unavailable (\(reason.rawValue)); exiting")
+                throw ExitCode(1)
+            }
+            do { try await beekon.stop() } catch {
+                Terminal.error(error.description)
+                throw ExitCode(1)
+            }
+            Terminal.out("source ended; session stopped")
+        }
+    }
+}
+
+/// A live status line on a terminal; plain `progress …` lines when not a TTY.
+actor ProgressReporter {
+    let beekon: Beekon
+    private var lastLine = ""
+
+    init(beekon: Beekon) { self.beekon = beekon }
+
+    func run() async {
+        while !Task.isCancelled {
+            await printLine(final: false)
+            try? await Task.sleep(for: .milliseconds(Terminal.stdoutIsTTY ? 200 : 500))
+        }
+    }
+
+    func printLine(final: Bool) async {
+        let s = await beekon.statistics
+        let line = "progress state=\(beekon.currentState) read=\(s.received) admitted=\(s.stored + s.storeFailures) " +
+            "stored=\(s.stored) rejected=\(s.tooSoon + s.tooClose + s.notLater) invalid=\(s.invalid)" +
+            (s.storeFailures > 0 ? " store_failures=\(s.storeFailures)" : "")
+        if Terminal.stdoutIsTTY {
+            Terminal.status(line)
+            if final { Terminal.out("") }
+        } else if line != lastLine || final {
+            Terminal.out(line)
+        }
+        lastLine = line
+    }
+}
