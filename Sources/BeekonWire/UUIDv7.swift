@@ -19,7 +19,7 @@ public final class UUIDv7Generator: @unchecked Sendable {
 
     /// Returns the next id; strictly greater than every id this generator returned before.
     public func next() -> UUID {
-        let wallMillis = Int64((now().timeIntervalSince1970 * 1000).rounded(.down))
+        let wallMillis = WireTimestamp.unixMillis(now())
         var random = SystemRandomNumberGenerator()
         let (millis, count): (Int64, UInt16) = lock.withLock {
             if wallMillis > lastMillis {

@@ -102,7 +102,7 @@ extension WireEnvelope {
             return p.hasPrefix(".") ? String(p.dropFirst()) : (p.isEmpty ? "$" : p)
         }
         switch error {
-        case .keyNotFound(let key, let c): return "\(path(c).isEmpty ? "" : path(c) + ".")\(key.stringValue): missing"
+        case .keyNotFound(let key, let c): return "\(c.codingPath.isEmpty ? "" : path(c) + ".")\(key.stringValue): missing"
         case .typeMismatch(_, let c): return "\(path(c)): wrong type"
         case .valueNotFound(_, let c): return "\(path(c)): null where a value is required"
         case .dataCorrupted(let c): return "\(path(c)): \(c.debugDescription)"

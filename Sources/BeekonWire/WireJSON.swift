@@ -34,7 +34,7 @@ public struct WireJSONWriter: Sendable {
         raw(",\"device\":{\"install_id\":"); string(e.device.installId.wireString)
         raw(",\"platform\":"); string(e.device.platform)
         raw(",\"sdk_version\":"); string(e.device.sdkVersion)
-        if let model = e.device.model, !model.trimmingCharacters(in: .whitespaces).isEmpty {
+        if let model = e.device.model, !model.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             raw(",\"model\":"); string(model)
         }
         raw("}")
@@ -100,7 +100,9 @@ public struct WireJSONWriter: Sendable {
     /// drop them before (`optionalNumber`); required coordinates are validated upstream.
     public mutating func number(_ v: Double) {
         guard v.isFinite else { raw("0"); return }
-        if v == v.rounded(), abs(v) < 9_007_199_254_740_992 {
+        // Every integral value Int64 holds prints as an integer; Double.description
+        // would give "9007199254740992.0" for [2^53, 1e16).
+        if v == v.rounded(), abs(v) < 0x1p63 {
             raw(String(Int64(v)))
         } else {
             raw(v.description)

@@ -11,7 +11,16 @@ public struct WireTimestamp: Hashable, Comparable, Sendable, CustomStringConvert
 
     /// Creates a timestamp from a date, truncated to the millisecond (the wire's precision).
     public init(_ date: Date) {
-        self.millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        self.millis = Self.unixMillis(date)
+    }
+
+    /// Unix milliseconds of `date`, truncated. `Date` stores a binary double, so a
+    /// whole-millisecond instant often reads back as `n - 0.0000001` ms; values within
+    /// a microsecond of a whole millisecond snap to it instead of truncating to `n - 1`.
+    static func unixMillis(_ date: Date) -> Int64 {
+        let x = date.timeIntervalSince1970 * 1000
+        let nearest = x.rounded()
+        return Int64(abs(x - nearest) < 0.001 ? nearest : x.rounded(.down))
     }
 
     /// The instant as a `Date`.
