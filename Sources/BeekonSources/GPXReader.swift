@@ -1,0 +1,69 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Beekon
+
+/// Reads GPX 1.0 and 1.1 files (SRC-4).
+///
+/// Uses `trkpt` points; when the file has none, `rtept`, and when it has none
+/// of those either, `wpt`. Per point: `lat`/`lon` attributes, `time` (required:
+/// the SDK's gate works on fix time, so points without one are skipped and
+/// counted), `ele`, and — from GPX 1.0 elements or any `extensions` child,
+/// namespace prefix ignored, names case-insensitive — `speed` (m/s),
+/// `course`/`bearing` (degrees), `hAcc`/`horizontalAccuracy`/`accuracy`
+/// (metres), else `hdop` × 5 m (see `FixValues.uereMeters`). A point with
+/// `<fix>none</fix>` is skipped as an invalid fix.
+///
+/// A file that breaks off mid-way (truncated XML) keeps the points read
+/// before the break and reports the break in the diagnostics.
+public enum GPXReader {
+    /// Reads a GPX document; `source` names it in messages.
+    public static func read(_ data: Data, source: String = "<gpx>") throws(TrackReadError) -> TrackReadResult {
+        guard !data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else {
+            throw .notATrack(file: source, format: .gpx, reason: "the file is empty")
+        }
+        let parser = XMLParser(data: data)
+        let delegate = GPXParserDelegate()
+        parser.delegate = delegate
+        parser.shouldProcessNamespaces = false
+        parser.shouldResolveExternalEntities = false
+        var ok = parser.parse()
+        var message = ""
+        if !ok {
+            let code = (parser.parserError as NSError?)?.code ?? 0
+            message = "XML error at line \(parser.lineNumber), column \(parser.columnNumber) (libxml2 code \(code))"
+        } else if delegate.depth > 0 {
+            // Some XMLParser implementations accept a document that stops mid-way.
+            ok = false
+            message = "the XML ends before </gpx> at line \(parser.lineNumber)"
+        }
+
+        if let reason = delegate.rootProblem {
+            throw .notATrack(file: source, format: .gpx, reason: reason)
+        }
+        let (fixes, diagnostics) = delegate.chosenPoints()
+        var d = diagnostics
+        if !ok {
+            guard delegate.sawRoot, d.records > 0 else {
+                throw .notATrack(file: source, format: .gpx, reason: message)
+            }
+            d.skip(.malformed, line: nil, "\(message); the points after it are lost")
+        }
+        guard delegate.sawRoot else {
+            throw .notATrack(file: source, format: .gpx, reason: "no <gpx> root element")
+        }
+        guard !fixes.isEmpty else {
+            if d.records == 0 {
+                throw .notATrack(file: source, format: .gpx, reason: "no <trkpt>, <rtept> or <wpt> element")
+            }
+            throw .noFixes(file: source, diagnostics: d)
+        }
+        return TrackReadResult(fixes: fixes, diagnostics: d)
+    }
+
+    /// Reads a GPX file.
+    public static func read(contentsOf url: URL) throws(TrackReadError) -> TrackReadResult {
+        try read(TrackFile.load(url), source: url.lastPathComponent)
+    }
+}
