@@ -1,0 +1,73 @@
+import BeekonWire
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// Builds the `beekon-ingest` application: store, token service, routes and
+/// the services it runs (the PostgreSQL pool, if any, and the HTTP server).
+public enum IngestServer {
+    /// Opens the store the configuration names (does not migrate yet).
+    public static func makeStore(_ config: IngestConfiguration, logger: Logger) throws(StoreError) -> any LocationStore {
+        switch config.database {
+        case .sqlite(let path): return try SQLiteLocationStore(path: path, logger: logger)
+        case .postgres(let location): return PostgresLocationStore(location: location, logger: logger)
+        }
+    }
+
+    /// Builds the application. Migrations and the signing-key load run before the
+    /// server accepts connections; `onListening` gets the bound host and port
+    /// (useful with port 0), which is also logged as `listening on HOST:PORT`.
+    public static func buildApplication(
+        _ config: IngestConfiguration,
+        logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() },
+        onListening: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
+    ) throws(StoreError) -> some ApplicationProtocol & Service {
+        buildApplication(config, store: try makeStore(config, logger: logger), logger: logger, now: now, onListening: onListening)
+    }
+
+    /// Builds the application around an existing store (tests use this to inject failures).
+    public static func buildApplication(
+        _ config: IngestConfiguration,
+        store: any LocationStore,
+        logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() },
+        onListening: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
+    ) -> some ApplicationProtocol & Service {
+        let tokens = TokenService(store: store.tokens, accessTTLSeconds: config.accessTokenTTLSeconds,
+                                  refreshTTLSeconds: config.refreshTokenTTLSeconds, now: now)
+        let auth = Authenticator(required: config.authRequired, apiKeys: config.apiKeys, tokens: tokens)
+        let metrics = IngestMetrics()
+        let router = Router()
+        IngestController(store: store, auth: auth, metrics: metrics, maxBodyBytes: config.maxBodyBytes,
+                         maxDecompressedBytes: config.maxDecompressedBytes, now: now)
+            .register(on: router, path: config.ingestPath)
+        TokenController(tokens: tokens, metrics: metrics).register(on: router)
+        ReadController(store: store, auth: auth, staleAfterSeconds: config.staleAfterSeconds, now: now).register(on: router)
+        HealthController(store: store, metrics: metrics).register(on: router)
+
+        let host = config.host
+        var app = Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(host, port: config.port), serverName: "beekon-ingest"),
+            services: store.services,
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? config.port
+                logger.info("listening on \(host):\(port)")
+                await onListening(host, port)
+            },
+            logger: logger)
+        app.beforeServerStarts {
+            try await store.migrate()
+            try await tokens.loadKey()
+            logger.info("database ready", metadata: ["database": "\(config.database)", "ingest_path": "\(config.ingestPath)"])
+            if config.authRequired {
+                logger.info("auth required", metadata: ["api_keys": "\(config.apiKeys.count)"])
+            } else {
+                logger.warning("AUTH IS OFF: anyone who can reach this server can upload and read every fix. Use --auth required with --api-key or tokens for anything beyond local use.")
+            }
+        }
+        return app
+    }
+}

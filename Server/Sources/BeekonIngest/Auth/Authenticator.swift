@@ -1,0 +1,71 @@
+import Crypto
+import Foundation
+import Hummingbird
+
+/// Who made a request.
+public enum Principal: Sendable, Equatable {
+    /// Auth is off.
+    case anonymous
+    /// A static API key: may upload and read.
+    case apiKey
+    /// An access token from `/oauth/token`: may upload.
+    case device(subject: String)
+
+    /// The value recorded with a batch.
+    var recorded: String? {
+        switch self {
+        case .anonymous: return nil
+        case .apiKey: return "api-key"
+        case .device(let subject): return subject
+        }
+    }
+}
+
+/// Checks credentials: `Authorization: Bearer <key-or-token>`, `Authorization: <token>`
+/// (the SDK's `raw` strategy) or `X-API-Key: <key>`.
+public struct Authenticator: Sendable {
+    /// Whether credentials are enforced.
+    public let required: Bool
+    private let keyDigests: [[UInt8]]
+    private let tokens: TokenService
+
+    /// Creates an authenticator for the given keys and token service.
+    public init(required: Bool, apiKeys: [String], tokens: TokenService) {
+        self.required = required
+        self.keyDigests = apiKeys.map { Array(SHA256.hash(data: Array($0.utf8))) }
+        self.tokens = tokens
+    }
+
+    /// The principal of a request; nil when auth is required and no valid credential was sent.
+    public func principal(of headers: HTTPFields) -> Principal? {
+        guard required else { return .anonymous }
+        var candidates: [String] = []
+        if let key = headers.first(where: { $0.name.canonicalName == "x-api-key" })?.value {
+            candidates.append(key.trimmingCharacters(in: .whitespaces))
+        }
+        if let auth = headers[.authorization]?.trimmingCharacters(in: .whitespaces) {
+            if auth.lowercased().hasPrefix("bearer ") {
+                candidates.append(String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+            } else {
+                candidates.append(auth)
+            }
+        }
+        for candidate in candidates where !candidate.isEmpty {
+            if isAPIKey(candidate) { return .apiKey }
+            if let subject = tokens.verify(accessToken: candidate) { return .device(subject: subject) }
+        }
+        return nil
+    }
+
+    private func isAPIKey(_ candidate: String) -> Bool {
+        let digest = Array(SHA256.hash(data: Array(candidate.utf8)))
+        // Compare digests without an early exit, so timing reveals nothing about the key.
+        var match = false
+        for known in keyDigests {
+            var diff: UInt8 = 0
+            for i in 0..<known.count { diff |= known[i] ^ digest[i] }
+            match = match || diff == 0
+        }
+        return match
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// Everything `beekon-ingest` needs to run; built by the command line (or by tests).
+public struct IngestConfiguration: Sendable {
+    /// Interface to bind, e.g. `127.0.0.1` (default) or `0.0.0.0`.
+    public var host: String
+    /// TCP port; `0` asks the OS for a free one (the bound port is reported through `onListening` and the log).
+    public var port: Int
+    /// Where fixes are stored.
+    public var database: DatabaseLocation
+    /// Path of the ingest endpoint (`POST`), default `/v1/locations`.
+    public var ingestPath: String
+    /// Whether requests must carry a credential.
+    public var authMode: AuthMode
+    /// Static API keys accepted as `Authorization: Bearer <key>` or `X-API-Key: <key>`.
+    public var apiKeys: [String]
+    /// Lifetime of access tokens issued by `POST /oauth/token`, in seconds.
+    public var accessTokenTTLSeconds: Int
+    /// Lifetime of refresh tokens, in seconds (each rotation issues a fresh one).
+    public var refreshTokenTTLSeconds: Int
+    /// Cap on the request body as received (compressed), in bytes.
+    public var maxBodyBytes: Int
+    /// Cap on the body after gunzip, in bytes; a larger body is answered 413.
+    public var maxDecompressedBytes: Int
+    /// A device whose newest fix is older than this is reported as stale by the read API.
+    public var staleAfterSeconds: Int
+
+    /// Creates a configuration; every value has the documented default.
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 8080,
+        database: DatabaseLocation = .sqlite(path: "beekon-ingest.sqlite"),
+        ingestPath: String = "/v1/locations",
+        authMode: AuthMode = .auto,
+        apiKeys: [String] = [],
+        accessTokenTTLSeconds: Int = 900,
+        refreshTokenTTLSeconds: Int = 30 * 86_400,
+        maxBodyBytes: Int = 12 * 1024 * 1024,
+        maxDecompressedBytes: Int = 64 * 1024 * 1024,
+        staleAfterSeconds: Int = 900
+    ) {
+        self.host = host
+        self.port = port
+        self.database = database
+        self.ingestPath = ingestPath.hasPrefix("/") ? ingestPath : "/" + ingestPath
+        self.authMode = authMode
+        self.apiKeys = apiKeys
+        self.accessTokenTTLSeconds = accessTokenTTLSeconds
+        self.refreshTokenTTLSeconds = refreshTokenTTLSeconds
+        self.maxBodyBytes = maxBodyBytes
+        self.maxDecompressedBytes = maxDecompressedBytes
+        self.staleAfterSeconds = staleAfterSeconds
+    }
+
+    /// Whether authentication is enforced once `auto` is resolved: `auto` means
+    /// off for SQLite without API keys (the zero-setup mode), on otherwise.
+    public var authRequired: Bool {
+        switch authMode {
+        case .off: return false
+        case .required: return true
+        case .auto:
+            if case .sqlite = database, apiKeys.isEmpty { return false }
+            return true
+        }
+    }
+}
+
+/// How the server treats credentials.
+public enum AuthMode: String, Sendable, CaseIterable {
+    /// Off for the SQLite zero-setup mode without API keys; required otherwise.
+    case auto
+    /// Every request is accepted without credentials (logged loudly at start-up).
+    case off
+    /// Ingest needs an API key or an access token; the read API needs an API key.
+    case required
+}

@@ -1,0 +1,101 @@
+import BeekonWire
+import Foundation
+import Hummingbird
+import Logging
+
+/// `POST <ingest path>`: reads the body within its caps, gunzips it, validates
+/// schema v1, stores it with dedupe and answers only after the commit.
+///
+/// Status codes (what the SDK does with them in brackets):
+/// 200 stored or already stored [delete rows] · 400 not JSON / bad gzip [drop] ·
+/// 422 schema violation [drop] · 401 missing/invalid credential [refresh, retry once] ·
+/// 413 body or inflated body too large [keep] · 415 unknown Content-Encoding [keep] ·
+/// 503 database failure [retry with backoff].
+struct IngestController: Sendable {
+    let store: any LocationStore
+    let auth: Authenticator
+    let metrics: IngestMetrics
+    let maxBodyBytes: Int
+    let maxDecompressedBytes: Int
+    let now: @Sendable () -> Date
+
+    func register(on router: Router<BasicRequestContext>, path: String) {
+        router.post(RouterPath(path)) { request, context in
+            let start = ContinuousClock.now
+            let response = await self.handle(request, logger: context.logger)
+            self.metrics.ingestDuration.record(ContinuousClock.now - start)
+            if Self.countedRejects.contains(response.status.code) { self.metrics.rejected(response.status.code) }
+            return response
+        }
+    }
+
+    static let countedRejects = Set(IngestMetrics.rejectStatuses)
+
+    func handle(_ request: Request, logger: Logger) async -> Response {
+        guard let principal = auth.principal(of: request.headers) else {
+            return APIResponse.unauthorized("send an API key or an access token: Authorization: Bearer <token>")
+        }
+        let encoding = (request.headers[.contentEncoding] ?? "identity").trimmingCharacters(in: .whitespaces).lowercased()
+        let gzipped: Bool
+        switch encoding {
+        case "gzip", "x-gzip": gzipped = true
+        case "identity", "": gzipped = false
+        default:
+            return APIResponse.error(.unsupportedMediaType, "unsupported_encoding",
+                                     "Content-Encoding '\(encoding)' is not supported; send gzip or identity")
+        }
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
+            return tooLarge("the body (\(length) bytes) exceeds the \(maxBodyBytes)-byte limit")
+        }
+        var body: [UInt8] = []
+        do {
+            for try await chunk in request.body {
+                guard body.count + chunk.readableBytes <= maxBodyBytes else {
+                    return tooLarge("the body exceeds the \(maxBodyBytes)-byte limit")
+                }
+                body.append(contentsOf: chunk.readableBytesView)
+            }
+        } catch {
+            logger.debug("request body ended early", metadata: ["error": "\(error)"])
+            return APIResponse.error(.badRequest, "incomplete_body", "the request body could not be read completely")
+        }
+        if gzipped {
+            do {
+                body = try Gzip.inflate(body, limit: maxDecompressedBytes)
+            } catch {
+                switch error {
+                case .tooLarge: return tooLarge(error.description)
+                case .corrupt: return APIResponse.error(.badRequest, "bad_gzip", error.description)
+                }
+            }
+        }
+        let envelope: WireEnvelope
+        do {
+            envelope = try WireEnvelope.decode(Data(body))
+        } catch {
+            switch error {
+            case .malformed: return APIResponse.error(.badRequest, "malformed", error.description)
+            case .invalid, .unsupportedSchemaVersion:
+                return APIResponse.error(.unprocessableContent, "invalid", error.description)
+            }
+        }
+        let batch = IngestBatch(envelope: envelope, receivedAt: WireTimestamp(now()), principal: principal.recorded)
+        do {
+            let result = try await store.ingest(batch)
+            metrics.stored(result)
+            logger.debug("batch stored", metadata: [
+                "batch_id": "\(envelope.batchId.wireString)", "stored": "\(result.locationsStored)",
+                "duplicate": "\(result.locationsDuplicate)", "duplicate_batch": "\(result.duplicateBatch)",
+            ])
+            return APIResponse.encode(.ok, result)
+        } catch {
+            metrics.storeFailures.increment()
+            logger.error("batch not stored", metadata: ["batch_id": "\(envelope.batchId.wireString)", "error": "\(error)"])
+            return APIResponse.unavailable("the batch was not stored; retry later")
+        }
+    }
+
+    private func tooLarge(_ message: String) -> Response {
+        APIResponse.error(.contentTooLarge, "too_large", message + "; send smaller batches")
+    }
+}

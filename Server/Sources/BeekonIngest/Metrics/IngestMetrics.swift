@@ -1,0 +1,68 @@
+import Prometheus
+
+/// The server's Prometheus metrics, in a registry owned by one app instance
+/// (no global bootstrap, so several apps can run in one process, as in tests).
+public final class IngestMetrics: Sendable {
+    /// The registry `/metrics` renders.
+    public let registry = PrometheusCollectorRegistry()
+
+    let batchesStored: Counter, batchesDuplicate: Counter
+    let fixesStored: Counter, fixesDuplicate: Counter
+    let eventsStored: Counter, eventsDuplicate: Counter
+    let storeFailures: Counter
+    let tokenRefreshOK: Counter, tokenRefreshRejected: Counter
+    let ingestDuration: DurationHistogram
+    private let rejectCounters: [Int: Counter]
+
+    /// Statuses counted in `beekon_ingest_rejected_total`.
+    static let rejectStatuses = [400, 401, 413, 415, 422]
+
+    /// Creates all series up front so they show as 0 before the first request.
+    public init() {
+        let registry = self.registry
+        func counter(_ name: String, _ labels: [(String, String)], _ help: String) -> Counter {
+            registry.makeCounter(descriptor: Self.name(name, "total", help), labels: labels)
+        }
+        let batches = "batches", fixes = "fixes", events = "geofence_events", refresh = "token_refresh"
+        batchesStored = counter(batches, [("result", "stored")], "Batches accepted, by whether the batch id was new")
+        batchesDuplicate = counter(batches, [("result", "duplicate")], "Batches accepted, by whether the batch id was new")
+        fixesStored = counter(fixes, [("result", "stored")], "Fixes received, stored or skipped as duplicates")
+        fixesDuplicate = counter(fixes, [("result", "duplicate")], "Fixes received, stored or skipped as duplicates")
+        eventsStored = counter(events, [("result", "stored")], "Geofence events received, stored or skipped as duplicates")
+        eventsDuplicate = counter(events, [("result", "duplicate")], "Geofence events received, stored or skipped as duplicates")
+        storeFailures = counter("store_failures", [], "Requests answered 503 because the database failed")
+        tokenRefreshOK = counter(refresh, [("result", "ok")], "Refresh-token exchanges")
+        tokenRefreshRejected = counter(refresh, [("result", "rejected")], "Refresh-token exchanges")
+        var rejects: [Int: Counter] = [:]
+        for status in Self.rejectStatuses {
+            rejects[status] = counter("rejected", [("status", String(status))], "Ingest requests refused, by status")
+        }
+        rejectCounters = rejects
+        ingestDuration = registry.makeDurationHistogram(
+            descriptor: Self.name("request_duration", "seconds", "Time to answer an ingest request, including the commit"),
+            buckets: [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+                      .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5)])
+    }
+
+    /// `beekon_ingest_<metric>_<unit>`.
+    static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "beekon", subsystem: "ingest", metricName: metric, unitName: unit, helpText: help)
+    }
+
+    /// Counts an ingest request refused with `status`.
+    func rejected(_ status: Int) {
+        rejectCounters[status]?.increment()
+    }
+
+    /// Counts a stored batch.
+    func stored(_ r: IngestResult) {
+        (r.duplicateBatch ? batchesDuplicate : batchesStored).increment()
+        fixesStored.increment(by: Int64(r.locationsStored))
+        fixesDuplicate.increment(by: Int64(r.locationsDuplicate))
+        eventsStored.increment(by: Int64(r.eventsStored))
+        eventsDuplicate.increment(by: Int64(r.eventsDuplicate))
+    }
+
+    /// The Prometheus text exposition.
+    public func render() -> [UInt8] { registry.emitToBuffer() }
+}

@@ -1,0 +1,165 @@
+import BeekonWire
+import Foundation
+import Hummingbird
+import Logging
+
+/// The read API (JSON). With auth on, it needs an API key (device tokens may only upload).
+///
+/// - `GET /v1/devices` — devices with their newest fix *by fix time* and its staleness
+/// - `GET /v1/devices/{install_id}/sessions` — sessions, newest first
+/// - `GET /v1/sessions/{session_id}/track` — GeoJSON (`[lon, lat]`)
+/// - `GET /v1/devices/{install_id}/fixes?from=&to=&limit=&cursor=` — paged fixes
+struct ReadController: Sendable {
+    let store: any LocationStore
+    let auth: Authenticator
+    let staleAfterSeconds: Int
+    let now: @Sendable () -> Date
+
+    static let maxPage = 5000
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/v1/devices") { request, context in
+            await self.guarded(request, context) { try await self.devices() }
+        }
+        router.get("/v1/devices/:install/sessions") { request, context in
+            await self.guarded(request, context) {
+                guard let id = Self.uuid(context.parameters.get("install")) else { return Self.badID("install_id") }
+                return try await self.sessions(id)
+            }
+        }
+        router.get("/v1/sessions/:session/track") { request, context in
+            await self.guarded(request, context) {
+                guard let id = Self.uuid(context.parameters.get("session")) else { return Self.badID("session_id") }
+                return try await self.track(id)
+            }
+        }
+        router.get("/v1/devices/:install/fixes") { request, context in
+            await self.guarded(request, context) {
+                guard let id = Self.uuid(context.parameters.get("install")) else { return Self.badID("install_id") }
+                return try await self.fixes(id, request.uri.queryParameters)
+            }
+        }
+    }
+
+    /// Checks the credential and maps store failures to 503.
+    private func guarded(_ request: Request, _ context: BasicRequestContext,
+                         _ body: () async throws -> Response) async -> Response {
+        switch auth.principal(of: request.headers) {
+        case nil: return APIResponse.unauthorized("the read API needs an API key: Authorization: Bearer <key>")
+        case .device?: return APIResponse.error(.forbidden, "forbidden", "access tokens may only upload; use an API key to read")
+        case .apiKey?, .anonymous?: break
+        }
+        do {
+            return try await body()
+        } catch {
+            context.logger.error("read failed", metadata: ["error": "\(error)"])
+            return APIResponse.unavailable("the database could not be read; retry later")
+        }
+    }
+
+    func devices() async throws(StoreError) -> Response {
+        let devices = try await store.devices()
+        let nowMs = WireTimestamp(now()).millis
+        var w = WireJSONWriter(capacity: 256 + devices.count * 400)
+        w.raw("{\"stale_after_seconds\":"); w.number(Double(staleAfterSeconds)); w.raw(",\"devices\":[")
+        for (i, d) in devices.enumerated() {
+            if i > 0 { w.raw(",") }
+            w.raw("{\"install_id\":"); w.string(d.installId.wireString)
+            w.raw(",\"platform\":"); w.string(d.platform)
+            w.raw(",\"sdk_version\":"); w.string(d.sdkVersion)
+            if let model = d.model { w.raw(",\"model\":"); w.string(model) }
+            w.raw(",\"fix_count\":"); w.number(Double(d.fixCount))
+            w.raw(",\"last_received_at\":"); w.string(d.lastReceivedAt.description)
+            if let fix = d.lastFix {
+                let age = max(0, Double(nowMs - fix.location.timestamp.millis) / 1000)
+                w.raw(",\"last_fix_at\":"); w.string(fix.location.timestamp.description)
+                w.raw(",\"staleness_seconds\":"); w.number(age.rounded(.down))
+                w.raw(",\"stale\":"); w.raw(age > Double(staleAfterSeconds) ? "true" : "false")
+                w.raw(",\"last_fix\":"); Self.write(fix, into: &w)
+            } else {
+                w.raw(",\"stale\":true")
+            }
+            w.raw("}")
+        }
+        w.raw("]}")
+        return APIResponse.json(.ok, w.bytes)
+    }
+
+    func sessions(_ installId: UUID) async throws(StoreError) -> Response {
+        let sessions = try await store.sessions(installId: installId)
+        var w = WireJSONWriter(capacity: 128 + sessions.count * 200)
+        w.raw("{\"install_id\":"); w.string(installId.wireString); w.raw(",\"sessions\":[")
+        for (i, s) in sessions.enumerated() {
+            if i > 0 { w.raw(",") }
+            w.raw("{\"session_id\":"); w.string(s.sessionId.wireString)
+            if let first = s.firstFixAt { w.raw(",\"first_fix_at\":"); w.string(first.description) }
+            if let last = s.lastFixAt { w.raw(",\"last_fix_at\":"); w.string(last.description) }
+            w.raw(",\"fix_count\":"); w.number(Double(s.fixCount))
+            w.raw(",\"geofence_event_count\":"); w.number(Double(s.eventCount))
+            w.raw("}")
+        }
+        w.raw("]}")
+        return APIResponse.json(.ok, w.bytes)
+    }
+
+    func track(_ sessionId: UUID) async throws(StoreError) -> Response {
+        let fixes = try await store.track(sessionId: sessionId)
+        guard !fixes.isEmpty else {
+            return APIResponse.error(.notFound, "not_found", "no fixes stored for session \(sessionId.wireString)")
+        }
+        return APIResponse.json(.ok, GeoJSONTrack.render(sessionId: sessionId, fixes: fixes), contentType: "application/geo+json")
+    }
+
+    func fixes(_ installId: UUID, _ params: Parameters) async throws(StoreError) -> Response {
+        var query = FixQuery(installId: installId)
+        if let from = params["from"] {
+            guard let t = WireTimestamp(iso8601: String(from)) else { return Self.badParameter("from", "an ISO 8601 time") }
+            query.from = t
+        }
+        if let to = params["to"] {
+            guard let t = WireTimestamp(iso8601: String(to)) else { return Self.badParameter("to", "an ISO 8601 time") }
+            query.to = t
+        }
+        if let limit = params["limit"] {
+            guard let n = Int(limit), (1...Self.maxPage).contains(n) else { return Self.badParameter("limit", "1...\(Self.maxPage)") }
+            query.limit = n
+        }
+        if let cursor = params["cursor"] {
+            guard let c = FixCursor(token: String(cursor)) else { return Self.badParameter("cursor", "a next_cursor value") }
+            query.after = c
+        }
+        let page = try await store.fixes(query)
+        var w = WireJSONWriter(capacity: 128 + page.fixes.count * 300)
+        w.raw("{\"install_id\":"); w.string(installId.wireString); w.raw(",\"fixes\":[")
+        for (i, f) in page.fixes.enumerated() {
+            if i > 0 { w.raw(",") }
+            Self.write(f, into: &w)
+        }
+        w.raw("]")
+        if let next = page.next { w.raw(",\"next_cursor\":"); w.string(next.token) }
+        w.raw("}")
+        return APIResponse.json(.ok, w.bytes)
+    }
+
+    /// A schema-v1 location object followed by `session_id`, `batch_id` and `received_at`.
+    static func write(_ f: StoredFix, into w: inout WireJSONWriter) {
+        w.write(f.location, extra: [
+            ("session_id", "\"\(f.sessionId.wireString)\""),
+            ("batch_id", "\"\(f.batchId.wireString)\""),
+            ("received_at", "\"\(f.receivedAt.description)\""),
+        ])
+    }
+
+    static func uuid(_ text: String?) -> UUID? {
+        guard let text, text.utf8.count == 36 else { return nil }
+        return UUID(uuidString: text)
+    }
+
+    static func badID(_ name: String) -> Response {
+        APIResponse.error(.badRequest, "invalid_request", "\(name) must be a UUID")
+    }
+
+    static func badParameter(_ name: String, _ expected: String) -> Response {
+        APIResponse.error(.badRequest, "invalid_request", "\(name) must be \(expected)")
+    }
+}

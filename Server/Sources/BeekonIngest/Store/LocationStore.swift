@@ -1,0 +1,157 @@
+import BeekonWire
+import Foundation
+import ServiceLifecycle
+
+/// Durable storage for uploads, with dedupe, plus the reads the API serves.
+///
+/// Contract for `ingest`: the whole envelope is written in one transaction;
+/// the batch id and every location / geofence-event id are unique keys and
+/// rows that already exist are skipped (`INSERT … ON CONFLICT DO NOTHING`),
+/// so any replay — whole, overlapping, concurrent, on another server
+/// instance — stores nothing twice. The call returns only after the commit.
+public protocol LocationStore: Sendable {
+    /// Long-running parts (e.g. a connection pool) to run in the app's ServiceGroup.
+    var services: [any Service] { get }
+    /// Creates or upgrades the schema; safe to run concurrently from several instances.
+    func migrate() async throws(StoreError)
+    /// Stores one envelope durably; see the protocol's contract.
+    func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult
+    /// Checks that the database answers.
+    func ping() async throws(StoreError)
+    /// Every device, with its newest fix by fix time.
+    func devices() async throws(StoreError) -> [DeviceSummary]
+    /// The sessions of one device, newest first.
+    func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary]
+    /// All fixes of a session in time order (nil when the session is unknown).
+    func track(sessionId: UUID) async throws(StoreError) -> [StoredFix]
+    /// One page of a device's fixes in a time range, in (timestamp, id) order.
+    func fixes(_ query: FixQuery) async throws(StoreError) -> FixPage
+    /// Token bookkeeping for the token endpoint.
+    var tokens: any TokenStore { get }
+}
+
+/// An envelope with what the server knows about its arrival.
+public struct IngestBatch: Sendable {
+    /// The validated envelope.
+    public var envelope: WireEnvelope
+    /// When the server received it.
+    public var receivedAt: WireTimestamp
+    /// Who sent it (token subject or `api-key`), nil with auth off.
+    public var principal: String?
+
+    /// Creates a batch.
+    public init(envelope: WireEnvelope, receivedAt: WireTimestamp, principal: String? = nil) {
+        self.envelope = envelope; self.receivedAt = receivedAt; self.principal = principal
+    }
+}
+
+/// What one `ingest` call stored.
+public struct IngestResult: Sendable, Equatable, Codable {
+    /// The batch id had been seen before: nothing was written.
+    public var duplicateBatch: Bool
+    /// Locations newly stored.
+    public var locationsStored: Int
+    /// Locations skipped because their id was already stored.
+    public var locationsDuplicate: Int
+    /// Geofence events newly stored.
+    public var eventsStored: Int
+    /// Geofence events skipped because their id was already stored.
+    public var eventsDuplicate: Int
+
+    /// Creates a result.
+    public init(duplicateBatch: Bool, locationsStored: Int, locationsDuplicate: Int, eventsStored: Int, eventsDuplicate: Int) {
+        self.duplicateBatch = duplicateBatch; self.locationsStored = locationsStored
+        self.locationsDuplicate = locationsDuplicate; self.eventsStored = eventsStored; self.eventsDuplicate = eventsDuplicate
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case duplicateBatch = "duplicate_batch", locationsStored = "locations_stored"
+        case locationsDuplicate = "locations_duplicate", eventsStored = "events_stored", eventsDuplicate = "events_duplicate"
+    }
+}
+
+/// A device and its newest fix (by fix time, never arrival time).
+public struct DeviceSummary: Sendable, Equatable {
+    /// The device's install id.
+    public var installId: UUID
+    /// Platform, SDK version and model from its newest batch.
+    public var platform: String, sdkVersion: String, model: String?
+    /// Newest fix by fix timestamp, if any fix was stored.
+    public var lastFix: StoredFix?
+    /// When the server last received a batch from it.
+    public var lastReceivedAt: WireTimestamp
+    /// Number of fixes stored for it.
+    public var fixCount: Int
+}
+
+/// One tracking run of a device.
+public struct SessionSummary: Sendable, Equatable {
+    /// The session id.
+    public var sessionId: UUID
+    /// The device.
+    public var installId: UUID
+    /// Oldest and newest fix time (nil for a session with only geofence events).
+    public var firstFixAt: WireTimestamp?, lastFixAt: WireTimestamp?
+    /// Fixes stored.
+    public var fixCount: Int
+    /// Geofence events stored.
+    public var eventCount: Int
+}
+
+/// A stored fix with its context.
+public struct StoredFix: Sendable, Equatable {
+    /// The fix as it arrived.
+    public var location: WireLocation
+    /// Its session and device.
+    public var sessionId: UUID, installId: UUID
+    /// The batch that first delivered it.
+    public var batchId: UUID
+    /// When the server received that batch.
+    public var receivedAt: WireTimestamp
+}
+
+/// A paged query of fixes: `from` inclusive, `to` exclusive, keyset-paged by (timestamp, id).
+public struct FixQuery: Sendable, Equatable {
+    /// The device.
+    public var installId: UUID
+    /// Time range.
+    public var from: WireTimestamp?, to: WireTimestamp?
+    /// Page size.
+    public var limit: Int
+    /// Continue after this (timestamp, id), from the previous page's cursor.
+    public var after: FixCursor?
+
+    /// Creates a query.
+    public init(installId: UUID, from: WireTimestamp? = nil, to: WireTimestamp? = nil, limit: Int = 500, after: FixCursor? = nil) {
+        self.installId = installId; self.from = from; self.to = to; self.limit = limit; self.after = after
+    }
+}
+
+/// A page of fixes and the cursor for the next one (nil on the last page).
+public struct FixPage: Sendable, Equatable {
+    /// The fixes, in (timestamp, id) order.
+    public var fixes: [StoredFix]
+    /// Pass as `after` to get the next page.
+    public var next: FixCursor?
+}
+
+/// A position in (timestamp, id) order.
+public struct FixCursor: Sendable, Equatable {
+    /// Fix time in Unix ms.
+    public var millis: Int64
+    /// Fix id.
+    public var id: UUID
+
+    /// Creates a cursor.
+    public init(millis: Int64, id: UUID) { self.millis = millis; self.id = id }
+
+    /// The opaque text form used in the API (`<ms>_<uuid>`).
+    public var token: String { "\(millis)_\(id.wireString)" }
+
+    /// Parses the text form.
+    public init?(token: String) {
+        let parts = token.split(separator: "_", maxSplits: 1)
+        guard parts.count == 2, let ms = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { return nil }
+        self.init(millis: ms, id: id)
+    }
+}

@@ -1,0 +1,223 @@
+import BeekonWire
+import Foundation
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// The production store: PostgreSQL through a `PostgresClient` pool (a Service
+/// in the app's ServiceGroup). Several server instances may share one database;
+/// dedupe rests on the primary keys, and rows are inserted in id order so that
+/// concurrent overlapping batches wait for each other instead of deadlocking.
+public final class PostgresLocationStore: LocationStore, TokenStore {
+    let client: PostgresClient
+    let logger: Logger
+    /// Rows per multi-row INSERT (17 parameters each; PostgreSQL allows 65535).
+    static let rowsPerStatement = 1000
+
+    /// Creates a store for `location`; nothing connects until the client service runs.
+    public init(location: PostgresLocation, maximumConnections: Int = 20, logger: Logger) {
+        let tls: PostgresClient.Configuration.TLS
+        switch location.tls {
+        case .disable: tls = .disable
+        case .prefer: tls = .prefer(.makeClientConfiguration())
+        case .require: tls = .require(.makeClientConfiguration())
+        }
+        var config = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.username,
+            password: location.password, database: location.database, tls: tls)
+        config.options.maximumConnections = maximumConnections
+        config.options.connectTimeout = .seconds(5)
+        client = PostgresClient(configuration: config, backgroundLogger: logger)
+        self.logger = logger
+    }
+
+    public var services: [any Service] { [client] }
+    public var tokens: any TokenStore { self }
+
+    public func migrate() async throws(StoreError) {
+        do {
+            try await client.withTransaction(logger: logger) { conn in
+                // One instance migrates at a time; the others wait and then find the version set.
+                try await conn.query("SELECT pg_advisory_xact_lock(74_657_001)", logger: logger)
+                try await conn.query("CREATE TABLE IF NOT EXISTS beekon_schema (version INT PRIMARY KEY)", logger: logger)
+                var current = 0
+                for try await v in try await conn.query("SELECT COALESCE(MAX(version), 0) FROM beekon_schema", logger: logger).decode(Int.self) {
+                    current = v
+                }
+                guard current < 1 else { return }
+                for statement in PostgresSchema.v1 {
+                    try await conn.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await conn.query("INSERT INTO beekon_schema (version) VALUES (1)", logger: logger)
+            }
+        } catch {
+            throw .migrationFailed(Self.describe(error))
+        }
+    }
+
+    public func ping() async throws(StoreError) {
+        try await perform { conn in try await conn.query("SELECT 1", logger: self.logger) }
+    }
+
+    public func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult {
+        let e = batch.envelope
+        let locations = e.locations.sorted { $0.id.wireString < $1.id.wireString }
+        let events = e.geofenceEvents.sorted { $0.id.wireString < $1.id.wireString }
+        return try await transaction { conn in
+            let fresh = try await conn.query("""
+                INSERT INTO batches (batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
+                                     model, extras, principal, location_count, event_count)
+                VALUES (\(e.batchId), \(e.sessionId), \(e.device.installId), \(e.sentAt.millis), \(batch.receivedAt.millis),
+                        \(e.device.platform), \(e.device.sdkVersion), \(e.device.model), \(ExtrasJSON.encode(e.extras))::jsonb,
+                        \(batch.principal), \(e.locations.count), \(e.geofenceEvents.count))
+                ON CONFLICT (batch_id) DO NOTHING RETURNING 1
+                """, logger: self.logger).collect().count
+            guard fresh == 1 else {
+                return IngestResult(duplicateBatch: true, locationsStored: 0, locationsDuplicate: e.locations.count,
+                                    eventsStored: 0, eventsDuplicate: e.geofenceEvents.count)
+            }
+            var stored = 0
+            var start = 0
+            while start < locations.count {
+                let chunk = locations[start..<min(start + Self.rowsPerStatement, locations.count)]
+                stored += try await self.count(conn, Self.insertLocations(chunk, batch: batch))
+                start += chunk.count
+            }
+            var eventsStored = 0
+            if !events.isEmpty {
+                eventsStored = try await self.count(conn, Self.insertEvents(events, batch: batch))
+            }
+            return IngestResult(duplicateBatch: false, locationsStored: stored, locationsDuplicate: e.locations.count - stored,
+                                eventsStored: eventsStored, eventsDuplicate: events.count - eventsStored)
+        }
+    }
+
+    /// Runs a statement of the form `WITH ins AS (… RETURNING 1) SELECT count(*) FROM ins`.
+    func count(_ conn: PostgresConnection, _ query: PostgresQuery) async throws -> Int {
+        var n = 0
+        for try await c in try await conn.query(query, logger: logger).decode(Int64.self) { n = Int(c) }
+        return n
+    }
+
+    static func insertLocations(_ rows: ArraySlice<WireLocation>, batch: IngestBatch) -> PostgresQuery {
+        let e = batch.envelope
+        var binds = PostgresBindings(capacity: rows.count * 17)
+        var sql = """
+            WITH ins AS (INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy,
+                speed, bearing, altitude, trigger, motion, is_mock, activity, quality, received_at) VALUES
+            """
+        var p = 0
+        for (i, l) in rows.enumerated() {
+            sql += i == 0 ? "(" : ",("
+            sql += (1...17).map { "$\(p + $0)" }.joined(separator: ",")
+            sql += ")"
+            p += 17
+            binds.append(l.id); binds.append(e.device.installId); binds.append(e.sessionId); binds.append(e.batchId)
+            binds.append(l.timestamp.millis); binds.append(l.latitude); binds.append(l.longitude)
+            binds.append(l.accuracy); binds.append(l.speed); binds.append(l.bearing); binds.append(l.altitude)
+            binds.append(l.trigger.rawValue); binds.append(l.motion.rawValue); binds.append(l.isMock)
+            binds.append(l.activity?.rawValue); binds.append(l.quality?.rawValue); binds.append(batch.receivedAt.millis)
+        }
+        sql += " ON CONFLICT (id) DO NOTHING RETURNING 1) SELECT count(*) FROM ins"
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
+    static func insertEvents(_ rows: [WireGeofenceEvent], batch: IngestBatch) -> PostgresQuery {
+        let e = batch.envelope
+        var binds = PostgresBindings(capacity: rows.count * 8)
+        var sql = """
+            WITH ins AS (INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts,
+                received_at) VALUES
+            """
+        for (i, g) in rows.enumerated() {
+            sql += (i == 0 ? "(" : ",(") + (1...8).map { "$\(i * 8 + $0)" }.joined(separator: ",") + ")"
+            binds.append(g.id); binds.append(e.device.installId); binds.append(e.sessionId); binds.append(e.batchId)
+            binds.append(g.geofenceId); binds.append(g.type.rawValue); binds.append(g.timestamp.millis)
+            binds.append(batch.receivedAt.millis)
+        }
+        sql += " ON CONFLICT (id) DO NOTHING RETURNING 1) SELECT count(*) FROM ins"
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
+    /// Runs `body` in a transaction, retrying a few times on deadlock / serialization failure.
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await client.withTransaction(logger: logger) { conn in try await body(conn) }
+            } catch {
+                let state = (error as? PSQLError)?.serverInfo?[.sqlState]
+                if attempt < 4, state == "40P01" || state == "40001" {
+                    logger.warning("transaction retried", metadata: ["sqlstate": "\(state ?? "")", "attempt": "\(attempt)"])
+                    continue
+                }
+                throw Self.storeError(error)
+            }
+        }
+    }
+
+    /// Runs `body` on a pooled connection, mapping errors to `StoreError`.
+    @discardableResult
+    func perform<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await client.withConnection { conn in try await body(conn) }
+        } catch {
+            throw Self.storeError(error)
+        }
+    }
+
+    static func storeError(_ error: any Error) -> StoreError {
+        if let e = error as? StoreError { return e }
+        if let p = error as? PSQLError, p.serverInfo == nil { return .unavailable(describe(error)) }
+        return .queryFailed(describe(error))
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let p = error as? PSQLError {
+            if let info = p.serverInfo {
+                return "\(info[.sqlState] ?? "?"): \(info[.message] ?? "")"
+            }
+            return "\(p.code)\(p.underlying.map { ": \($0)" } ?? "")"
+        }
+        return "\(error)"
+    }
+}
+
+/// The PostgreSQL schema; timestamps are Unix milliseconds (BIGINT) as in the SQLite store.
+enum PostgresSchema {
+    static let v1 = [
+        """
+        CREATE TABLE batches (
+            batch_id UUID PRIMARY KEY, session_id UUID NOT NULL, install_id UUID NOT NULL,
+            sent_at BIGINT NOT NULL, received_at BIGINT NOT NULL, platform TEXT NOT NULL,
+            sdk_version TEXT NOT NULL, model TEXT, extras JSONB, principal TEXT,
+            location_count INT NOT NULL, event_count INT NOT NULL)
+        """,
+        "CREATE INDEX batches_install ON batches (install_id, received_at)",
+        """
+        CREATE TABLE locations (
+            id UUID PRIMARY KEY, install_id UUID NOT NULL, session_id UUID NOT NULL, batch_id UUID NOT NULL,
+            ts BIGINT NOT NULL, latitude DOUBLE PRECISION NOT NULL, longitude DOUBLE PRECISION NOT NULL,
+            accuracy DOUBLE PRECISION, speed DOUBLE PRECISION, bearing DOUBLE PRECISION, altitude DOUBLE PRECISION,
+            trigger TEXT NOT NULL, motion TEXT NOT NULL, is_mock BOOLEAN NOT NULL,
+            activity TEXT, quality TEXT, received_at BIGINT NOT NULL)
+        """,
+        "CREATE INDEX locations_device_time ON locations (install_id, ts, id)",
+        "CREATE INDEX locations_session_time ON locations (session_id, ts, id)",
+        """
+        CREATE TABLE geofence_events (
+            id UUID PRIMARY KEY, install_id UUID NOT NULL, session_id UUID NOT NULL, batch_id UUID NOT NULL,
+            geofence_id TEXT NOT NULL, type TEXT NOT NULL, ts BIGINT NOT NULL, received_at BIGINT NOT NULL)
+        """,
+        "CREATE INDEX geofence_events_session ON geofence_events (session_id, ts)",
+        """
+        CREATE TABLE refresh_tokens (
+            token_hash TEXT PRIMARY KEY, subject TEXT NOT NULL, family TEXT NOT NULL,
+            issued_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, replaced_by TEXT,
+            revoked BOOLEAN NOT NULL DEFAULT FALSE)
+        """,
+        "CREATE INDEX refresh_tokens_family ON refresh_tokens (family)",
+        "CREATE TABLE server_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ]
+}

@@ -1,0 +1,111 @@
+import BeekonWire
+import Foundation
+import GRDB
+
+extension SQLiteLocationStore {
+    static let fixColumns = """
+        id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy, speed, bearing, altitude,
+        trigger, motion, is_mock, activity, quality, received_at
+        """
+
+    public func devices() async throws(StoreError) -> [DeviceSummary] {
+        try await run { db in
+            // SQLite returns the bare columns of the row holding MAX(received_at).
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT install_id, platform, sdk_version, model, MAX(received_at) FROM batches GROUP BY install_id
+                ORDER BY install_id
+                """)
+            return try rows.map { row in
+                let install: String = row[0]
+                let last = try Row.fetchOne(db, sql: """
+                    SELECT \(Self.fixColumns) FROM locations WHERE install_id = ? ORDER BY ts DESC, id DESC LIMIT 1
+                    """, arguments: [install])
+                let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM locations WHERE install_id = ?", arguments: [install]) ?? 0
+                return DeviceSummary(
+                    installId: UUID(uuidString: install)!, platform: row[1], sdkVersion: row[2], model: row[3],
+                    lastFix: try last.map(Self.fix), lastReceivedAt: WireTimestamp(millis: row[4]), fixCount: count)
+            }
+        }
+    }
+
+    public func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary] {
+        try await run { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT b.session_id,
+                       (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id),
+                       (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id),
+                       (SELECT COUNT(*) FROM locations l WHERE l.session_id = b.session_id),
+                       (SELECT COUNT(*) FROM geofence_events g WHERE g.session_id = b.session_id)
+                FROM (SELECT DISTINCT session_id FROM batches WHERE install_id = ?) b
+                """, arguments: [installId.wireString])
+            return rows.map { row in
+                SessionSummary(
+                    sessionId: UUID(uuidString: row[0])!, installId: installId,
+                    firstFixAt: (row[1] as Int64?).map(WireTimestamp.init(millis:)),
+                    lastFixAt: (row[2] as Int64?).map(WireTimestamp.init(millis:)),
+                    fixCount: row[3], eventCount: row[4])
+            }.sortedNewestFirst()
+        }
+    }
+
+    public func track(sessionId: UUID) async throws(StoreError) -> [StoredFix] {
+        try await run { db in
+            try Row.fetchAll(db, sql: "SELECT \(Self.fixColumns) FROM locations WHERE session_id = ? ORDER BY ts, id",
+                             arguments: [sessionId.wireString]).map(Self.fix)
+        }
+    }
+
+    public func fixes(_ query: FixQuery) async throws(StoreError) -> FixPage {
+        try await run { db in
+            var sql = "SELECT \(Self.fixColumns) FROM locations WHERE install_id = ?"
+            var args: [any DatabaseValueConvertible] = [query.installId.wireString]
+            if let from = query.from { sql += " AND ts >= ?"; args.append(from.millis) }
+            if let to = query.to { sql += " AND ts < ?"; args.append(to.millis) }
+            if let after = query.after {
+                sql += " AND (ts > ? OR (ts = ? AND id > ?))"
+                args += [after.millis, after.millis, after.id.wireString]
+            }
+            sql += " ORDER BY ts, id LIMIT ?"
+            args.append(query.limit + 1)
+            let fixes = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(args)).map(Self.fix)
+            return FixPage.paged(fixes, limit: query.limit)
+        }
+    }
+
+    static func fix(_ row: Row) throws -> StoredFix {
+        func uuid(_ i: Int) throws -> UUID {
+            let s: String = row[i]
+            guard let u = UUID(uuidString: s) else { throw StoreError.queryFailed("stored id '\(s)' is not a UUID") }
+            return u
+        }
+        let location = WireLocation(
+            id: try uuid(0), timestamp: WireTimestamp(millis: row[4]),
+            trigger: Trigger(rawValue: row[11]) ?? .interval, motion: Motion(rawValue: row[12]) ?? .unknown,
+            isMock: row[13], latitude: row[5], longitude: row[6], accuracy: row[7], speed: row[8],
+            bearing: row[9], altitude: row[10],
+            activity: (row[14] as String?).flatMap(Activity.init(rawValue:)),
+            quality: (row[15] as String?).flatMap(Quality.init(rawValue:)))
+        return StoredFix(location: location, sessionId: try uuid(2), installId: try uuid(1), batchId: try uuid(3),
+                         receivedAt: WireTimestamp(millis: row[16]))
+    }
+}
+
+extension FixPage {
+    /// Builds a page from `limit + 1` fetched rows: the extra row only signals that more exist.
+    static func paged(_ rows: [StoredFix], limit: Int) -> FixPage {
+        guard rows.count > limit else { return FixPage(fixes: rows, next: nil) }
+        let page = Array(rows.prefix(limit))
+        let last = page[page.count - 1].location
+        return FixPage(fixes: page, next: FixCursor(millis: last.timestamp.millis, id: last.id))
+    }
+}
+
+extension Array where Element == SessionSummary {
+    /// Newest session first (by last fix time; sessions without fixes last), ties by id.
+    func sortedNewestFirst() -> [SessionSummary] {
+        sorted { a, b in
+            let ta = a.lastFixAt?.millis ?? .min, tb = b.lastFixAt?.millis ?? .min
+            return ta != tb ? ta > tb : a.sessionId.wireString > b.sessionId.wireString
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import BeekonWire
+import Foundation
+import GRDB
+import Logging
+import ServiceLifecycle
+
+/// The zero-setup store: one SQLite file in WAL mode with `synchronous=FULL`,
+/// so a commit is on disk before the 2xx is sent. Writes are serialised by
+/// GRDB's single writer connection; reads run concurrently from the pool.
+public final class SQLiteLocationStore: LocationStore, TokenStore {
+    let pool: DatabasePool
+    let logger: Logger
+
+    /// Opens (or creates) the database file at `path`.
+    public init(path: String, logger: Logger) throws(StoreError) {
+        var config = Configuration()
+        config.label = "beekon-ingest"
+        config.busyMode = .timeout(10)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA foreign_keys = ON")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+        } catch {
+            throw .unavailable("cannot open SQLite file \(path): \(error)")
+        }
+        self.logger = logger
+    }
+
+    public var services: [any Service] { [] }
+    public var tokens: any TokenStore { self }
+
+    public func migrate() async throws(StoreError) {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(sql: SQLiteSchema.v1)
+        }
+        do {
+            try migrator.migrate(pool)
+        } catch {
+            throw .migrationFailed("\(error)")
+        }
+    }
+
+    public func ping() async throws(StoreError) {
+        try await run { db in _ = try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+
+    public func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult {
+        try await write { db in try Self.insert(batch, into: db) }
+    }
+
+    static func insert(_ batch: IngestBatch, into db: Database) throws -> IngestResult {
+        let e = batch.envelope
+        let received = batch.receivedAt.millis
+        let batchId = e.batchId.wireString, sessionId = e.sessionId.wireString, installId = e.device.installId.wireString
+        try db.execute(sql: """
+            INSERT INTO batches (batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
+                                 model, extras, principal, location_count, event_count)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch_id) DO NOTHING
+            """, arguments: [batchId, sessionId, installId, e.sentAt.millis, received, e.device.platform,
+                             e.device.sdkVersion, e.device.model, ExtrasJSON.encode(e.extras), batch.principal,
+                             e.locations.count, e.geofenceEvents.count])
+        guard db.changesCount == 1 else {
+            return IngestResult(duplicateBatch: true, locationsStored: 0, locationsDuplicate: e.locations.count,
+                                eventsStored: 0, eventsDuplicate: e.geofenceEvents.count)
+        }
+        let insertFix = try db.cachedStatement(sql: """
+            INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy, speed,
+                                   bearing, altitude, trigger, motion, is_mock, activity, quality, received_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
+            """)
+        var stored = 0
+        for l in e.locations {
+            try insertFix.execute(arguments: [
+                l.id.wireString, installId, sessionId, batchId, l.timestamp.millis, l.latitude, l.longitude,
+                l.accuracy, l.speed, l.bearing, l.altitude, l.trigger.rawValue, l.motion.rawValue, l.isMock,
+                l.activity?.rawValue, l.quality?.rawValue, received,
+            ])
+            stored += db.changesCount
+        }
+        let insertEvent = try db.cachedStatement(sql: """
+            INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts, received_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
+            """)
+        var events = 0
+        for g in e.geofenceEvents {
+            try insertEvent.execute(arguments: [
+                g.id.wireString, installId, sessionId, batchId, g.geofenceId, g.type.rawValue, g.timestamp.millis, received,
+            ])
+            events += db.changesCount
+        }
+        return IngestResult(duplicateBatch: false, locationsStored: stored, locationsDuplicate: e.locations.count - stored,
+                            eventsStored: events, eventsDuplicate: e.geofenceEvents.count - events)
+    }
+
+    /// Runs a write transaction, mapping errors to `StoreError`.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await pool.write(body)
+        } catch {
+            throw .queryFailed("\(error)")
+        }
+    }
+
+    /// Runs a read, mapping errors to `StoreError`.
+    func run<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await pool.read(body)
+        } catch {
+            throw .queryFailed("\(error)")
+        }
+    }
+}
+
+/// The SQLite schema; timestamps are Unix milliseconds, ids lowercase UUID text.
+enum SQLiteSchema {
+    static let v1 = """
+        CREATE TABLE batches (
+            batch_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, install_id TEXT NOT NULL,
+            sent_at INTEGER NOT NULL, received_at INTEGER NOT NULL, platform TEXT NOT NULL,
+            sdk_version TEXT NOT NULL, model TEXT, extras TEXT, principal TEXT,
+            location_count INTEGER NOT NULL, event_count INTEGER NOT NULL);
+        CREATE INDEX batches_install ON batches (install_id, received_at);
+        CREATE TABLE locations (
+            id TEXT PRIMARY KEY, install_id TEXT NOT NULL, session_id TEXT NOT NULL, batch_id TEXT NOT NULL,
+            ts INTEGER NOT NULL, latitude REAL NOT NULL, longitude REAL NOT NULL,
+            accuracy REAL, speed REAL, bearing REAL, altitude REAL,
+            trigger TEXT NOT NULL, motion TEXT NOT NULL, is_mock INTEGER NOT NULL,
+            activity TEXT, quality TEXT, received_at INTEGER NOT NULL);
+        CREATE INDEX locations_device_time ON locations (install_id, ts, id);
+        CREATE INDEX locations_session_time ON locations (session_id, ts, id);
+        CREATE TABLE geofence_events (
+            id TEXT PRIMARY KEY, install_id TEXT NOT NULL, session_id TEXT NOT NULL, batch_id TEXT NOT NULL,
+            geofence_id TEXT NOT NULL, type TEXT NOT NULL, ts INTEGER NOT NULL, received_at INTEGER NOT NULL);
+        CREATE INDEX geofence_events_session ON geofence_events (session_id, ts);
+        CREATE TABLE refresh_tokens (
+            token_hash TEXT PRIMARY KEY, subject TEXT NOT NULL, family TEXT NOT NULL,
+            issued_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, replaced_by TEXT,
+            revoked INTEGER NOT NULL DEFAULT 0);
+        CREATE INDEX refresh_tokens_family ON refresh_tokens (family);
+        CREATE TABLE server_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """
+}

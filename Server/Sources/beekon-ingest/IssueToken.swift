@@ -1,0 +1,31 @@
+import ArgumentParser
+import BeekonIngest
+import Foundation
+import Logging
+
+/// Seeds a device: prints a token response with a fresh refresh token.
+struct IssueToken: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "issue-token",
+        abstract: "Issue an access token and a new refresh-token chain for a device (prints JSON).")
+
+    @Option(help: "Who the tokens are for, e.g. a device name (1-100 printable ASCII characters).") var subject: String
+    @OptionGroup var db: DatabaseOptions
+    @Option(help: "Access-token lifetime in seconds.") var accessTokenTtl = 900
+    @Option(help: "Refresh-token lifetime in seconds.") var refreshTokenTtl = 30 * 86_400
+
+    func run() async throws {
+        let logger = db.logger()
+        let config = IngestConfiguration(database: try db.location())
+        let store = try IngestServer.makeStore(config, logger: logger)
+        let grant = try await IngestServer.withServices(store.services, logger: logger) {
+            try await store.migrate()
+            let tokens = TokenService(store: store.tokens, accessTTLSeconds: accessTokenTtl, refreshTTLSeconds: refreshTokenTtl)
+            try await tokens.loadKey()
+            return try await tokens.issue(subject: subject)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(grant), as: UTF8.self))
+    }
+}

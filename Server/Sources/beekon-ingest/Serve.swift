@@ -1,0 +1,41 @@
+import ArgumentParser
+import BeekonIngest
+import Foundation
+import Hummingbird
+import Logging
+
+/// Runs the server until SIGTERM/SIGINT; in-flight requests finish first.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the ingest server (the default).")
+
+    @Option(help: "Interface to bind.") var host = "127.0.0.1"
+    @Option(help: "Port; 0 picks a free one (printed as 'listening on HOST:PORT').") var port = 8080
+    @OptionGroup var db: DatabaseOptions
+    @Option(help: "Path of the upload endpoint.") var ingestPath = "/v1/locations"
+    @Option(help: "auto (off for SQLite without API keys, else required), off, or required.") var auth = "auto"
+    @Option(help: "Static API key (repeatable). Env: BEEKON_API_KEYS, comma-separated.") var apiKey: [String] = []
+    @Option(help: "Access-token lifetime in seconds.") var accessTokenTtl = 900
+    @Option(help: "Refresh-token lifetime in seconds.") var refreshTokenTtl = 30 * 86_400
+    @Option(help: "Cap on the received (compressed) body in bytes.") var maxBodyBytes = 12 * 1024 * 1024
+    @Option(help: "Cap on the body after gunzip in bytes.") var maxDecompressedBytes = 64 * 1024 * 1024
+    @Option(help: "Seconds after which a device's newest fix counts as stale.") var staleAfter = 900
+
+    func run() async throws {
+        guard let mode = AuthMode(rawValue: auth) else {
+            throw ValidationError("--auth must be auto, off or required")
+        }
+        var keys = apiKey
+        if let env = ProcessInfo.processInfo.environment["BEEKON_API_KEYS"] {
+            keys += env.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        let config = IngestConfiguration(
+            host: host, port: port, database: try db.location(), ingestPath: ingestPath, authMode: mode, apiKeys: keys,
+            accessTokenTTLSeconds: accessTokenTtl, refreshTokenTTLSeconds: refreshTokenTtl,
+            maxBodyBytes: maxBodyBytes, maxDecompressedBytes: maxDecompressedBytes, staleAfterSeconds: staleAfter)
+        let app = try IngestServer.buildApplication(config, logger: db.logger(), onListening: { host, port in
+            // A plain line on stdout for scripts and tests that started us with --port 0.
+            FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
+        })
+        try await app.runService()
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throw-away PostgreSQL 15 cluster on a free loopback port, in a temp dir,
+/// removed on `stop()`. `initdb` refuses root, so as root it runs as `postgres`.
+final class PostgresCluster: Sendable {
+    static let binDir = ProcessInfo.processInfo.environment["BEEKON_PG_BIN"] ?? "/usr/lib/postgresql/15/bin"
+    /// Set `BEEKON_SKIP_POSTGRES=1` to run only the SQLite cases when PostgreSQL is not installed.
+    static let skipped = ProcessInfo.processInfo.environment["BEEKON_SKIP_POSTGRES"] == "1"
+
+    enum Failure: Error, CustomStringConvertible {
+        case missingBinaries(String)
+        case command(String, Int32, String)
+        var description: String {
+            switch self {
+            case .missingBinaries(let dir):
+                return "PostgreSQL binaries not found in \(dir): apt-get install -y postgresql (or set BEEKON_SKIP_POSTGRES=1)"
+            case .command(let cmd, let status, let output): return "\(cmd) exited \(status): \(output)"
+            }
+        }
+    }
+
+    let dir: String
+    let port: Int
+    let user = "beekon"
+
+    private init(dir: String, port: Int) { self.dir = dir; self.port = port }
+
+    /// Starts a new cluster (waits until it accepts connections).
+    static func start() throws -> PostgresCluster {
+        guard FileManager.default.isExecutableFile(atPath: "\(binDir)/initdb") else { throw Failure.missingBinaries(binDir) }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-pg-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let cluster = PostgresCluster(dir: dir, port: freePort())
+        if getuid() == 0 {
+            try run("/bin/chown", ["postgres", dir])
+        }
+        try cluster.asOwner("\(binDir)/initdb", ["-D", "\(dir)/data", "-A", "trust", "-U", cluster.user, "--no-sync"])
+        try cluster.asOwner("\(binDir)/pg_ctl", [
+            "-D", "\(dir)/data", "-w", "-l", "\(dir)/log",
+            "-o", "-p \(cluster.port) -k \(dir) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
+            "start",
+        ])
+        return cluster
+    }
+
+    /// Creates an empty database and returns its name.
+    func createDatabase() throws -> String {
+        let name = "t_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+        try Self.run("\(Self.binDir)/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, name])
+        return name
+    }
+
+    /// Drops a database, closing its connections (to simulate a database outage).
+    func dropDatabase(_ name: String) throws {
+        try Self.run("\(Self.binDir)/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", "postgres",
+                                             "-c", "DROP DATABASE \(name) WITH (FORCE)"])
+    }
+
+    /// The `--database` URL for `name`.
+    func url(_ name: String) -> String { "postgres://\(user)@127.0.0.1:\(port)/\(name)?sslmode=disable" }
+
+    /// Stops the server and deletes the directory.
+    func stop() {
+        try? asOwner("\(Self.binDir)/pg_ctl", ["-D", "\(dir)/data", "-m", "fast", "-w", "stop"])
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    private func asOwner(_ tool: String, _ args: [String]) throws {
+        if getuid() == 0 {
+            try Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + args)
+        } else {
+            try Self.run(tool, args)
+        }
+    }
+
+    @discardableResult
+    static func run(_ tool: String, _ args: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = args
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure.command(([tool] + args).joined(separator: " "), process.terminationStatus, output)
+        }
+        return output
+    }
+
+    /// A port the OS just handed out on 127.0.0.1.
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) }
+        }
+        _ = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+}

@@ -1,0 +1,25 @@
+import Testing
+
+/// Starts one PostgreSQL cluster for a whole suite and removes it afterwards;
+/// tests read it from `PostgresClusterTrait.current`. Fails loudly when the
+/// binaries are missing, unless `BEEKON_SKIP_POSTGRES=1`.
+struct PostgresClusterTrait: SuiteTrait, TestScoping {
+    @TaskLocal static var current: PostgresCluster?
+
+    var isRecursive: Bool { false }
+
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+        guard !PostgresCluster.skipped else {
+            try await function()
+            return
+        }
+        let cluster = try PostgresCluster.start()
+        defer { cluster.stop() }
+        try await Self.$current.withValue(cluster) { try await function() }
+    }
+}
+
+extension Trait where Self == PostgresClusterTrait {
+    /// A PostgreSQL cluster for the suite.
+    static var postgresCluster: PostgresClusterTrait { PostgresClusterTrait() }
+}

@@ -1,0 +1,147 @@
+import BeekonIngest
+import BeekonWire
+import Foundation
+import Testing
+
+/// Runs `body` with a migrated store on a fresh database of `backend`.
+func withStore<T: Sendable>(_ backend: Backend, _ body: @Sendable (any LocationStore) async throws -> T) async throws -> T {
+    let db = try backend.freshDatabase()
+    defer { db.remove() }
+    let store = try IngestServer.makeStore(IngestConfiguration(database: db.location), logger: testLogger)
+    return try await IngestServer.withServices(store.services, logger: testLogger) {
+        try await store.migrate()
+        try await store.migrate() // idempotent
+        return try await body(store)
+    }
+}
+
+extension Ingest {
+    /// The `LocationStore` contract, identical on SQLite and PostgreSQL.
+    @Suite struct StoreContract {
+        static let now = WireTimestamp(millis: Fixtures.base + 3_600_000)
+
+        @Test(arguments: Backend.all)
+        func storesABatchAndSkipsAReplay(_ backend: Backend) async throws {
+            try await withStore(backend) { store in
+                let event = WireGeofenceEvent(id: Fixtures.ids.next(), geofenceId: "home", type: .exit,
+                                              timestamp: WireTimestamp(millis: Fixtures.base))
+                let e = Fixtures.envelope(Fixtures.locations(5), events: [event], extras: ["user_id": "u-1"])
+                let first = try await store.ingest(IngestBatch(envelope: e, receivedAt: Self.now))
+                #expect(first == IngestResult(duplicateBatch: false, locationsStored: 5, locationsDuplicate: 0, eventsStored: 1, eventsDuplicate: 0))
+                let again = try await store.ingest(IngestBatch(envelope: e, receivedAt: Self.now))
+                #expect(again == IngestResult(duplicateBatch: true, locationsStored: 0, locationsDuplicate: 5, eventsStored: 0, eventsDuplicate: 1))
+                let track = try await store.track(sessionId: e.sessionId)
+                #expect(track.map(\.location) == e.locations)
+                #expect(track.allSatisfy { $0.batchId == e.batchId && $0.installId == e.device.installId && $0.receivedAt == Self.now })
+            }
+        }
+
+        @Test(arguments: Backend.all)
+        func overlappingBatchesStoreEachFixOnce(_ backend: Backend) async throws {
+            try await withStore(backend) { store in
+                let fixes = Fixtures.locations(30)
+                let session = Fixtures.ids.next(), install = Fixtures.ids.next()
+                let a = Fixtures.envelope(Array(fixes[0..<20]), session: session, install: install)
+                let b = Fixtures.envelope(Array(fixes[10..<30]), session: session, install: install)
+                let ra = try await store.ingest(IngestBatch(envelope: a, receivedAt: Self.now))
+                let rb = try await store.ingest(IngestBatch(envelope: b, receivedAt: Self.now))
+                #expect(ra.locationsStored == 20)
+                #expect(rb.locationsStored == 10 && rb.locationsDuplicate == 10 && !rb.duplicateBatch)
+                #expect(try await store.track(sessionId: session).map(\.location) == fixes)
+            }
+        }
+
+        @Test(arguments: Backend.all)
+        func concurrentReplaysStoreOnce(_ backend: Backend) async throws {
+            try await withStore(backend) { store in
+                let session = Fixtures.ids.next(), install = Fixtures.ids.next()
+                let fixes = Fixtures.locations(200)
+                // Ten batches, each overlapping its neighbours, each sent three times at once.
+                let batches = (0..<10).map { i in
+                    Fixtures.envelope(Array(fixes[(i * 18)..<min(200, i * 18 + 40)]), session: session, install: install)
+                }
+                let stored = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for e in batches + batches + batches {
+                        group.addTask { try await store.ingest(IngestBatch(envelope: e, receivedAt: Self.now)).locationsStored }
+                    }
+                    return try await group.reduce(0, +)
+                }
+                #expect(stored == 200)
+                #expect(try await store.track(sessionId: session).count == 200)
+            }
+        }
+
+        @Test(arguments: Backend.all)
+        func latestIsByFixTimeNotArrival(_ backend: Backend) async throws {
+            try await withStore(backend) { store in
+                let install = Fixtures.ids.next(), s1 = Fixtures.ids.next(), s2 = Fixtures.ids.next()
+                let newer = Fixtures.locations(3, startMillis: Fixtures.base + 600_000)
+                let older = Fixtures.locations(3, startMillis: Fixtures.base)
+                _ = try await store.ingest(IngestBatch(envelope: Fixtures.envelope(newer, session: s2, install: install), receivedAt: Self.now))
+                // The older fixes arrive later (an offline catch-up).
+                _ = try await store.ingest(IngestBatch(envelope: Fixtures.envelope(older, session: s1, install: install),
+                                                       receivedAt: WireTimestamp(millis: Self.now.millis + 60_000)))
+                let devices = try await store.devices()
+                #expect(devices.count == 1)
+                #expect(devices[0].lastFix?.location == newer[2])
+                #expect(devices[0].fixCount == 6)
+                #expect(devices[0].lastReceivedAt.millis == Self.now.millis + 60_000)
+                let sessions = try await store.sessions(installId: install)
+                #expect(sessions.map(\.sessionId) == [s2, s1])
+                #expect(sessions[1].firstFixAt == older[0].timestamp && sessions[1].fixCount == 3)
+            }
+        }
+
+        @Test(arguments: Backend.all)
+        func fixesArePagedInTimeOrderWithinRange(_ backend: Backend) async throws {
+            try await withStore(backend) { store in
+                let install = Fixtures.ids.next()
+                let fixes = Fixtures.locations(25)
+                // Same timestamp twice to exercise the (ts, id) tie-break.
+                var twin = fixes[10]; twin.id = Fixtures.ids.next()
+                let all = fixes + [twin]
+                _ = try await store.ingest(IngestBatch(envelope: Fixtures.envelope(all.shuffled(), install: install), receivedAt: Self.now))
+                let from = fixes[5].timestamp, to = fixes[20].timestamp
+                var got: [WireLocation] = []
+                var query = FixQuery(installId: install, from: from, to: to, limit: 4)
+                var pages = 0
+                repeat {
+                    let page = try await store.fixes(query)
+                    got += page.fixes.map(\.location)
+                    query.after = page.next
+                    pages += 1
+                } while query.after != nil && pages < 20
+                let expected = all.filter { $0.timestamp >= from && $0.timestamp < to }
+                    .sorted { ($0.timestamp.millis, $0.id.wireString) < ($1.timestamp.millis, $1.id.wireString) }
+                #expect(got == expected)
+                #expect(got.count == 16)
+                #expect(pages == 4)
+            }
+        }
+
+        @Test(arguments: Backend.all)
+        func refreshTokensRotateWithGraceAndDetectReuse(_ backend: Backend) async throws {
+            try await withStore(backend) { store in
+                let tokens = TokenService(store: store.tokens, accessTTLSeconds: 60, refreshTTLSeconds: 3600)
+                try await tokens.loadKey()
+                let seed = try await tokens.issue(subject: "truck-7")
+                #expect(tokens.verify(accessToken: seed.accessToken) == "truck-7")
+                let second = try await tokens.refresh(seed.refreshToken)
+                // The answer was lost: the device retries with the old token, which still works once.
+                let third = try await tokens.refresh(seed.refreshToken)
+                #expect(second.refreshToken != third.refreshToken)
+                await #expect(throws: TokenError.self) { _ = try await tokens.refresh(second.refreshToken) } // superseded
+                let fourth = try await tokens.refresh(third.refreshToken)
+                #expect(tokens.verify(accessToken: fourth.accessToken) == "truck-7")
+                // Replaying a retired token after its successor was used revokes the chain.
+                await #expect(throws: TokenError.self) { _ = try await tokens.refresh(seed.refreshToken) }
+                await #expect(throws: TokenError.self) { _ = try await tokens.refresh(fourth.refreshToken) }
+                await #expect(throws: TokenError.self) { _ = try await tokens.refresh("brt1.bogus") }
+                // A second service on the same database shares the signing key.
+                let other = TokenService(store: store.tokens, accessTTLSeconds: 60, refreshTTLSeconds: 3600)
+                try await other.loadKey()
+                #expect(other.verify(accessToken: fourth.accessToken) == "truck-7")
+            }
+        }
+    }
+}

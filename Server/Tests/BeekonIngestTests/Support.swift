@@ -1,0 +1,161 @@
+import BeekonIngest
+import BeekonWire
+import Foundation
+import Logging
+import ServiceLifecycle
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The root suite: one PostgreSQL cluster for every nested suite.
+@Suite(.postgresCluster) struct Ingest {}
+
+/// The storage backends every store/API test runs against.
+enum Backend: String, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+
+    static var all: [Backend] { PostgresCluster.skipped ? [.sqlite] : [.sqlite, .postgres] }
+    var testDescription: String { rawValue }
+
+    /// A fresh, empty database of this kind.
+    func freshDatabase() throws -> TestDatabase {
+        switch self {
+        case .sqlite:
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-\(UUID().uuidString).sqlite").path
+            return TestDatabase(location: .sqlite(path: path), cluster: nil, name: path)
+        case .postgres:
+            guard let cluster = PostgresClusterTrait.current else {
+                throw PostgresCluster.Failure.missingBinaries("(no cluster in scope: the suite needs .postgresCluster)")
+            }
+            let name = try cluster.createDatabase()
+            return TestDatabase(location: try DatabaseLocation(parsing: cluster.url(name)), cluster: cluster, name: name)
+        }
+    }
+}
+
+/// One test's database.
+struct TestDatabase: Sendable {
+    let location: DatabaseLocation
+    let cluster: PostgresCluster?
+    let name: String
+
+    func remove() {
+        if cluster == nil {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: name + suffix) }
+        }
+    }
+}
+
+let testLogger: Logger = {
+    var l = Logger(label: "beekon-ingest-test")
+    l.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
+    return l
+}()
+
+/// A server on 127.0.0.1 with a port picked by the OS, run in its own ServiceGroup.
+final class TestServer: Sendable {
+    let base: String
+    private let group: ServiceGroup
+    private let task: Task<Void, any Error>
+
+    private init(base: String, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.base = base; self.group = group; self.task = task
+    }
+
+    static func start(_ config: IngestConfiguration, store: (any LocationStore)? = nil) async throws -> TestServer {
+        var config = config
+        config.port = 0
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let onListening: @Sendable (String, Int) async -> Void = { _, port in continuation.yield(port) }
+        let app: any Service
+        if let store {
+            app = IngestServer.buildApplication(config, store: store, logger: testLogger, onListening: onListening)
+        } else {
+            app = try IngestServer.buildApplication(config, logger: testLogger, onListening: onListening)
+        }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: testLogger))
+        let task = Task {
+            defer { continuation.finish() }
+            try await group.run()
+        }
+        for await port in ports {
+            return TestServer(base: "http://127.0.0.1:\(port)", group: group, task: task)
+        }
+        try await task.value
+        throw TestFailure("the server stopped before listening")
+    }
+
+    /// Graceful shutdown; waits until the server has stopped.
+    func stop() async throws {
+        await group.triggerGracefulShutdown()
+        try await task.value
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+/// A response as the test sees it.
+struct HTTPResult: Sendable {
+    let status: Int
+    let body: [UInt8]
+    let headers: [String: String]
+    var text: String { String(decoding: body, as: UTF8.self) }
+    func json() throws -> [String: Any] {
+        guard let o = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { throw TestFailure("not a JSON object: \(text)") }
+        return o
+    }
+}
+
+/// Real HTTP over loopback with URLSession (FoundationNetworking on Linux), the SDK's transport too.
+enum HTTP {
+    static let session: URLSession = {
+        let c = URLSessionConfiguration.ephemeral
+        c.timeoutIntervalForRequest = 60
+        c.httpMaximumConnectionsPerHost = 16
+        return URLSession(configuration: c)
+    }()
+
+    static func send(_ method: String, _ url: String, body: [UInt8]? = nil, headers: [String: String] = [:]) async throws -> HTTPResult {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = method
+        for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
+        if let body { request.httpBody = Data(body) }
+        let (data, response) = try await session.data(for: request)
+        let http = response as! HTTPURLResponse
+        var out: [String: String] = [:]
+        for (k, v) in http.allHeaderFields { out[String(describing: k).lowercased()] = String(describing: v) }
+        return HTTPResult(status: http.statusCode, body: [UInt8](data), headers: out)
+    }
+
+    /// POSTs an envelope body, gzipped like the SDK does.
+    static func upload(_ server: TestServer, _ envelope: WireEnvelope, headers: [String: String] = [:]) async throws -> HTTPResult {
+        try await send("POST", server.base + "/v1/locations", body: Gzip.deflate([UInt8](WireJSONWriter.encode(envelope))),
+                       headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"].merging(headers) { $1 })
+    }
+}
+
+/// Builders for envelopes.
+enum Fixtures {
+    static let ids = UUIDv7Generator()
+    static let base: Int64 = 1_781_500_000_000 // 2026-06-15
+
+    static func locations(_ count: Int, startMillis: Int64 = base, stepMillis: Int64 = 30_000) -> [WireLocation] {
+        (0..<count).map { i in
+            WireLocation(id: ids.next(), timestamp: WireTimestamp(millis: startMillis + Int64(i) * stepMillis),
+                         trigger: .interval, motion: .moving, latitude: 52.52 + Double(i) * 0.0001,
+                         longitude: 13.405 + Double(i) * 0.0002, accuracy: 5, speed: 1.5, bearing: 90, altitude: 34.5,
+                         activity: .walking)
+        }
+    }
+
+    static func envelope(_ locations: [WireLocation], session: UUID = ids.next(), install: UUID = ids.next(),
+                         events: [WireGeofenceEvent] = [], extras: [String: String] = [:]) -> WireEnvelope {
+        WireEnvelope(batchId: ids.next(), sessionId: session, sentAt: WireTimestamp(Date()),
+                     device: WireDevice(installId: install, platform: "linux", sdkVersion: "0.1.0", model: "test-rig"),
+                     extras: extras, locations: locations, geofenceEvents: events)
+    }
+}
