@@ -22,7 +22,6 @@ public final class ReplayClock: BeekonClock, Sendable {
     private struct Waiter {
         var deadline: TimeInterval
         var continuation: CheckedContinuation<Void, any Error>
-        var timer: Task<Void, Never>?
     }
 
     private struct State {
@@ -31,10 +30,25 @@ public final class ReplayClock: BeekonClock, Sendable {
         var waiters: [UInt64: Waiter] = [:]
         var cancelledEarly: Set<UInt64> = []
         var nextID: UInt64 = 0
+        /// The one task that waits real time for the earliest deadline.
+        var driver: Task<Void, Never>?
+        var driverID: UInt64 = 0
+        /// The driver has not yet read the state: it will see the latest "now" anyway.
+        var driverFresh = false
 
         func now(real: TimeInterval) -> TimeInterval {
             guard let a = anchor else { return real }
             return a.replay + max(0, real - a.real)
+        }
+
+        /// Removes the waiters whose deadline `now` has reached and returns them.
+        mutating func takeDue(now: TimeInterval) -> [CheckedContinuation<Void, any Error>] {
+            var due: [CheckedContinuation<Void, any Error>] = []
+            for (id, w) in waiters where w.deadline <= now {
+                waiters[id] = nil
+                due.append(w.continuation)
+            }
+            return due
         }
     }
 
@@ -65,7 +79,7 @@ public final class ReplayClock: BeekonClock, Sendable {
     public func advance(to fixTime: Date) {
         let real = realClock.now().timeIntervalSince1970
         let target = fixTime.timeIntervalSince1970
-        let (due, pending) = state.withLock { s -> ([CheckedContinuation<Void, any Error>], [UInt64]) in
+        let (due, stale) = state.withLock { s -> ([CheckedContinuation<Void, any Error>], Task<Void, Never>?) in
             let before = s.now(real: real)
             let newNow: TimeInterval
             if s.anchor == nil {
@@ -75,22 +89,12 @@ public final class ReplayClock: BeekonClock, Sendable {
                 newNow = max(target, before)
             }
             s.anchor = (newNow, real)
-            var due: [CheckedContinuation<Void, any Error>] = []
-            var pending: [UInt64] = []
-            for (id, w) in s.waiters {
-                if w.deadline <= newNow {
-                    w.timer?.cancel()
-                    s.waiters[id] = nil
-                    due.append(w.continuation)
-                } else {
-                    pending.append(id)
-                }
-            }
-            return (due, pending)
+            let due = s.takeDue(now: newNow)
+            // Time jumped forward: the real wait for the earliest deadline is shorter now.
+            return (due, s.waiters.isEmpty ? nil : restartDriver(&s))
         }
+        stale?.cancel()
         for c in due { c.resume() }
-        // Time jumped forward: the pending sleepers' real waits are now shorter.
-        for id in pending { schedule(id) }
     }
 
     /// Suspends until this clock's "now" passes `now() + duration`.
@@ -102,54 +106,61 @@ public final class ReplayClock: BeekonClock, Sendable {
         let id = state.withLock { s -> UInt64 in s.nextID += 1; return s.nextID }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                let registered = state.withLock { s -> Bool in
-                    if s.cancelledEarly.remove(id) != nil { return false }
+                let (registered, stale) = state.withLock { s -> (Bool, Task<Void, Never>?) in
+                    if s.cancelledEarly.remove(id) != nil { return (false, nil) }
                     s.waiters[id] = Waiter(deadline: deadline, continuation: c)
-                    return true
+                    return (true, restartDriver(&s))
                 }
-                if registered { schedule(id) } else { c.resume(throwing: CancellationError()) }
+                stale?.cancel()
+                if !registered { c.resume(throwing: CancellationError()) }
             }
         } onCancel: {
-            let c = state.withLock { s -> CheckedContinuation<Void, any Error>? in
+            let (c, stale) = state.withLock { s -> (CheckedContinuation<Void, any Error>?, Task<Void, Never>?) in
                 guard let w = s.waiters.removeValue(forKey: id) else {
                     s.cancelledEarly.insert(id)
-                    return nil
+                    return (nil, nil)
                 }
-                w.timer?.cancel()
-                return w.continuation
+                guard s.waiters.isEmpty else { return (w.continuation, nil) }
+                let driver = s.driver
+                s.driver = nil
+                s.driverFresh = false
+                return (w.continuation, driver)
             }
+            stale?.cancel()
             c?.resume(throwing: CancellationError())
         }
     }
 
-    /// (Re)starts the real-time wait of a sleeper, replacing its previous one.
-    private func schedule(_ id: UInt64) {
-        let timer = Task { await self.runTimer(id) }
-        let stale = state.withLock { s -> Task<Void, Never>? in
-            guard s.waiters[id] != nil else { return timer }
-            let old = s.waiters[id]?.timer
-            s.waiters[id]?.timer = timer
-            return old
-        }
-        stale?.cancel()
+    /// Starts a new driver (under the lock) unless a fresh one is about to read
+    /// the state anyway; returns the replaced driver, to cancel outside the lock.
+    private func restartDriver(_ s: inout State) -> Task<Void, Never>? {
+        guard !s.driverFresh else { return nil }
+        let old = s.driver
+        s.driverID += 1
+        let id = s.driverID
+        s.driverFresh = true
+        s.driver = Task { await self.drive(id) }
+        return old
     }
 
-    private func runTimer(_ id: UInt64) async {
+    /// Waits real time until the earliest deadline, wakes the due sleepers, repeats; ends when none is left.
+    private func drive(_ id: UInt64) async {
         while !Task.isCancelled {
             let real = realClock.now().timeIntervalSince1970
-            let remaining = state.withLock { s -> TimeInterval? in
-                guard let w = s.waiters[id] else { return nil }
-                return w.deadline - s.now(real: real)
-            }
-            guard let remaining else { return }
-            if remaining <= 0 {
-                let c = state.withLock { s -> CheckedContinuation<Void, any Error>? in
-                    s.waiters.removeValue(forKey: id)?.continuation
+            let (due, wait) = state.withLock { s -> ([CheckedContinuation<Void, any Error>], TimeInterval?) in
+                guard s.driverID == id else { return ([], nil) }
+                s.driverFresh = false
+                let now = s.now(real: real)
+                let due = s.takeDue(now: now)
+                guard let earliest = s.waiters.values.map(\.deadline).min() else {
+                    s.driver = nil
+                    return (due, nil)
                 }
-                c?.resume()
-                return
+                return (due, earliest - now)
             }
-            do { try await realClock.sleep(for: .seconds(remaining)) } catch { return }
+            for c in due { c.resume() }
+            guard let wait else { return }
+            do { try await realClock.sleep(for: .seconds(wait)) } catch { return }
         }
     }
 }

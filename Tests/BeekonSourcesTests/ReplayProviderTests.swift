@@ -25,6 +25,21 @@ struct ReplayProviderTests {
         #expect(await provider.lastRequestedMode == .balanced)
     }
 
+    @Test("a 300 s sleep during a max-speed replay wakes when the delivered fix times pass it")
+    func sleepDuringReplay() async throws {
+        let fixes = (0..<100).map { fix(Double($0) * 10, $0) }
+        let clock = ReplayClock(realClock: real)
+        let provider = ReplayProvider(fixes: fixes, clock: clock)
+        var it = try await provider.start(mode: .balanced).makeAsyncIterator()
+        _ = try await it.next()
+        let sleeper = Task { try await clock.sleep(for: .seconds(300)) }
+        await eventually("sleeper registered") { clock.sleeperCount == 1 }
+        while let f = try await it.next(), f.timestamp < fixes[0].timestamp + 300 {}
+        // Neither the real clock nor the replay moves any more: only the jump can have woken it.
+        try await sleeper.value
+        #expect(await provider.deliveredCount == 31)
+    }
+
     @Test("back-pressure: nothing is produced ahead of the consumer")
     func backPressure() async throws {
         let fixes = (0..<10_000).map { fix(Double($0), $0 % 100) }
