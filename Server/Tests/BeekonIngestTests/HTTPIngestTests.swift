@@ -124,14 +124,17 @@ extension Ingest {
                 #expect(PostgresCluster.skipped, "no PostgreSQL cluster")
                 return
             }
-            try await withServer(.postgres) { server, db in
-                #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3))).status == 200)
-                try cluster.dropDatabase(db.name) // the database goes away under the running server
-                let r = try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3)))
-                #expect(r.status == 503)
-                #expect(r.headers["retry-after"] == "5")
-                #expect(try await HTTP.send("GET", server.base + "/healthz").status == 503)
-            }
+            let db = try Backend.postgres.freshDatabase()
+            guard case .postgres(let location) = db.location else { return }
+            let store = PostgresLocationStore(location: location, operationTimeout: .seconds(2), logger: testLogger)
+            let server = try await TestServer.start(IngestConfiguration(database: db.location, authMode: .off), store: store)
+            #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3))).status == 200)
+            try cluster.dropDatabase(db.name) // the database goes away under the running server
+            let r = try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3)))
+            #expect(r.status == 503)
+            #expect(r.headers["retry-after"] == "5")
+            #expect(try await HTTP.send("GET", server.base + "/healthz").status == 503)
+            try await server.stop()
         }
     }
 }

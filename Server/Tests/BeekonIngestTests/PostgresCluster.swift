@@ -76,19 +76,30 @@ final class PostgresCluster: Sendable {
         }
     }
 
+    /// Runs a tool and waits for it with `waitpid`. (Foundation's `Process` would wait
+    /// until every inheritor of its descriptors exits — `pg_ctl start` leaves the server running.)
     @discardableResult
     static func run(_ tool: String, _ args: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = args
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure.command(([tool] + args).joined(separator: " "), process.terminationStatus, output)
+        let outPath = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-cmd-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: outPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([tool] + args).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, tool, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw Failure.command(tool, spawned, "posix_spawn failed") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let output = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited, code == 0 else {
+            throw Failure.command(([tool] + args).joined(separator: " "), exited ? code : -1, output)
         }
         return output
     }

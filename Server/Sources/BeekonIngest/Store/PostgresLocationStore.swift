@@ -11,11 +11,15 @@ import ServiceLifecycle
 public final class PostgresLocationStore: LocationStore, TokenStore {
     let client: PostgresClient
     let logger: Logger
+    /// Longest a request waits for the database before it is answered 503.
+    let operationTimeout: Duration
     /// Rows per multi-row INSERT (17 parameters each; PostgreSQL allows 65535).
     static let rowsPerStatement = 1000
 
     /// Creates a store for `location`; nothing connects until the client service runs.
-    public init(location: PostgresLocation, maximumConnections: Int = 20, logger: Logger) {
+    /// An operation that cannot finish within `operationTimeout` (database down or
+    /// unreachable: the pool would otherwise keep waiting for a connection) fails.
+    public init(location: PostgresLocation, maximumConnections: Int = 20, operationTimeout: Duration = .seconds(10), logger: Logger) {
         let tls: PostgresClient.Configuration.TLS
         switch location.tls {
         case .disable: tls = .disable
@@ -29,6 +33,7 @@ public final class PostgresLocationStore: LocationStore, TokenStore {
         config.options.connectTimeout = .seconds(5)
         client = PostgresClient(configuration: config, backgroundLogger: logger)
         self.logger = logger
+        self.operationTimeout = operationTimeout
     }
 
     public var services: [any Service] { [client] }
@@ -38,7 +43,7 @@ public final class PostgresLocationStore: LocationStore, TokenStore {
         do {
             try await client.withTransaction(logger: logger) { conn in
                 // One instance migrates at a time; the others wait and then find the version set.
-                try await conn.query("SELECT pg_advisory_xact_lock(74_657_001)", logger: logger)
+                try await conn.query("SELECT pg_advisory_xact_lock(74657001)", logger: logger)
                 try await conn.query("CREATE TABLE IF NOT EXISTS beekon_schema (version INT PRIMARY KEY)", logger: logger)
                 var current = 0
                 for try await v in try await conn.query("SELECT COALESCE(MAX(version), 0) FROM beekon_schema", logger: logger).decode(Int.self) {
@@ -145,7 +150,7 @@ public final class PostgresLocationStore: LocationStore, TokenStore {
         while true {
             attempt += 1
             do {
-                return try await client.withTransaction(logger: logger) { conn in try await body(conn) }
+                return try await withDeadline { try await self.client.withTransaction(logger: self.logger) { conn in try await body(conn) } }
             } catch {
                 let state = (error as? PSQLError)?.serverInfo?[.sqlState]
                 if attempt < 4, state == "40P01" || state == "40001" {
@@ -161,9 +166,26 @@ public final class PostgresLocationStore: LocationStore, TokenStore {
     @discardableResult
     func perform<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
         do {
-            return try await client.withConnection { conn in try await body(conn) }
+            return try await withDeadline { try await self.client.withConnection { conn in try await body(conn) } }
         } catch {
             throw Self.storeError(error)
+        }
+    }
+
+    /// Runs `operation`, failing with `StoreError.unavailable` after `operationTimeout`.
+    func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let timeout = operationTimeout
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await operation() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw StoreError.unavailable("no answer from PostgreSQL within \(timeout)")
+            }
+            return value
         }
     }
 

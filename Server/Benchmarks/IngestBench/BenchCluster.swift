@@ -1,0 +1,118 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// (Benchmark copy of the tests' cluster helper.) A throw-away PostgreSQL 15 cluster on a free loopback port, in a temp dir,
+/// removed on `stop()`. `initdb` refuses root, so as root it runs as `postgres`.
+final class BenchCluster: Sendable {
+    static let binDir = ProcessInfo.processInfo.environment["BEEKON_PG_BIN"] ?? "/usr/lib/postgresql/15/bin"
+
+    enum Failure: Error, CustomStringConvertible {
+        case missingBinaries(String)
+        case command(String, Int32, String)
+        var description: String {
+            switch self {
+            case .missingBinaries(let dir):
+                return "PostgreSQL binaries not found in \(dir): apt-get install -y postgresql (or set BEEKON_SKIP_POSTGRES=1)"
+            case .command(let cmd, let status, let output): return "\(cmd) exited \(status): \(output)"
+            }
+        }
+    }
+
+    let dir: String
+    let port: Int
+    let user = "beekon"
+
+    private init(dir: String, port: Int) { self.dir = dir; self.port = port }
+
+    /// Starts a new cluster (waits until it accepts connections).
+    static func start() throws -> BenchCluster {
+        guard FileManager.default.isExecutableFile(atPath: "\(binDir)/initdb") else { throw Failure.missingBinaries(binDir) }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-pg-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let cluster = BenchCluster(dir: dir, port: freePort())
+        if getuid() == 0 {
+            try run("/bin/chown", ["postgres", dir])
+        }
+        try cluster.asOwner("\(binDir)/initdb", ["-D", "\(dir)/data", "-A", "trust", "-U", cluster.user, "--no-sync"])
+        try cluster.asOwner("\(binDir)/pg_ctl", [
+            "-D", "\(dir)/data", "-w", "-l", "\(dir)/log",
+            "-o", "-p \(cluster.port) -k \(dir) -c listen_addresses=127.0.0.1 -c max_connections=200",
+            "start",
+        ])
+        return cluster
+    }
+
+    /// Creates an empty database and returns its name.
+    func createDatabase() throws -> String {
+        let name = "t_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+        try Self.run("\(Self.binDir)/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, name])
+        return name
+    }
+
+    /// The `--database` URL for `name`.
+    var url: String { url("postgres") }
+
+    func url(_ name: String) -> String { "postgres://\(user)@127.0.0.1:\(port)/\(name)?sslmode=disable" }
+
+    /// Stops the server and deletes the directory.
+    func stop() {
+        try? asOwner("\(Self.binDir)/pg_ctl", ["-D", "\(dir)/data", "-m", "fast", "-w", "stop"])
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    private func asOwner(_ tool: String, _ args: [String]) throws {
+        if getuid() == 0 {
+            try Self.run("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + args)
+        } else {
+            try Self.run(tool, args)
+        }
+    }
+
+    /// Runs a tool and waits for it with `waitpid`. (Foundation's `Process` would wait
+    /// until every inheritor of its descriptors exits — `pg_ctl start` leaves the server running.)
+    @discardableResult
+    static func run(_ tool: String, _ args: [String]) throws -> String {
+        let outPath = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-cmd-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: outPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([tool] + args).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, tool, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw Failure.command(tool, spawned, "posix_spawn failed") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let output = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited, code == 0 else {
+            throw Failure.command(([tool] + args).joined(separator: " "), exited ? code : -1, output)
+        }
+        return output
+    }
+
+    /// A port the OS just handed out on 127.0.0.1.
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) }
+        }
+        _ = withUnsafeMutablePointer(to: &addr) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+}
