@@ -19,10 +19,12 @@ let package = Package(
     targets: [
         // Schema v1 wire format: no dependencies, shared with the ingest server.
         .target(name: "BeekonWire"),
+        // zlib from the system (gzip bodies); no NIO needed in the SDK.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "Beekon",
             dependencies: [
-                "BeekonWire",
+                "BeekonWire", "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -31,7 +31,6 @@ extension Beekon {
                 await perform([action])
             }
         }
-        await pruneIfDue(force: true)
     }
 
     private func startProvider(mode: PowerMode) async throws {
@@ -75,12 +74,13 @@ extension Beekon {
                 stats.stored += 1
                 machine.committed(location)
                 positionBroadcast.publish(location)
+                await syncEngine?.fixStored()
             } catch {
                 stats.storeFailures += 1
                 stats.lastError = error
                 logger.error("could not store a fix; tracking continues", metadata: ["error": "\(error)"])
             }
-            await pruneIfDue(force: false)
+            await pruneIfDue()
         }
     }
 
@@ -99,10 +99,12 @@ extension Beekon {
         for w in waiters { w.resume() }
     }
 
-    /// Local-only age prune at start and then at most hourly (clock time).
-    func pruneIfDue(force: Bool) async {
+    /// Age prune with the first stored fix of a run, then at most hourly (clock time).
+    /// Not at start: a replay's clock reads real time until its first fix, and pruning
+    /// then would judge recorded rows by today's date (SRC-4).
+    func pruneIfDue() async {
         let now = deps.clock.now()
-        if !force, let lastPrune, now.timeIntervalSince(lastPrune) < 3600, now >= lastPrune { return }
+        if let lastPrune, now.timeIntervalSince(lastPrune) < 3600, now >= lastPrune { return }
         lastPrune = now
         do {
             _ = try await ready().pruneByAge(now: now, maxAge: LocationStore.localOnlyMaxAge)
@@ -142,8 +144,10 @@ extension Beekon {
         case .setPowerMode(let mode):
             await deps.provider.setPowerMode(mode)
         case .stopProvider:
+            // Stopping the provider ends its stream; the generation bump makes any fix still
+            // in flight a no-op. The consume task is not cancelled: this action may run on it
+            // (a source failure), and the writes that follow must not see a cancelled task.
             runGeneration += 1
-            consumeTask?.cancel()
             consumeTask = nil
             await deps.provider.stop()
             sourceEnded = true

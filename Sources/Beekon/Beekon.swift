@@ -30,6 +30,8 @@ public actor Beekon {
     var sourceEndWaiters: [CheckedContinuation<Void, Never>] = []
     var stats = TrackingStatistics()
     var lastPrune: Date?
+    let syncStatusBroadcast = Broadcast<SyncStatus>(initial: .idle)
+    var syncEngine: SyncEngine?
 
     /// Creates an SDK instance over explicit dependencies (for the agent and for tests).
     /// Nothing is opened until the first call that needs the database.
@@ -57,6 +59,8 @@ public actor Beekon {
         let store = try await ready()
         try await store.saveConfig(config)
         await perform(machine.configure(config))
+        // A new configuration also re-arms uploads after a permanent or auth failure (SY-7).
+        try await applySync()?.wake(.configure)
     }
 
     /// The configuration in effect (the last `configure`, persisted, else defaults).
@@ -71,6 +75,7 @@ public actor Beekon {
         _ = try await ready()
         guard machine.session == nil else { return }
         try await begin(session: deps.makeID(), resumeFrom: nil)
+        try await applySync()
     }
 
     /// Resumes the persisted session after the process died while tracking (LC-6): same
@@ -84,6 +89,7 @@ public actor Beekon {
         try await begin(session: session, resumeFrom: last.map {
             GatePoint(timestamp: $0.timestamp, latitude: $0.latitude, longitude: $0.longitude)
         })
+        try await applySync()
         return true
     }
 
@@ -91,7 +97,10 @@ public actor Beekon {
     /// next launch does not resume. Without a running session it only clears the intent.
     public func stop() async throws(BeekonError) {
         _ = try await ready()
+        let wasTracking = machine.session != nil
         try await performThrowing(machine.stop(.user))
+        // A stopped session flushes its tail at once (SY-3).
+        if wasTracking { await syncEngine?.wake(.sessionStopped) }
     }
 
     /// Stops because the process is being terminated by the OS or a service manager:
@@ -99,6 +108,8 @@ public actor Beekon {
     public func shutdown() async {
         guard openedStore != nil else { return }
         await perform(machine.stop(.system))
+        await syncEngine?.shutdown()
+        syncEngine = nil
     }
 
     /// Returns once the location source has ended (the end of a replay) or failed,

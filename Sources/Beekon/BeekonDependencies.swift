@@ -17,6 +17,11 @@ public struct BeekonDependencies: Sendable {
     public var logger: Logger
     /// Maximum stored fix rows (ST-3); trims oldest beyond it.
     public var rowCap: Int
+    /// The network seam for uploads; nil means `URLSessionTransport`, created only
+    /// once sync is configured (SY-1: no sync, no network).
+    public var transport: (any HTTPTransport)?
+    /// Uniform random numbers in [0, 1) for backoff jitter (inject a constant in tests).
+    public var randomUnit: @Sendable () -> Double
 
     /// Creates dependencies; ids default to UUIDv7 read from `clock`.
     public init(
@@ -25,8 +30,12 @@ public struct BeekonDependencies: Sendable {
         clock: any BeekonClock = SystemClock(),
         makeID: (@Sendable () -> UUID)? = nil,
         logger: Logger = Logger(label: "beekon"),
-        rowCap: Int = 100_000
+        rowCap: Int = 100_000,
+        transport: (any HTTPTransport)? = nil,
+        randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
+        self.transport = transport
+        self.randomUnit = randomUnit
         self.databasePath = databasePath
         self.provider = provider
         self.clock = clock

@@ -93,10 +93,3 @@ public final class TestClock: BeekonClock, @unchecked Sendable {
     }
 }
 
-extension Duration {
-    /// This duration in seconds as a `Double`.
-    public var seconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
-    }
-}

@@ -18,6 +18,9 @@ struct HistoryCommand: AsyncParsableCommand {
     @Option(name: .long, help: "ndjson, geojson, gpx or csv.")
     var format: String = "ndjson"
 
+    @Flag(name: .long, help: "Export the fixes the server rejected (400/422) instead.")
+    var rejected = false
+
     func run() async throws {
         guard let fmt = ExportFormat(rawValue: format.lowercased()) else {
             Terminal.error("--format must be one of ndjson, geojson, gpx, csv (got '\(format)')")
@@ -31,7 +34,11 @@ struct HistoryCommand: AsyncParsableCommand {
         }
         let beekon = Beekon(dependencies: BeekonDependencies(databasePath: database.db, provider: NoSource()))
         let rows: [Location]
-        do { rows = try await beekon.history(from: lo, to: hi) } catch {
+        do {
+            rows = rejected
+                ? try await beekon.rejectedLocations().filter { $0.timestamp >= lo && $0.timestamp <= hi }
+                : try await beekon.history(from: lo, to: hi)
+        } catch {
             Terminal.error(error.description)
             throw ExitCode(1)
         }

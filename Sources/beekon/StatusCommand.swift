@@ -38,6 +38,12 @@ struct StatusCommand: AsyncParsableCommand {
             ("newest_fix", report.newestFix.map { WireTimestamp($0).description }),
             ("trimmed_rows_total", String(report.trimmedRowsTotal)),
             ("aged_rows_total", String(report.agedRowsTotal)),
+            ("pending_uploads", String(report.pendingUploads)),
+            ("open_batches", String(report.openBatches)),
+            ("rejected_locations", String(report.rejectedLocations)),
+            ("trimmed_unsent_total", String(report.trimmedUnsentTotal)),
+            ("last_sync", report.lastSyncOutcome),
+            ("last_upload_error", report.lastUploadError),
         ]
         if json {
             var w = WireJSONWriter()

@@ -14,8 +14,11 @@ struct TrackCommand: AsyncParsableCommand {
             so the next start resumes the same session. Exit 0 on a clean end.
             """)
 
-    @Option(name: .long, help: "Location source: replay:PATH (GPX, NMEA, CSV, NDJSON).")
+    @Option(name: .long, help: "Location source: replay:PATH (GPX, NMEA, CSV, NDJSON), gpsd[://HOST:PORT] or nmea:DEVICE[?baud=N].")
     var source: String
+
+    @Option(name: .long, help: "gpsd/nmea: seconds the source may stay unreachable before the agent gives up (exit 1).")
+    var sourceTimeout: Double = 60
 
     @Option(name: .long, help: "Replay pace: 1 (real time), N (N× faster) or max.")
     var speed: String = "max"
@@ -23,10 +26,17 @@ struct TrackCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Shift a replayed track so it starts now.")
     var rebase = false
 
-    @OptionGroup var database: DatabaseOptions
+    @Option(name: .long, help: "Path of the agent's SQLite database (default: STATE_DIR/beekon.sqlite).")
+    var db: String?
+
+    @Option(name: .long, help: "State directory for the database (default under systemd: $STATE_DIRECTORY or /var/lib/beekon).")
+    var stateDir: String?
 
     @Option(name: .long, help: "JSON config file (SDK field names).")
     var config: String?
+
+    @Option(name: .long, help: "With sync: seconds to wait for the upload queue to drain before exiting.")
+    var drainTimeout: Double = 60
 
     @OptionGroup var log: LogOptions
 
@@ -42,21 +52,29 @@ struct TrackCommand: AsyncParsableCommand {
             Terminal.error("--speed must be a positive number or 'max' (got '\(speed)')")
             throw ExitCode(2)
         }
+        let dbPath: String
+        do { dbPath = try StateLocation.databasePath(db: db, stateDir: stateDir) } catch {
+            Terminal.error(error.description)
+            throw ExitCode(2)
+        }
+        guard sourceTimeout.isFinite, sourceTimeout > 0 else {
+            Terminal.error("--source-timeout must be a positive number of seconds")
+            throw ExitCode(2)
+        }
         let clock = ReplayClock()
+        let events = SourceEventLog(logger: logger)
         let provider: any LocationProvider
-        switch spec {
-        case .replay(let path):
-            do {
-                provider = try ReplayProvider(
-                    contentsOf: URL(fileURLWithPath: path), speed: pace, clock: clock, rebaseToNow: rebase)
-            } catch {
-                Terminal.error(error.description)
-                throw ExitCode(1)
-            }
+        do {
+            provider = try LiveSources.provider(for: spec, pace: pace, rebase: rebase, clock: clock,
+                                                grace: sourceTimeout, events: events)
+        } catch {
+            Terminal.error("\(error)")
+            throw ExitCode(1)
         }
         let beekon = Beekon(dependencies: BeekonDependencies(
-            databasePath: database.db, provider: provider, clock: clock, logger: logger))
-        let runner = AgentRunner(beekon: beekon, logger: logger)
+            databasePath: dbPath, provider: provider, clock: clock, logger: logger))
+        var runner = AgentRunner(beekon: beekon, logger: logger, drainTimeout: drainTimeout)
+        runner.sourceFailure = { events.failure }
         try await runner.run(config: agentConfig)
     }
 }
@@ -65,13 +83,21 @@ struct TrackCommand: AsyncParsableCommand {
 struct AgentRunner {
     let beekon: Beekon
     let logger: Logger
+    var drainTimeout: Double = 60
+    /// Why a live source gave up, for the exit message.
+    var sourceFailure: @Sendable () -> String? = { nil }
+    /// systemd notifications (no-op outside a `Type=notify` service).
+    var service = ServiceNotifier.fromEnvironment()
 
     enum Event: Sendable { case sourceEnded, signal(Int32) }
 
     func run(config: AgentConfig?) async throws {
         let signals = SignalWatcher()
         do {
-            if let config { try await beekon.configure(config.sdk) }
+            if let config {
+                try await beekon.configure(config.sdk)
+                if let extras = config.extras { try await beekon.setExtras(extras) }
+            }
             if try await beekon.resumeIfNeeded() {
                 let session = await beekon.sessionID?.wireString ?? "?"
                 Terminal.out("resumed session \(session)")
@@ -83,6 +109,9 @@ struct AgentRunner {
             Terminal.error(error.description)
             throw ExitCode(1)
         }
+        service.ready(status: "tracking session \(await beekon.sessionID?.wireString ?? "?")")
+        let heartbeat = service.startHeartbeat(beekon: beekon)
+        defer { heartbeat?.cancel() }
         let progress = ProgressReporter(beekon: beekon)
         let progressTask = Task { await progress.run() }
         let (events, continuation) = AsyncStream<Event>.makeStream()
@@ -100,14 +129,17 @@ struct AgentRunner {
         switch event {
         case .signal(let s) where s == SIGTERM:
             // Service stop: keep the intent so the next start resumes this session.
+            service.stopping(status: "terminating; the session resumes on the next start")
             await beekon.shutdown()
             Terminal.out("terminated; the session resumes on the next start")
         case .signal:
             try? await beekon.stop()
             Terminal.out("stopped")
         case .sourceEnded:
-            if case .stopped(let reason) = beekon.currentState {
-                Terminal.error("location source unavailable (\(reason.rawValue)); exiting")
+            if case .stopped(let reason) = await stateAfterSourceEnd() {
+                let why = sourceFailure().map { ": \($0)" } ?? ""
+                Terminal.error("location source unavailable (\(reason.rawValue))\(why); exiting")
+                service.stopping(status: "location source unavailable (\(reason.rawValue))\(why)")
                 throw ExitCode(1)
             }
             do { try await beekon.stop() } catch {
@@ -115,6 +147,9 @@ struct AgentRunner {
                 throw ExitCode(1)
             }
             Terminal.out("source ended; session stopped")
+            if try await beekon.configuration().sync != nil {
+                try await UploadWaiter(beekon: beekon).drain(timeout: drainTimeout)
+            }
         }
     }
 }

@@ -7,16 +7,20 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
     public var minTimeBetweenLocationsSeconds: Double?
     /// Overrides the preset's minimum distance between admitted fixes; 0 disables the distance condition.
     public var minDistanceBetweenLocationsMeters: Double?
+    /// Uploads to your backend; nil is local-only mode (no network request at all).
+    public var sync: SyncConfig?
 
     /// Creates a configuration.
     public init(
         preset: Preset = .balanced,
         minTimeBetweenLocationsSeconds: Double? = nil,
-        minDistanceBetweenLocationsMeters: Double? = nil
+        minDistanceBetweenLocationsMeters: Double? = nil,
+        sync: SyncConfig? = nil
     ) {
         self.preset = preset
         self.minTimeBetweenLocationsSeconds = minTimeBetweenLocationsSeconds
         self.minDistanceBetweenLocationsMeters = minDistanceBetweenLocationsMeters
+        self.sync = sync
     }
 
     /// The time condition in effect: the explicit value, else the preset's.
@@ -37,5 +41,6 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         if let d = minDistanceBetweenLocationsMeters, !(d.isFinite && d >= 0) {
             throw .invalidConfiguration("minDistanceBetweenLocationsMeters must be a finite number ≥ 0 (got \(d))")
         }
+        try sync?.validate()
     }
 }

@@ -103,7 +103,13 @@ extension LocationStore {
                 oldestFix: (counts["lo"] as Int64?).map { WireTimestamp(millis: $0).date },
                 newestFix: (counts["hi"] as Int64?).map { WireTimestamp(millis: $0).date },
                 trimmedRowsTotal: try Self.meta(db, "trimmed_rows_total").flatMap { Int($0) } ?? 0,
-                agedRowsTotal: try Self.meta(db, "aged_rows_total").flatMap { Int($0) } ?? 0)
+                agedRowsTotal: try Self.meta(db, "aged_rows_total").flatMap { Int($0) } ?? 0,
+                trimmedUnsentTotal: try Self.meta(db, "trimmed_unsent_total").flatMap { Int($0) } ?? 0,
+                pendingUploads: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM location WHERE upload_state = 0") ?? 0,
+                openBatches: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM upload_batch") ?? 0,
+                rejectedLocations: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM location WHERE upload_state = 2") ?? 0,
+                lastSyncOutcome: try Self.meta(db, "last_sync_outcome"),
+                lastUploadError: try String.fetchOne(db, sql: "SELECT COALESCE(last_error, 'HTTP ' || last_status) FROM upload_batch WHERE attempts > 0 ORDER BY created_at LIMIT 1"))
         }
     }
 }
@@ -132,4 +138,16 @@ public struct StoreReport: Sendable, Hashable {
     public var trimmedRowsTotal: Int
     /// Fixes removed by the local-only age prune since the database was created.
     public var agedRowsTotal: Int
+    /// Fixes removed by the row cap before they were uploaded (sync on), ever.
+    public var trimmedUnsentTotal: Int
+    /// Fixes waiting for upload.
+    public var pendingUploads: Int
+    /// Batches assembled and not yet acknowledged (re-sent with the same id).
+    public var openBatches: Int
+    /// Fixes the server rejected (400/422), kept aside.
+    public var rejectedLocations: Int
+    /// The last sync outcome (e.g. `succeeded at …`, `failed: rejected (HTTP 400)`).
+    public var lastSyncOutcome: String?
+    /// The last failure of the oldest open batch, if it failed.
+    public var lastUploadError: String?
 }

@@ -16,6 +16,9 @@ final class LocationStore: Sendable {
     let rowCap: Int
     let logger: Logger
     private let rowCount = LockedValue<Int?>(nil)
+    /// Whether sync is configured: unacknowledged rows are then exempt from the age prune,
+    /// and rows trimmed by the cap before upload are counted as lost uploads (ST-3).
+    let syncEnabled = LockedValue(false)
 
     /// Opens (creating if needed) and migrates the database at `path`.
     init(path: String, rowCap: Int = LocationStore.defaultRowCap, logger: Logger, readOnly: Bool = false) throws(BeekonError) {
@@ -77,34 +80,40 @@ final class LocationStore: Sendable {
     func insert(_ location: Location) async throws(BeekonError) -> Int {
         let cap = rowCap
         let known = rowCount.value
-        let (count, trimmed) = try await write("storing fix \(location.id.wireString)") { db in
+        let countUnsent = syncEnabled.value
+        let (count, trimmed, unsent) = try await write("storing fix \(location.id.wireString)") { db in
             try LocationRow(location).insert(db)
             var count = try known.map { $0 + 1 } ?? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM location")!
-            var trimmed = 0
+            var trimmed = 0, unsent = 0
             if count > cap {
-                trimmed = try Self.trimOldest(db, count - cap)
+                (trimmed, unsent) = try Self.trimOldest(db, count - cap)
                 count -= trimmed
+                try Self.addCounter(db, "trimmed_rows_total", trimmed)
+                if countUnsent { try Self.addCounter(db, "trimmed_unsent_total", unsent) }
             }
-            return (count, trimmed)
+            return (count, trimmed, unsent)
         }
         rowCount.value = count
-        if trimmed > 0 { await recordTrim(trimmed) }
+        if trimmed > 0 {
+            logger.warning("row cap reached: trimmed oldest fixes", metadata: [
+                "trimmed": "\(trimmed)", "cap": "\(rowCap)", "never_uploaded": "\(countUnsent ? unsent : 0)"])
+        }
         return trimmed
     }
 
-    private static func trimOldest(_ db: Database, _ n: Int) throws -> Int {
+    /// Deletes the `n` oldest fixes; returns how many, and how many of them were never uploaded.
+    private static func trimOldest(_ db: Database, _ n: Int) throws -> (Int, Int) {
+        let unsent = try Int.fetchOne(db, sql: """
+            SELECT COUNT(*) FROM (SELECT upload_state FROM location ORDER BY ts, rowid LIMIT ?) WHERE upload_state = 0
+            """, arguments: [n]) ?? 0
         try db.execute(sql: """
             DELETE FROM location WHERE rowid IN (SELECT rowid FROM location ORDER BY ts, rowid LIMIT ?)
             """, arguments: [n])
-        return db.changesCount
+        return (db.changesCount, unsent)
     }
 
-    private func recordTrim(_ n: Int) async {
-        logger.warning("row cap reached: trimmed oldest fixes", metadata: ["trimmed": "\(n)", "cap": "\(rowCap)"])
-        _ = try? await write("counting trimmed rows") { db in
-            try Self.addCounter(db, "trimmed_rows_total", n)
-        }
-    }
+    /// Forgets the cached row count (after bulk deletes).
+    func invalidateRowCount() { rowCount.value = nil }
 
     /// Fixes with `from ≤ timestamp ≤ to`, in time order.
     func history(from: Date, to: Date) async throws(BeekonError) -> [Location] {
@@ -136,13 +145,15 @@ final class LocationStore: Sendable {
         }
     }
 
-    /// Local-only age prune (ST-3): deletes fixes and geofence events older than `maxAge`.
+    /// Age prune (ST-3): deletes fixes and geofence events older than `maxAge`; with sync
+    /// on, rows not yet acknowledged are exempt so an offline device can catch up.
     func pruneByAge(now: Date, maxAge: TimeInterval) async throws(BeekonError) -> Int {
         let cutoff = WireTimestamp(now.addingTimeInterval(-maxAge)).millis
+        let exempt = syncEnabled.value ? " AND upload_state <> 0" : ""
         let n = try await write("pruning old rows") { db in
-            try db.execute(sql: "DELETE FROM location WHERE ts < ?", arguments: [cutoff])
+            try db.execute(sql: "DELETE FROM location WHERE ts < ?" + exempt, arguments: [cutoff])
             let fixes = db.changesCount
-            try db.execute(sql: "DELETE FROM geofence_event WHERE ts < ?", arguments: [cutoff])
+            try db.execute(sql: "DELETE FROM geofence_event WHERE ts < ?" + exempt, arguments: [cutoff])
             try Self.addCounter(db, "aged_rows_total", fixes)
             return fixes
         }

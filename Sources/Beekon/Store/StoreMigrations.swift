@@ -42,6 +42,33 @@ enum StoreMigrations {
                 CREATE INDEX geofence_event_ts ON geofence_event(ts);
                 """)
         }
+        m.registerMigration("v2-sync") { db in
+            // upload_state: 0 pending, 1 acknowledged by the server, 2 rejected (set aside).
+            try db.execute(sql: """
+                ALTER TABLE location ADD COLUMN upload_state INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE location ADD COLUMN batch_id TEXT;
+                CREATE INDEX location_pending ON location(session_id, ts) WHERE upload_state = 0;
+                ALTER TABLE geofence_event ADD COLUMN upload_state INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE geofence_event ADD COLUMN batch_id TEXT;
+                CREATE TABLE upload_batch (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    session_id TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    extras TEXT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    last_status INTEGER,
+                    last_error TEXT
+                ) WITHOUT ROWID;
+                CREATE TABLE rejected_batch (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    session_id TEXT NOT NULL,
+                    rejected_at INTEGER NOT NULL,
+                    status INTEGER NOT NULL,
+                    locations INTEGER NOT NULL,
+                    geofence_events INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
         return m
     }
 }

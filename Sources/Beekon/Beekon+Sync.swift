@@ -1,0 +1,57 @@
+import Foundation
+
+extension Beekon {
+    /// Upload progress and outcomes: hot, replay-1 (SY-8).
+    public nonisolated var syncStatus: AsyncStream<SyncStatus> { syncStatusBroadcast.stream() }
+
+    /// The latest sync status.
+    public nonisolated var currentSyncStatus: SyncStatus { syncStatusBroadcast.current ?? .idle }
+
+    /// Uploads now (SY-3) and returns when that drain has finished — successfully or not
+    /// (see `syncStatus`). Throws `invalidConfiguration` when sync is not configured.
+    public func sync() async throws(BeekonError) {
+        _ = try await ready()
+        guard let engine = try await applySync() else {
+            throw .invalidConfiguration("sync is not configured: pass a SyncConfig to configure()")
+        }
+        await engine.syncNow()
+    }
+
+    /// Fixes and geofence events waiting for upload (SY-8).
+    public func pendingUploadCount() async throws(BeekonError) -> Int {
+        try await ready().pendingCount()
+    }
+
+    /// Sets the key/value pairs attached to every later batch (SY-9); persisted.
+    public func setExtras(_ extras: [String: String]) async throws(BeekonError) {
+        try await ready().setExtras(extras)
+    }
+
+    /// Fixes the server rejected with 400/422, set aside for inspection (SY-7).
+    public func rejectedLocations() async throws(BeekonError) -> [Location] {
+        try await ready().rejectedLocations()
+    }
+
+    /// Creates, replaces or removes the sync engine to match the configuration in effect.
+    @discardableResult
+    func applySync() async throws(BeekonError) -> SyncEngine? {
+        let store = try await ready()
+        let wanted = machine.config.sync
+        store.syncEnabled.value = wanted != nil
+        if let engine = syncEngine, engine.config == wanted { return engine }
+        if let old = syncEngine {
+            await old.shutdown()
+            syncEngine = nil
+        }
+        guard let wanted else { return nil }
+        let installID = try await store.installID(makeID: deps.makeID)
+        let engine = SyncEngine(
+            config: wanted, store: store, transport: deps.transport ?? URLSessionTransport(), clock: deps.clock,
+            makeID: deps.makeID, randomUnit: deps.randomUnit, status: syncStatusBroadcast,
+            logger: logger, installID: installID)
+        syncEngine = engine
+        await engine.start()
+        logger.info("sync on", metadata: ["url": "\(SyncConfig.redacted(wanted.url))", "batch": "\(wanted.effectiveBatchSize)"])
+        return engine
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// Opt-in upload of stored fixes to your backend (SY-1). Without it the SDK makes
+/// no network request at all.
+public struct SyncConfig: Sendable, Hashable, Codable {
+    /// Your ingest endpoint, used verbatim. `https`, or `http` to a loopback host only (SY-2).
+    public var url: URL
+    /// Static headers on every upload (e.g. an API key); an `Authorization` from `auth` wins (AU-1).
+    public var headers: [String: String]
+    /// Scheduled upload cadence in seconds (default 300; values below 60 are raised to 60).
+    public var intervalSeconds: Double
+    /// Maximum locations per upload (default 100; clamped to 1…1000).
+    public var batchSize: Int
+    /// Upload early once this many regular fixes are pending (0 = only on schedule).
+    public var syncThreshold: Int
+    /// Whether acknowledged fixes stay in local history until the age prune (default true, ST-4);
+    /// false deletes them on acknowledgement.
+    public var keepUploadedLocations: Bool
+
+    /// Creates a sync configuration.
+    public init(
+        url: URL, headers: [String: String] = [:], intervalSeconds: Double = 300, batchSize: Int = 100,
+        syncThreshold: Int = 0, keepUploadedLocations: Bool = true
+    ) {
+        self.url = url; self.headers = headers; self.intervalSeconds = intervalSeconds
+        self.batchSize = batchSize; self.syncThreshold = syncThreshold
+        self.keepUploadedLocations = keepUploadedLocations
+    }
+
+    /// The interval in effect: at least 60 s.
+    public var effectiveIntervalSeconds: Double { intervalSeconds.isFinite ? max(60, intervalSeconds) : 300 }
+
+    /// The batch size in effect: 1…1000.
+    public var effectiveBatchSize: Int { min(1000, max(1, batchSize)) }
+
+    /// Checks the URL rule (SY-2) and the numbers; throws naming the field.
+    public func validate() throws(BeekonError) {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+            throw .invalidConfiguration("sync.url must be an absolute http(s) URL (got \(Self.redacted(url)))")
+        }
+        switch scheme {
+        case "https": break
+        case "http":
+            guard Self.isLoopback(host) else {
+                throw .invalidConfiguration(
+                    "sync.url must use https; plain http is allowed only to loopback hosts (got host \(host))")
+            }
+        default:
+            throw .invalidConfiguration("sync.url must use https (got scheme \(scheme))")
+        }
+        guard intervalSeconds.isFinite, intervalSeconds > 0 else {
+            throw .invalidConfiguration("sync.intervalSeconds must be a positive number")
+        }
+        guard syncThreshold >= 0 else { throw .invalidConfiguration("sync.syncThreshold must be ≥ 0") }
+    }
+
+    /// `localhost`, `127.0.0.0/8` and `::1`.
+    static func isLoopback(_ rawHost: String) -> Bool {
+        let host = rawHost.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "127" else { return false }
+        return parts.allSatisfy { p in UInt8(p) != nil }
+    }
+
+    /// The URL without its query string, for logs and errors.
+    static func redacted(_ url: URL) -> String {
+        guard var c = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "<url>" }
+        if c.query != nil { c.query = "…" }
+        c.user = nil; c.password = nil
+        return c.string ?? "<url>"
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import GRDB
+
+/// A batch whose membership is persisted before the first send (SY-6): a retry,
+/// also after a crash, carries the same id, rows, `sent_at` and extras.
+struct PendingBatch: Sendable, Hashable {
+    var id: UUID
+    var sessionId: UUID
+    var createdAt: Date
+    var extras: [String: String]
+    var locations: [Location]
+    var events: [GeofenceEventRecord]
+    var attempts: Int
+}
+
+/// A stored geofence event as the store sees it.
+struct GeofenceEventRecord: Sendable, Hashable {
+    var id: UUID
+    var geofenceId: String
+    var transition: GeofenceTransition
+    var timestamp: Date
+    var sessionId: UUID?
+
+    var wire: WireGeofenceEvent {
+        WireGeofenceEvent(id: id, geofenceId: geofenceId, type: transition, timestamp: WireTimestamp(timestamp))
+    }
+}
+
+extension LocationStore {
+    static let maxEventsPerBatch = 1000
+
+    /// The open batch if one exists (a retry), else a new one built in one transaction:
+    /// the session of the oldest pending fix, its oldest `limit` pending fixes, plus the
+    /// pending geofence events (SY-4). Nil when nothing is pending.
+    func nextBatch(limit: Int, now: Date, extras: [String: String], makeID: @Sendable @escaping () -> UUID) async throws(BeekonError) -> PendingBatch? {
+        try await write("assembling an upload batch") { db in
+            if let open = try Row.fetchOne(db, sql: "SELECT * FROM upload_batch ORDER BY created_at, id LIMIT 1") {
+                return try Self.loadBatch(db, open)
+            }
+            let session = try String.fetchOne(db, sql: """
+                SELECT session_id FROM location WHERE upload_state = 0 ORDER BY rowid LIMIT 1
+                """)
+            let eventCount = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0") ?? 0
+            guard session != nil || eventCount > 0 else { return nil }
+            let sessionID = try session
+                ?? String.fetchOne(db, sql: "SELECT session_id FROM geofence_event WHERE upload_state = 0 AND session_id IS NOT NULL ORDER BY ts LIMIT 1")
+                ?? String.fetchOne(db, sql: "SELECT id FROM session ORDER BY started_at DESC LIMIT 1")
+                ?? Self.meta(db, MetaKey.installID)!
+            let batchID = makeID().wireString
+            let extrasJSON = String(decoding: try JSONEncoder().encode(extras), as: UTF8.self)
+            try db.execute(sql: "INSERT INTO upload_batch(id, session_id, created_at, extras) VALUES (?, ?, ?, ?)",
+                           arguments: [batchID, sessionID, WireTimestamp(now).millis, extrasJSON])
+            if let session {
+                try db.execute(sql: """
+                    UPDATE location SET batch_id = ? WHERE rowid IN (
+                        SELECT rowid FROM location WHERE upload_state = 0 AND session_id = ? ORDER BY ts, rowid LIMIT ?)
+                    """, arguments: [batchID, session, limit])
+            }
+            try db.execute(sql: """
+                UPDATE geofence_event SET batch_id = ? WHERE id IN (
+                    SELECT id FROM geofence_event WHERE upload_state = 0 ORDER BY ts, id LIMIT ?)
+                """, arguments: [batchID, Self.maxEventsPerBatch])
+            return try Self.loadBatch(db, Row.fetchOne(db, sql: "SELECT * FROM upload_batch WHERE id = ?", arguments: [batchID])!)
+        }
+    }
+
+    private static func loadBatch(_ db: Database, _ row: Row) throws -> PendingBatch {
+        let id: String = row["id"]
+        let locations = try LocationRow.fetchAll(db, sql: """
+            SELECT * FROM location WHERE batch_id = ? AND upload_state = 0 ORDER BY ts, rowid
+            """, arguments: [id]).map(\.location)
+        let events = try Row.fetchAll(db, sql: """
+            SELECT * FROM geofence_event WHERE batch_id = ? AND upload_state = 0 ORDER BY ts, id
+            """, arguments: [id]).compactMap(eventRecord)
+        let extrasJSON: String = row["extras"]
+        return PendingBatch(
+            id: UUID(uuidString: id)!, sessionId: UUID(uuidString: row["session_id"]) ?? UUID(uuid: UUID_NULL_BYTES),
+            createdAt: WireTimestamp(millis: row["created_at"]).date,
+            extras: (try? JSONDecoder().decode([String: String].self, from: Data(extrasJSON.utf8))) ?? [:],
+            locations: locations, events: events, attempts: row["attempts"])
+    }
+
+    static func eventRecord(_ row: Row) -> GeofenceEventRecord? {
+        guard let id = UUID(uuidString: row["id"]), let t = GeofenceTransition(rawValue: row["type"]) else { return nil }
+        return GeofenceEventRecord(
+            id: id, geofenceId: row["geofence_id"], transition: t, timestamp: WireTimestamp(millis: row["ts"]).date,
+            sessionId: (row["session_id"] as String?).flatMap(UUID.init(uuidString:)))
+    }
+
+    /// 2xx: the rows leave the queue at once (ST-4); they stay in history unless `keepLocations` is false.
+    func acknowledge(_ batch: UUID, keepLocations: Bool) async throws(BeekonError) -> Int {
+        let n = try await write("acknowledging an upload") { db in
+            let id = batch.wireString
+            if keepLocations {
+                try db.execute(sql: "UPDATE location SET upload_state = 1, batch_id = NULL WHERE batch_id = ? AND upload_state = 0", arguments: [id])
+            } else {
+                try db.execute(sql: "DELETE FROM location WHERE batch_id = ? AND upload_state = 0", arguments: [id])
+            }
+            let n = db.changesCount
+            try db.execute(sql: "UPDATE geofence_event SET upload_state = 1, batch_id = NULL WHERE batch_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM upload_batch WHERE id = ?", arguments: [id])
+            return n
+        }
+        if !keepLocations { invalidateRowCount() }
+        return n
+    }
+
+    /// 400/422: the batch leaves the queue and its rows are set aside for inspection (SY-7).
+    func reject(_ batch: PendingBatch, status: Int, at now: Date) async throws(BeekonError) {
+        try await write("setting a rejected batch aside") { db in
+            let id = batch.id.wireString
+            try db.execute(sql: "UPDATE location SET upload_state = 2 WHERE batch_id = ? AND upload_state = 0", arguments: [id])
+            let locations = db.changesCount
+            try db.execute(sql: "UPDATE geofence_event SET upload_state = 2 WHERE batch_id = ? AND upload_state = 0", arguments: [id])
+            let events = db.changesCount
+            try db.execute(sql: """
+                INSERT INTO rejected_batch(id, session_id, rejected_at, status, locations, geofence_events)
+                VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING
+                """, arguments: [id, batch.sessionId.wireString, WireTimestamp(now).millis, status, locations, events])
+            try db.execute(sql: "DELETE FROM upload_batch WHERE id = ?", arguments: [id])
+        }
+    }
+
+    /// A failed attempt: the batch stays (same id, same rows) with its attempt count and last outcome.
+    func recordAttempt(_ batch: UUID, status: Int?, error: String?) async throws(BeekonError) {
+        try await write("recording an upload attempt") { db in
+            try db.execute(sql: "UPDATE upload_batch SET attempts = attempts + 1, last_status = ?, last_error = ? WHERE id = ?",
+                           arguments: [status, error, batch.wireString])
+        }
+    }
+
+    /// Fixes and events waiting for upload (including those in an unacknowledged batch).
+    func pendingCount() async throws(BeekonError) -> Int {
+        try await read("counting pending rows") { db in
+            try Int.fetchOne(db, sql: "SELECT (SELECT COUNT(*) FROM location WHERE upload_state = 0) + (SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0)") ?? 0
+        }
+    }
+
+    /// Fixes waiting for upload (not events): the threshold trigger's measure.
+    func pendingLocationCount() async throws(BeekonError) -> Int {
+        try await read("counting pending fixes") { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM location WHERE upload_state = 0") ?? 0
+        }
+    }
+
+    /// Rows set aside after a 400/422, oldest first.
+    func rejectedLocations() async throws(BeekonError) -> [Location] {
+        try await read("reading rejected rows") { db in
+            try LocationRow.fetchAll(db, sql: "SELECT * FROM location WHERE upload_state = 2 ORDER BY ts, rowid").map(\.location)
+        }
+    }
+
+    /// The persisted extras (SY-9).
+    func extras() async throws(BeekonError) -> [String: String] {
+        let json = try await read("reading extras") { db in try Self.meta(db, "extras") }
+        guard let json else { return [:] }
+        return (try? JSONDecoder().decode([String: String].self, from: Data(json.utf8))) ?? [:]
+    }
+
+    /// Persists extras attached to every later batch.
+    func setExtras(_ extras: [String: String]) async throws(BeekonError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = String(decoding: (try? encoder.encode(extras)) ?? Data("{}".utf8), as: UTF8.self)
+        try await write("saving extras") { db in try Self.setMeta(db, "extras", extras.isEmpty ? nil : json) }
+    }
+
+    /// Persists the last sync outcome for `beekon status`.
+    func setLastSyncOutcome(_ text: String) async throws(BeekonError) {
+        try await write("saving the sync outcome") { db in try Self.setMeta(db, "last_sync_outcome", text) }
+    }
+}

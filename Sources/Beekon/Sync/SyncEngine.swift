@@ -1,0 +1,251 @@
+import Foundation
+import Logging
+
+/// What woke the drain loop (SY-3).
+enum SyncTrigger: Sendable, Hashable {
+    case interval, manual, configure, geofenceEvent, sessionStopped, threshold, retry
+}
+
+/// The one outbound loop (SY-3..7): triggers only wake it, wakes during a drain
+/// coalesce into the next pass, each pass sends batches until the queue is empty
+/// or a batch fails, and every outcome is classified by `StatusPolicy`.
+actor SyncEngine {
+    /// Why the loop is holding back between drains.
+    enum Hold: Sendable, Equatable {
+        /// Transient failure: wait for the backoff deadline (or `sync()`/`configure()`).
+        case backoff(until: Date)
+        /// Permanent failure: wait for the next interval, `sync()` or `configure()`.
+        case permanent
+    }
+
+    let config: SyncConfig
+    private let store: LocationStore
+    private let transport: any HTTPTransport
+    private let clock: any BeekonClock
+    private let makeID: @Sendable () -> UUID
+    private let randomUnit: @Sendable () -> Double
+    private let status: Broadcast<SyncStatus>
+    private let logger: Logger
+    private let device: WireDevice
+    private let backoff = Backoff()
+    static let requestTimeout: Duration = .seconds(30)
+
+    private var triggers: Set<SyncTrigger> = []
+    private var waiting: CheckedContinuation<Void, Never>?
+    private var queuedWaiters: [CheckedContinuation<Void, Never>] = []
+    private var loopTask: Task<Void, Never>?
+    private var intervalTask: Task<Void, Never>?
+    private var retryTask: Task<Void, Never>?
+    private(set) var hold: Hold?
+    private var consecutiveFailures = 0
+    private var stopped = false
+
+    init(config: SyncConfig, store: LocationStore, transport: any HTTPTransport, clock: any BeekonClock,
+         makeID: @escaping @Sendable () -> UUID, randomUnit: @escaping @Sendable () -> Double,
+         status: Broadcast<SyncStatus>, logger: Logger, installID: UUID) {
+        self.config = config; self.store = store; self.transport = transport; self.clock = clock
+        self.makeID = makeID; self.randomUnit = randomUnit; self.status = status; self.logger = logger
+        self.device = WireDevice(installId: installID, platform: DeviceInfo.platform,
+                                 sdkVersion: DeviceInfo.sdkVersion, model: DeviceInfo.model)
+    }
+
+    /// Starts the loop and the interval timer.
+    func start() {
+        guard loopTask == nil, !stopped else { return }
+        loopTask = Task { await self.loop() }
+        let interval = Duration.milliseconds(Int64(config.effectiveIntervalSeconds * 1000))
+        intervalTask = Task { [clock] in
+            while !Task.isCancelled {
+                do { try await clock.sleep(for: interval) } catch { return }
+                self.wake(.interval)
+            }
+        }
+    }
+
+    /// Stops the loop and timers; an in-flight request finishes or times out on its own,
+    /// and its batch is re-sent with the same id by the next engine.
+    func shutdown() {
+        stopped = true
+        loopTask?.cancel(); intervalTask?.cancel(); retryTask?.cancel()
+        waiting?.resume(); waiting = nil
+        for w in queuedWaiters { w.resume() }
+        queuedWaiters = []
+    }
+
+    /// Wakes the loop; coalesces with other wakes.
+    func wake(_ trigger: SyncTrigger) {
+        guard !stopped else { return }
+        triggers.insert(trigger)
+        waiting?.resume()
+        waiting = nil
+    }
+
+    /// `sync()`: wakes the loop and returns when the drain it caused has finished.
+    func syncNow() async {
+        guard !stopped else { return }
+        await withCheckedContinuation { c in
+            queuedWaiters.append(c)
+            wake(.manual)
+        }
+    }
+
+    /// A regular fix was stored: wake early when `syncThreshold` fixes are pending (SY-3).
+    func fixStored() async {
+        guard config.syncThreshold >= 1, !stopped else { return }
+        guard let pending = try? await store.pendingLocationCount(), pending >= config.syncThreshold else { return }
+        wake(.threshold)
+    }
+
+    private func loop() async {
+        while !Task.isCancelled && !stopped {
+            if triggers.isEmpty {
+                await withCheckedContinuation { waiting = $0 }
+                continue
+            }
+            let current = triggers
+            triggers = []
+            let waiters = queuedWaiters
+            queuedWaiters = []
+            if allowed(current) { await drain() }
+            for w in waiters { w.resume() }
+        }
+    }
+
+    /// Whether these triggers may start a drain given the current hold.
+    private func allowed(_ t: Set<SyncTrigger>) -> Bool {
+        if t.contains(.manual) || t.contains(.configure) { return true }
+        switch hold {
+        case nil: return true
+        case .backoff(let until): return clock.now() >= until
+        case .permanent: return t.contains(.interval)
+        }
+    }
+
+    private func drain() async {
+        status.publish(.inFlight)
+        while !stopped {
+            let batch: PendingBatch?
+            do {
+                let extras = try await store.extras()
+                batch = try await store.nextBatch(limit: config.effectiveBatchSize, now: clock.now(), extras: extras, makeID: makeID)
+            } catch {
+                logger.error("could not assemble a batch", metadata: ["error": "\(error)"])
+                scheduleRetry(status: nil, retryAfter: nil)
+                return
+            }
+            guard let batch else {
+                hold = nil
+                consecutiveFailures = 0
+                await report(.succeeded(at: clock.now()))
+                return
+            }
+            guard await send(batch) else { return }
+        }
+    }
+
+    /// Sends one batch and acts on the outcome; returns whether the drain may continue.
+    private func send(_ batch: PendingBatch) async -> Bool {
+        let result: Result<HTTPResponse, HTTPTransportError>
+        do {
+            result = .success(try await transport.send(request(for: batch)))
+        } catch {
+            result = .failure(error)
+        }
+        let outcome = StatusPolicy.classify(result, now: clock.now())
+        let meta: Logger.Metadata = [
+            "batch": "\(batch.id.wireString)", "locations": "\(batch.locations.count)",
+            "events": "\(batch.events.count)", "outcome": "\(outcome)"]
+        do {
+            switch outcome {
+            case .accepted:
+                _ = try await store.acknowledge(batch.id, keepLocations: config.keepUploadedLocations)
+                consecutiveFailures = 0
+                logger.debug("batch accepted", metadata: meta)
+                return true
+            case .rejected(let s):
+                try await store.reject(batch, status: s, at: clock.now())
+                logger.error("batch rejected by the server; rows set aside, not retried", metadata: meta)
+                await report(.failed(.rejected(status: s)))
+                return false
+            case .unauthorized(let s):
+                try await store.recordAttempt(batch.id, status: s, error: nil)
+                logger.error("upload unauthorized; rows kept", metadata: meta)
+                hold = .permanent
+                await report(.failed(.auth(status: s)))
+                return false
+            case .retryable(let s, let retryAfter):
+                let why = (try? result.get()).map { "HTTP \($0.status)" } ?? (result.failureValue.map { "\($0)" } ?? "?")
+                try await store.recordAttempt(batch.id, status: s, error: why)
+                logger.warning("upload failed, will retry", metadata: meta.merging(["error": "\(why)"]) { a, _ in a })
+                scheduleRetry(status: s, retryAfter: retryAfter)
+                return false
+            case .permanent(let s):
+                try await store.recordAttempt(batch.id, status: s, error: nil)
+                logger.error("upload failed permanently; rows kept until the next interval, sync() or configure()", metadata: meta)
+                hold = .permanent
+                await report(.failed(.permanent(status: s)))
+                return false
+            }
+        } catch {
+            logger.error("could not record the upload outcome", metadata: ["error": "\(error)"])
+            scheduleRetry(status: nil, retryAfter: nil)
+            return false
+        }
+    }
+
+    /// Publishes a status and persists it for `beekon status` (best effort).
+    private func report(_ new: SyncStatus) async {
+        status.publish(new)
+        try? await store.setLastSyncOutcome("\(new)")
+    }
+
+    private func scheduleRetry(status code: Int?, retryAfter: Duration?) {
+        consecutiveFailures += 1
+        let delay = retryAfter ?? backoff.delay(attempt: consecutiveFailures, random: randomUnit())
+        let until = clock.now().addingTimeInterval(delay.seconds)
+        hold = .backoff(until: until)
+        status.publish(.retrying(nextAttempt: until))
+        let store = self.store
+        Task { try? await store.setLastSyncOutcome("retrying at \(WireTimestamp(until))") }
+        retryTask?.cancel()
+        retryTask = Task { [clock] in
+            do { try await clock.sleep(for: delay) } catch { return }
+            self.wake(.retry)
+        }
+    }
+
+    private func request(for batch: PendingBatch) -> HTTPRequest {
+        let envelope = WireEnvelope(
+            batchId: batch.id, sessionId: batch.sessionId, sentAt: WireTimestamp(batch.createdAt), device: device,
+            extras: batch.extras, locations: batch.locations.map(\.wire), geofenceEvents: batch.events.map(\.wire))
+        let json = WireJSONWriter.encode(envelope)
+        var headers = config.headers.filter {
+            let k = $0.key.lowercased()
+            return k != "content-type" && k != "content-encoding" && k != "content-length"
+        }
+        headers["Content-Type"] = "application/json"
+        let body: Data
+        if let gzipped = try? Gzip.compress(json) {
+            headers["Content-Encoding"] = "gzip"
+            body = gzipped
+        } else {
+            body = json  // zlib failed (out of memory): send identity rather than a wrong header.
+        }
+        return HTTPRequest(url: config.url, method: "POST", headers: headers, body: body, timeout: Self.requestTimeout)
+    }
+}
+
+extension Result {
+    var failureValue: Failure? {
+        if case .failure(let f) = self { return f }
+        return nil
+    }
+}
+
+extension Duration {
+    /// This duration in seconds as a `Double`.
+    public var seconds: Double {
+        let (s, atto) = components
+        return Double(s) + Double(atto) / 1e18
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The live transport: URLSession (FoundationNetworking on Linux) with redirects
+/// refused at session level (a per-task delegate is ignored on Linux) and a hard
+/// deadline that cancels the task (`timeoutInterval` alone is only an idle timeout).
+public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
+    private let session: URLSession
+
+    /// Creates a transport with its own ephemeral session (no cookies, no cache).
+    public init() {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        session = URLSession(configuration: configuration, delegate: RedirectRefuser(), delegateQueue: nil)
+    }
+
+    deinit { session.invalidateAndCancel() }
+
+    public func send(_ request: HTTPRequest) async throws(HTTPTransportError) -> HTTPResponse {
+        var r = URLRequest(url: request.url)
+        r.httpMethod = request.method
+        r.httpBody = request.body
+        r.timeoutInterval = max(1, Double(request.timeout.components.seconds))
+        for (k, v) in request.headers { r.setValue(v, forHTTPHeaderField: k) }
+        let once = OnceBox()
+        let result: Result<HTTPResponse, HTTPTransportError> = await withCheckedContinuation { continuation in
+            once.set(continuation)
+            let task = session.dataTask(with: r) { data, response, error in
+                if let http = response as? HTTPURLResponse, error == nil {
+                    var headers: [String: String] = [:]
+                    for (k, v) in http.allHeaderFields { headers["\(k)".lowercased()] = "\(v)" }
+                    once.resume(.success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())))
+                } else if let error = error as? URLError {
+                    once.resume(.failure(error.code == .timedOut ? .timeout : .network("\(error.code.rawValue) \(error.localizedDescription)")))
+                } else {
+                    once.resume(.failure(.network(error.map { "\($0)" } ?? "no HTTP response")))
+                }
+            }
+            task.resume()
+            // Hard deadline: cancel the task and answer `.timeout`, whatever the socket does.
+            let deadline = request.timeout
+            Task {
+                try? await Task.sleep(for: deadline)
+                if once.resume(.failure(.timeout)) { task.cancel() }
+            }
+        }
+        return try result.get()
+    }
+}
+
+/// Resumes a continuation exactly once, from whichever side finishes first.
+private final class OnceBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Result<HTTPResponse, HTTPTransportError>, Never>?
+    func set(_ c: CheckedContinuation<Result<HTTPResponse, HTTPTransportError>, Never>) { lock.withLock { continuation = c } }
+    @discardableResult
+    func resume(_ value: Result<HTTPResponse, HTTPTransportError>) -> Bool {
+        let c: CheckedContinuation<Result<HTTPResponse, HTTPTransportError>, Never>? = lock.withLock {
+            defer { continuation = nil }
+            return continuation
+        }
+        c?.resume(returning: value)
+        return c != nil
+    }
+}
+
+/// Answers every redirect with "do not follow": the 3xx reaches the caller.
+private final class RedirectRefuser: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        completionHandler(nil)
+    }
+}

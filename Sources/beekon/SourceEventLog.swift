@@ -1,0 +1,45 @@
+import BeekonSources
+import Foundation
+import Logging
+
+/// Logs a live source's connection events as plain lines (journald-friendly)
+/// and remembers why it gave up, for the agent's exit message.
+final class SourceEventLog: Sendable {
+    private let logger: Logger
+    private let lastFailure = LockedBox<String?>(nil)
+
+    init(logger: Logger) { self.logger = logger }
+
+    /// Why the source gave up, if it did.
+    var failure: String? { lastFailure.value }
+
+    /// The handler to give a provider.
+    var handler: @Sendable (LiveSourceEvent) -> Void {
+        { [self] event in record(event) }
+    }
+
+    func record(_ event: LiveSourceEvent) {
+        switch event {
+        case .connected, .ended:
+            logger.notice("\(event)")
+        case .disconnected:
+            logger.warning("\(event)")
+        case .attemptFailed:
+            logger.info("\(event)")
+        case .gaveUp(let what, let reason):
+            lastFailure.value = "\(what) \(reason)"
+            logger.error("\(event)")
+        }
+    }
+}
+
+/// A tiny lock-protected value.
+final class LockedBox<Value: Sendable>: @unchecked Sendable {
+    private var stored: Value
+    private let lock = NSLock()
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}

@@ -1,0 +1,126 @@
+@testable import Beekon
+import BeekonTesting
+import Foundation
+import Testing
+
+@Suite("Sync triggers, batching and crash safety (SY-3, SY-4, SY-6)")
+struct SyncOrderingTests {
+    @Test func oneSessionPerBatchOldestFirst() async throws {
+        let h = Harness()
+        let transport = ScriptedTransport()
+        let beekon = h.beekon(transport: transport)
+        try await configureSync(beekon, syncConfig(SyncConfig(url: loopbackURL, batchSize: 2)))
+        await transport.hold()
+        try await beekon.start()
+        let a = try #require(await beekon.sessionID)
+        await h.provider.send((0..<3).map { fix(Double($0), north: Double($0) * 10) })
+        try await beekon.stop()                           // session-stop trigger; request held
+        try await beekon.start()
+        let b = try #require(await beekon.sessionID)
+        await h.provider.send((10..<12).map { fix(Double($0), north: Double($0) * 10) })
+        await transport.release()
+        try await beekon.sync()
+        let batches = await transport.requests.map(\.envelope)
+        #expect(batches.map(\.sessionId) == [a, a, b])
+        #expect(batches.map(\.locations.count) == [2, 1, 2])
+        let times = batches.flatMap(\.locations).map(\.timestamp.millis)
+        #expect(times == times.sorted(), "oldest rows first")
+    }
+
+    @Test func sessionStopTriggersAnImmediateFlush() async throws {
+        let h = Harness()
+        let transport = ScriptedTransport()
+        let beekon = h.beekon(transport: transport)
+        try await configureSync(beekon, syncConfig())
+        try await beekon.start()
+        await h.provider.send([fix(1), fix(2, north: 20)])
+        try await beekon.stop()
+        await transport.waitForRequests(1)
+        #expect(await transport.requests[0].envelope.locations.count == 2)
+    }
+
+    @Test func thresholdTrigger() async throws {
+        let h = Harness()
+        let transport = ScriptedTransport()
+        let beekon = h.beekon(transport: transport)
+        try await configureSync(beekon, syncConfig(SyncConfig(url: loopbackURL, syncThreshold: 3)))
+        try await beekon.start()
+        await h.provider.send([fix(1), fix(2, north: 20)])
+        #expect(await transport.requests.isEmpty)
+        await h.provider.send(fix(3, north: 40))
+        await transport.waitForRequests(1)
+        #expect(await transport.requests[0].envelope.locations.count == 3)
+    }
+
+    @Test func intervalTrigger() async throws {
+        let h = Harness()
+        let transport = ScriptedTransport()
+        let beekon = h.beekon(transport: transport)
+        try await configureSync(beekon, syncConfig(SyncConfig(url: loopbackURL, intervalSeconds: 120)))
+        try await beekon.start()
+        await h.provider.send(fix(1))
+        await h.clock.waitForSleepers(1)
+        h.clock.advance(by: .seconds(119))
+        #expect(await transport.requests.isEmpty)
+        h.clock.advance(by: .seconds(1))
+        await transport.waitForRequests(1)
+    }
+
+    @Test func wakesDuringADrainCoalesce() async throws {
+        let h = Harness()
+        let transport = ScriptedTransport()
+        let beekon = h.beekon(transport: transport)
+        try await configureSync(beekon, syncConfig(SyncConfig(url: loopbackURL, syncThreshold: 1)))
+        await transport.hold()
+        try await beekon.start()
+        await h.provider.send(fix(1))                    // threshold → drain starts, request held
+        await transport.waitForRequests(1)
+        await h.provider.send((2..<8).map { fix(Double($0), north: Double($0) * 10) })  // six more wakes
+        await transport.release()
+        try await beekon.sync()
+        let r = await transport.requests
+        #expect(r.count == 2, "one drain in flight + one coalesced pass, not one per wake")
+        #expect(r[1].envelope.locations.count == 6)
+    }
+
+    @Test func aBatchInterruptedByProcessDeathIsResentWithTheSameIdAndRows() async throws {
+        let h = Harness()
+        let first = ScriptedTransport()
+        await first.hold()
+        let dying = h.beekon(transport: first)
+        try await configureSync(dying, syncConfig())
+        try await dying.start()
+        await h.provider.send((0..<4).map { fix(Double($0), north: Double($0) * 10) })
+        Task { try? await dying.sync() }
+        await first.waitForRequests(1)                   // in flight; the answer never arrives
+        let sent = await first.requests[0].envelope
+        // Relaunch on the same database while the old instance is frozen mid-request.
+        let second = ScriptedTransport()
+        let relaunched = h.beekon(transport: second)
+        #expect(try await relaunched.resumeIfNeeded())
+        try await relaunched.sync()
+        let resent = await second.requests[0].envelope
+        #expect(resent.batchId == sent.batchId)
+        #expect(resent.locations == sent.locations)
+        #expect(resent.sentAt == sent.sentAt)
+        #expect(try await relaunched.pendingUploadCount() == 0)
+    }
+
+    @Test func unacknowledgedRowsAreExemptFromTheAgePruneButNotTheCap() async throws {
+        let h = Harness()
+        let transport = ScriptedTransport(fallback: .failure(.network("offline")))
+        let beekon = h.beekon(transport: transport, rowCap: 3)
+        try await configureSync(beekon, syncConfig())
+        try await beekon.start()
+        await h.provider.send([fix(0), fix(1, north: 10)])
+        h.clock.advance(by: .seconds(8 * 86_400))
+        await h.provider.send(fix(8 * 86_400, north: 20))
+        let kept = try await beekon.history(from: .distantPast, to: .distantFuture).count
+        let aged = try await beekon.storeReport().agedRowsTotal
+        #expect(kept == 3 && aged == 0, "offline backlog kept (kept \(kept), aged \(aged))")
+        await h.provider.send(fix(8 * 86_400 + 1, north: 30))
+        let report = try await beekon.storeReport()
+        #expect(report.trimmedRowsTotal == 1)
+        #expect(report.trimmedUnsentTotal == 1, "trimmed before upload: counted")
+    }
+}
