@@ -126,7 +126,7 @@ extension Ingest {
             }
             let db = try Backend.postgres.freshDatabase()
             guard case .postgres(let location) = db.location else { return }
-            let store = PostgresLocationStore(location: location, operationTimeout: .seconds(2), logger: testLogger)
+            let store = PostgresLocationStore(location: location, operationTimeout: .seconds(5), logger: testLogger)
             let server = try await TestServer.start(IngestConfiguration(database: db.location, authMode: .off), store: store)
             #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3))).status == 200)
             try cluster.dropDatabase(db.name) // the database goes away under the running server

@@ -3,18 +3,25 @@ import PostgresNIO
 
 extension PostgresLocationStore {
     public func signingKey(proposed: [UInt8]) async throws(StoreError) -> [UInt8] {
-        try await transaction { conn in
-            try await conn.query("""
-                INSERT INTO server_keys (name, value) VALUES ('access_token_hmac', \(Hex.encode(proposed)))
-                ON CONFLICT (name) DO NOTHING
-                """, logger: self.logger)
-            var key = proposed
-            for try await hex in try await conn.query("SELECT value FROM server_keys WHERE name = 'access_token_hmac'",
-                                                      logger: self.logger).decode(String.self) {
-                key = Hex.decode(hex) ?? proposed
-            }
-            return key
+        // Start-up work, like migrations: no request deadline.
+        do {
+            return try await client.withTransaction(logger: logger) { conn in try await self.loadOrCreateKey(conn, proposed) }
+        } catch {
+            throw Self.storeError(error)
         }
+    }
+
+    private func loadOrCreateKey(_ conn: PostgresConnection, _ proposed: [UInt8]) async throws -> [UInt8] {
+        try await conn.query("""
+            INSERT INTO server_keys (name, value) VALUES ('access_token_hmac', \(Hex.encode(proposed)))
+            ON CONFLICT (name) DO NOTHING
+            """, logger: logger)
+        var key = proposed
+        for try await hex in try await conn.query("SELECT value FROM server_keys WHERE name = 'access_token_hmac'",
+                                                  logger: logger).decode(String.self) {
+            key = Hex.decode(hex) ?? proposed
+        }
+        return key
     }
 
     public func insertRefreshToken(_ r: RefreshTokenRecord) async throws(StoreError) {

@@ -1,0 +1,57 @@
+import BeekonIngest
+import BeekonWire
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Ingest {
+    /// The `beekon-ingest` binary as an operator runs it: `--port 0` reports the port,
+    /// SIGTERM stops it cleanly.
+    @Suite struct Executable {
+        static var binary: URL {
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("beekon-ingest")
+        }
+
+        @Test func reportsItsPortAndStopsOnSIGTERM() async throws {
+            let binary = Self.binary
+            try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the executable first: \(binary.path)")
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-exe-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = ["--port", "0", "--log-level", "error"]
+            process.currentDirectoryURL = dir
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let line: String = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    var text = ""
+                    while !text.contains("\n") {
+                        let chunk = out.fileHandleForReading.availableData
+                        if chunk.isEmpty { break }
+                        text += String(decoding: chunk, as: UTF8.self)
+                    }
+                    continuation.resume(returning: text)
+                }
+            }
+            let port = try #require(line.split(separator: "\n").first.flatMap { l -> Int? in
+                guard l.hasPrefix("listening on 127.0.0.1:") else { return nil }
+                return Int(l.dropFirst("listening on 127.0.0.1:".count))
+            }, "unexpected first line: \(line)")
+            let health = try await HTTP.send("GET", "http://127.0.0.1:\(port)/healthz")
+            #expect(health.status == 200)
+            #expect(try await HTTP.send("POST", "http://127.0.0.1:\(port)/v1/locations",
+                                        body: [UInt8](WireJSONWriter.encode(Fixtures.envelope(Fixtures.locations(1))))).status == 200)
+            #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("beekon-ingest.sqlite").path))
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .exit)
+            #expect(process.terminationStatus == 0)
+        }
+    }
+}
