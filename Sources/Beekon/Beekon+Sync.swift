@@ -4,6 +4,11 @@ extension Beekon {
     /// Upload progress and outcomes: hot, replay-1 (SY-8).
     public nonisolated var syncStatus: AsyncStream<SyncStatus> { syncStatusBroadcast.stream() }
 
+    /// Each rotation of the live auth token set (AU-9), for mirroring into the app's own
+    /// session store: hot, replay-1 (a new subscriber gets this process's latest rotation).
+    /// The SDK never logs the tokens; `AuthChange`'s descriptions redact them.
+    public nonisolated var authChanges: AsyncStream<AuthChange> { authChangeBroadcast.stream() }
+
     /// The latest sync status.
     public nonisolated var currentSyncStatus: SyncStatus { syncStatusBroadcast.current ?? .idle }
 
@@ -45,10 +50,17 @@ extension Beekon {
         }
         guard let wanted else { return nil }
         let installID = try await store.installID(makeID: deps.makeID)
+        let transport = deps.transport ?? URLSessionTransport()
+        var refresher: TokenRefresher?
+        if let auth = wanted.auth {
+            refresher = TokenRefresher(config: auth, transport: transport, clock: deps.clock, secrets: deps.effectiveSecretStore,
+                                       changes: authChangeBroadcast, logger: logger)
+            await refresher?.start()
+        }
         let engine = SyncEngine(
-            config: wanted, store: store, transport: deps.transport ?? URLSessionTransport(), clock: deps.clock,
+            config: wanted, store: store, transport: transport, clock: deps.clock,
             makeID: deps.makeID, randomUnit: deps.randomUnit, status: syncStatusBroadcast,
-            logger: logger, installID: installID)
+            logger: logger, installID: installID, auth: refresher)
         syncEngine = engine
         await engine.start()
         logger.info("sync on", metadata: ["url": "\(SyncConfig.redacted(wanted.url))", "batch": "\(wanted.effectiveBatchSize)"])

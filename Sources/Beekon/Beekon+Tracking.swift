@@ -6,6 +6,7 @@ extension Beekon {
     func begin(session: UUID, resumeFrom: GatePoint?) async throws(BeekonError) {
         let previous = machine.phase
         let actions = machine.start(session: session, resumeFrom: resumeFrom)
+        if !actions.isEmpty { stationary.reset() }
         for action in actions {
             switch action {
             case .persistIntent(let session):
@@ -51,15 +52,38 @@ extension Beekon {
         }
     }
 
-    /// One raw fix from the source: sanitise, flag, gate, store, then emit (ST-1, FX-7).
+    /// One raw fix from the source (ST-1, FX-7): sanitise; evaluate geofences and the
+    /// stationary detector on every fix (before the gate); record a crossing (trigger
+    /// `geofence`) or a return to motion (trigger `motion`) bypassing the gate, else gate
+    /// it; store durably, then emit.
     func receive(_ raw: RawFix, generation: Int) async {
-        guard generation == runGeneration else { return }
+        guard generation == runGeneration, machine.session != nil else { return }
         stats.received += 1
-        switch machine.decide(raw, id: deps.makeID()) {
-        case .notTracking:
-            return
-        case .invalid:
+        guard let fix = FixSanitiser.sanitise(raw) else {
             stats.invalid += 1
+            return
+        }
+        var fences = geofenceEngine
+        let crossing = fences.evaluateCrossings(
+            latitude: fix.latitude, longitude: fix.longitude, accuracy: fix.accuracy,
+            timestamp: fix.timestamp, makeID: deps.makeID)
+        let oldMotion = stationary.motion
+        let actions = stationary.observe(fix: fix)
+        var trigger = Trigger.interval
+        if !crossing.events.isEmpty {
+            trigger = .geofence
+        } else if actions.contains(where: { if case .resumedMoving = $0 { true } else { false } }) {
+            trigger = .motion
+        }
+        let decision = machine.decide(fix, id: deps.makeID(), motion: stationary.motion, trigger: trigger,
+                                      bypassGate: trigger != .interval)
+        let records = crossing.events.map {
+            GeofenceEventRecord(id: $0.id, geofenceId: $0.geofenceId, transition: $0.transition,
+                                timestamp: $0.timestamp, sessionId: machine.session)
+        }
+        switch decision {
+        case .notTracking, .invalid:
+            return
         case .rejected(let why):
             switch why {
             case .notLater: stats.notLater += 1
@@ -67,21 +91,54 @@ extension Beekon {
             case .tooClose: stats.tooClose += 1
             case .admit: break
             }
-        case .admit(let location):
-            do {
-                let trimmed = try await ready().insert(location)
-                stats.trimmed += trimmed
-                stats.stored += 1
-                machine.committed(location)
-                positionBroadcast.publish(location)
-                await syncEngine?.fixStored()
-            } catch {
-                stats.storeFailures += 1
-                stats.lastError = error
-                logger.error("could not store a fix; tracking continues", metadata: ["error": "\(error)"])
+            if !crossing.stateChanges.isEmpty {
+                // The crossing still counts even when its fix is not stored.
+                do {
+                    try await ready().insertEvents(records, states: crossing.stateChanges)
+                    geofenceEngine = fences
+                    publishEvents(crossing.events)
+                } catch {
+                    logger.error("could not store geofence events", metadata: ["error": "\(error)"])
+                }
             }
-            await pruneIfDue()
+        case .admit(let location):
+            if await record(location, events: records, states: crossing.stateChanges) {
+                geofenceEngine = fences
+                publishEvents(crossing.events)
+            }
         }
+        await runStationary(actions, previousMotion: oldMotion)
+    }
+
+    /// Stores one location (with any geofence events in the same transaction), then
+    /// commits it to the gate and emits it. Returns whether it was stored.
+    @discardableResult
+    func record(_ location: Location, events: [GeofenceEventRecord] = [], states: [String: Bool] = [:]) async -> Bool {
+        do {
+            let trimmed = try await ready().insert(location, events: events, geofenceStates: states)
+            stats.trimmed += trimmed
+            stats.stored += 1
+            machine.committed(location)
+            positionBroadcast.publish(location)
+            await syncEngine?.fixStored()
+            await pruneIfDue()
+            return true
+        } catch {
+            stats.storeFailures += 1
+            stats.lastError = error
+            logger.error("could not store a fix; tracking continues", metadata: ["error": "\(error)"])
+            return false
+        }
+    }
+
+    private func publishEvents(_ events: [GeofenceEvent]) {
+        guard !events.isEmpty else { return }
+        for e in events {
+            logger.info("geofence crossing", metadata: ["geofence": "\(e.geofenceId)", "type": "\(e.transition.rawValue)"])
+            geofenceEventBroadcast.publish(e)
+        }
+        // Geofence events are sparse and high-signal: upload at once (SY-3).
+        if let engine = syncEngine { Task { await engine.wake(.geofenceEvent) } }
     }
 
     private func sourceFinished(generation: Int, error: (any Error)?) async {
@@ -97,6 +154,61 @@ extension Beekon {
         let waiters = sourceEndWaiters
         sourceEndWaiters = []
         for w in waiters { w.resume() }
+    }
+
+    // MARK: - Stationary handling (FX-6)
+
+    /// Applies a new configuration to the stationary detector.
+    func applyStationary(_ config: BeekonConfig) async {
+        let actions = stationary.reconfigure(
+            policy: config.whenStationary, radiusMeters: config.stationaryRadiusMeters,
+            checkInIntervalSeconds: config.checkInIntervalSeconds)
+        await runStationary(actions, previousMotion: stationary.motion)
+    }
+
+    /// Runs the detector's provider actions, persists motion changes and (re)arms the check-in timer.
+    func runStationary(_ actions: [StationaryDetector.Action], previousMotion: Motion) async {
+        for action in actions {
+            switch action {
+            case .pauseProvider:
+                if machine.session != nil { await deps.provider.setPowerMode(.paused) }
+            case .resumeProvider:
+                if machine.session != nil { await deps.provider.setPowerMode(machine.config.preset.powerMode) }
+            case .becameStationary, .resumedMoving, .checkIn:
+                break
+            }
+        }
+        if stationary.motion != previousMotion {
+            logger.info("motion changed", metadata: ["motion": "\(stationary.motion.rawValue)"])
+            try? await ready().setMotion(stationary.motion)
+        }
+        armCheckIn()
+    }
+
+    /// Sleeps on the injected clock until the next check-in is due, then records it.
+    private func armCheckIn() {
+        checkInTask?.cancel()
+        checkInTask = nil
+        guard machine.session != nil, let due = stationary.nextCheckInDue else { return }
+        let delay = max(0, due.timeIntervalSince(deps.clock.now()))
+        let clock = deps.clock
+        checkInTask = Task { [weak self] in
+            do { try await clock.sleep(for: .milliseconds(Int64(delay * 1000))) } catch { return }
+            await self?.checkInDue()
+        }
+    }
+
+    private func checkInDue() async {
+        guard machine.session != nil else { return }
+        for action in stationary.tick(now: deps.clock.now()) {
+            guard case .checkIn(let cached) = action else { continue }
+            // From the cached position with a fresh timestamp: the hardware is not asked.
+            if case .admit(let location) = machine.decide(
+                cached, id: deps.makeID(), motion: .stationary, trigger: .checkIn, bypassGate: true) {
+                await record(location)
+            }
+        }
+        armCheckIn()
     }
 
     /// Age prune with the first stored fix of a run, then at most hourly (clock time).
@@ -144,6 +256,8 @@ extension Beekon {
         case .setPowerMode(let mode):
             await deps.provider.setPowerMode(mode)
         case .stopProvider:
+            checkInTask?.cancel()
+            checkInTask = nil
             // Stopping the provider ends its stream; the generation bump makes any fix still
             // in flight a no-op. The consume task is not cancelled: this action may run on it
             // (a source failure), and the writes that follow must not see a cancelled task.

@@ -32,6 +32,11 @@ public actor Beekon {
     var lastPrune: Date?
     let syncStatusBroadcast = Broadcast<SyncStatus>(initial: .idle)
     var syncEngine: SyncEngine?
+    let authChangeBroadcast = Broadcast<AuthChange>()
+    var geofenceEngine = GeofenceEngine()
+    let geofenceEventBroadcast = Broadcast<GeofenceEvent>()
+    var stationary = StationaryDetector()
+    var checkInTask: Task<Void, Never>?
 
     /// Creates an SDK instance over explicit dependencies (for the agent and for tests).
     /// Nothing is opened until the first call that needs the database.
@@ -59,6 +64,7 @@ public actor Beekon {
         let store = try await ready()
         try await store.saveConfig(config)
         await perform(machine.configure(config))
+        await applyStationary(config)
         // A new configuration also re-arms uploads after a permanent or auth failure (SY-7).
         try await applySync()?.wake(.configure)
     }
@@ -172,7 +178,13 @@ public actor Beekon {
             _ = try await store.installID(makeID: deps.makeID)
         }
         if !configLoaded {
-            if let saved = try await store.savedConfig() { _ = machine.configure(saved) }
+            if let saved = try await store.savedConfig() {
+                _ = machine.configure(saved)
+                _ = stationary.reconfigure(policy: saved.whenStationary, radiusMeters: saved.stationaryRadiusMeters,
+                                           checkInIntervalSeconds: saved.checkInIntervalSeconds)
+            }
+            let (fences, inside) = try await store.loadGeofences()
+            geofenceEngine = GeofenceEngine(fences: fences, insideIDs: inside)
             configLoaded = true
         }
         return store

@@ -22,6 +22,9 @@ public struct BeekonDependencies: Sendable {
     public var transport: (any HTTPTransport)?
     /// Uniform random numbers in [0, 1) for backoff jitter (inject a constant in tests).
     public var randomUnit: @Sendable () -> Double
+    /// Where the live auth tokens are kept (AU-9); nil means the platform vault for this
+    /// database: `FileSecretStore` next to it on Linux, the Keychain on Apple platforms.
+    public var secretStore: (any SecretStore)?
 
     /// Creates dependencies; ids default to UUIDv7 read from `clock`.
     public init(
@@ -32,8 +35,10 @@ public struct BeekonDependencies: Sendable {
         logger: Logger = Logger(label: "beekon"),
         rowCap: Int = 100_000,
         transport: (any HTTPTransport)? = nil,
-        randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+        randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        secretStore: (any SecretStore)? = nil
     ) {
+        self.secretStore = secretStore
         self.transport = transport
         self.randomUnit = randomUnit
         self.databasePath = databasePath
@@ -47,6 +52,16 @@ public struct BeekonDependencies: Sendable {
         }
         self.logger = logger
         self.rowCap = rowCap
+    }
+
+    /// The secret store in effect: the injected one, else the platform vault for `databasePath`.
+    var effectiveSecretStore: any SecretStore {
+        if let secretStore { return secretStore }
+        #if canImport(Security)
+        return KeychainSecretStore(databasePath: databasePath)
+        #else
+        return FileSecretStore(databasePath: databasePath)
+        #endif
     }
 
     /// The default database location: `$XDG_DATA_HOME/beekon/beekon.sqlite`

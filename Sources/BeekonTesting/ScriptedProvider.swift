@@ -8,9 +8,10 @@ import Foundation
 public actor ScriptedProvider: LocationProvider {
     private enum Item { case fix(RawFix), end, failure(any Error) }
 
-    private var queue: [Item] = []
+    private var queue: [(item: Item, waiter: CheckedContinuation<Void, Never>?)] = []
     private var puller: CheckedContinuation<RawFix?, any Error>?
-    private var processedWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Senders whose fix was handed to the consumer; released when it asks for the next one.
+    private var deliveredWaiters: [CheckedContinuation<Void, Never>] = []
     private var running = false
 
     /// Error thrown by the next `start(mode:)`, if set.
@@ -44,7 +45,9 @@ public actor ScriptedProvider: LocationProvider {
         startCount += 1
         powerModes.append(mode)
         running = true
-        queue.removeAll()
+        releaseAll()
+        puller?.resume(returning: nil)     // a previous run's stream ends
+        puller = nil
         return AsyncThrowingStream(unfolding: { [weak self] in
             guard let self else { return nil }
             return try await self.pull()
@@ -56,10 +59,9 @@ public actor ScriptedProvider: LocationProvider {
     public func stop() async {
         stopCount += 1
         running = false
-        queue.removeAll()
+        releaseAll()
         puller?.resume(returning: nil)
         puller = nil
-        releaseProcessed()
     }
 
     public func currentLocation(timeout: Duration, mode: PowerMode) async throws -> RawFix? { oneShotFix }
@@ -67,8 +69,7 @@ public actor ScriptedProvider: LocationProvider {
     /// Delivers one fix and waits until the SDK has processed it. Returns at once when not running.
     public func send(_ fix: RawFix) async {
         guard running else { return }
-        enqueue(.fix(fix))
-        await withCheckedContinuation { processedWaiters.append($0) }
+        await withCheckedContinuation { enqueue(.fix(fix), waiter: $0) }
     }
 
     /// Delivers several fixes, each processed before the next.
@@ -77,17 +78,18 @@ public actor ScriptedProvider: LocationProvider {
     }
 
     /// Ends the stream normally (the source is exhausted).
-    public func finish() { enqueue(.end) }
+    public func finish() { enqueue(.end, waiter: nil) }
 
     /// Fails the stream with `error`.
-    public func fail(_ error: any Error) { enqueue(.failure(error)) }
+    public func fail(_ error: any Error) { enqueue(.failure(error), waiter: nil) }
 
-    private func enqueue(_ item: Item) {
+    private func enqueue(_ item: Item, waiter: CheckedContinuation<Void, Never>?) {
         if let p = puller {
             puller = nil
+            if let waiter { deliveredWaiters.append(waiter) }
             deliver(item, to: p)
         } else {
-            queue.append(item)
+            queue.append((item, waiter))
         }
     }
 
@@ -100,19 +102,24 @@ public actor ScriptedProvider: LocationProvider {
     }
 
     private func pull() async throws -> RawFix? {
-        // The consumer asks for the next element: everything delivered before is processed.
-        releaseProcessed()
+        // The consumer asks for the next element: every fix delivered before is processed.
+        let done = deliveredWaiters
+        deliveredWaiters = []
+        for w in done { w.resume() }
         guard running || !queue.isEmpty else { return nil }
         if !queue.isEmpty {
-            let item = queue.removeFirst()
+            let (item, waiter) = queue.removeFirst()
+            if let waiter { deliveredWaiters.append(waiter) }
             return try await withCheckedThrowingContinuation { deliver(item, to: $0) }
         }
         return try await withCheckedThrowingContinuation { puller = $0 }
     }
 
-    private func releaseProcessed() {
-        let waiters = processedWaiters
-        processedWaiters = []
+    /// Releases every waiting sender (the stream is restarting or stopping).
+    private func releaseAll() {
+        let waiters = deliveredWaiters + queue.compactMap(\.waiter)
+        deliveredWaiters = []
+        queue.removeAll()
         for w in waiters { w.resume() }
     }
 }

@@ -8,14 +8,23 @@ struct AgentConfig: Sendable, Equatable {
     var sdk = BeekonConfig()
     /// `extras`: attached to every upload (SY-9); nil when the key is absent.
     var extras: [String: String]?
+    /// `geofences`: the complete set to watch; nil when the key is absent (stored fences are kept).
+    var geofences: [Geofence]?
 
     /// A problem with the config file, printed as one line.
     struct Problem: Error, CustomStringConvertible, Equatable {
         var description: String
     }
 
-    static let knownKeys = ["preset", "minTimeBetweenLocationsSeconds", "minDistanceBetweenLocationsMeters", "sync", "extras"]
-    static let knownSyncKeys = ["url", "headers", "intervalSeconds", "batchSize", "syncThreshold", "keepUploadedLocations"]
+    static let knownKeys = [
+        "preset", "minTimeBetweenLocationsSeconds", "minDistanceBetweenLocationsMeters", "sync", "extras",
+        "geofences", "whenStationary", "stationaryRadiusMeters", "checkInIntervalSeconds",
+    ]
+    static let knownGeofenceKeys = ["id", "latitude", "longitude", "radiusMeters", "notifyOnEntry", "notifyOnExit"]
+    static let knownSyncKeys = ["url", "headers", "intervalSeconds", "batchSize", "syncThreshold", "keepUploadedLocations", "auth"]
+    static let knownAuthKeys = ["accessToken", "refreshToken", "expiresAt", "strategy", "refreshUrl", "refreshPayload",
+                                "refreshHeaders", "refreshBodyFormat", "responseMapping", "skewMarginSeconds"]
+    static let knownMappingKeys = ["accessToken", "refreshToken", "expiresAt", "expiresIn"]
 
     static func load(path: String) throws(Problem) -> AgentConfig {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -51,6 +60,17 @@ struct AgentConfig: Sendable, Equatable {
                 config.sdk.sync = try parseSync(value)
             case "extras":
                 config.extras = try stringMap("extras", value)
+            case "geofences":
+                config.geofences = try parseGeofences(value)
+            case "whenStationary":
+                guard case .string(let s) = value, let policy = StationaryPolicy(rawValue: s) else {
+                    throw Problem(description: "key 'whenStationary' must be one of keepTracking, pause, pauseWithCheckIns")
+                }
+                config.sdk.whenStationary = policy
+            case "stationaryRadiusMeters":
+                config.sdk.stationaryRadiusMeters = try number(key, value)
+            case "checkInIntervalSeconds":
+                config.sdk.checkInIntervalSeconds = try number(key, value)
             default:
                 throw Problem(description: "unknown key '\(key)' (known: \(knownKeys.joined(separator: ", ")))")
             }
@@ -80,11 +100,108 @@ struct AgentConfig: Sendable, Equatable {
                     throw Problem(description: "key 'sync.keepUploadedLocations' must be a boolean, got \(v.typeName)")
                 }
                 sync.keepUploadedLocations = b
+            case "auth": sync.auth = try parseAuth(v)
             default:
                 throw Problem(description: "unknown key 'sync.\(key)' (known: \(knownSyncKeys.joined(separator: ", ")))")
             }
         }
         return sync
+    }
+
+    private static func parseGeofences(_ value: JSONValue) throws(Problem) -> [Geofence] {
+        guard case .array(let items) = value else {
+            throw Problem(description: "key 'geofences' must be an array, got \(value.typeName)")
+        }
+        var fences: [Geofence] = []
+        for (i, item) in items.enumerated() {
+            let path = "geofences[\(i)]"
+            guard case .object(let o) = item else { throw Problem(description: "key '\(path)' must be an object") }
+            for key in o.keys.sorted() where !knownGeofenceKeys.contains(key) {
+                throw Problem(description: "unknown key '\(path).\(key)' (known: \(knownGeofenceKeys.joined(separator: ", ")))")
+            }
+            guard case .string(let id)? = o["id"] else { throw Problem(description: "key '\(path).id' is required and must be a string") }
+            func required(_ k: String) throws(Problem) -> Double {
+                guard let v = o[k] else { throw Problem(description: "key '\(path).\(k)' is required") }
+                guard case .number(let n) = v, n.isFinite else {
+                    throw Problem(description: "key '\(path).\(k)' must be a number, got \(v.typeName)")
+                }
+                return n
+            }
+            func flag(_ k: String) throws(Problem) -> Bool {
+                guard let v = o[k] else { return true }
+                guard case .bool(let b) = v else { throw Problem(description: "key '\(path).\(k)' must be a boolean") }
+                return b
+            }
+            let fence = Geofence(id: id, latitude: try required("latitude"), longitude: try required("longitude"),
+                                 radiusMeters: try required("radiusMeters"), notifyOnEntry: try flag("notifyOnEntry"),
+                                 notifyOnExit: try flag("notifyOnExit"))
+            do { try fence.validate() } catch { throw Problem(description: "\(path): \(error.description)") }
+            fences.append(fence)
+        }
+        return fences
+    }
+
+    /// `sync.auth`: the `AuthConfig` field names (AU-2). Error messages name keys, never token values.
+    private static func parseAuth(_ value: JSONValue) throws(Problem) -> AuthConfig {
+        guard case .object(let o) = value else {
+            throw Problem(description: "key 'sync.auth' must be an object, got \(value.typeName)")
+        }
+        var auth = AuthConfig()
+        for key in o.keys.sorted() {
+            let v = o[key]!
+            let path = "sync.auth.\(key)"
+            switch key {
+            case "accessToken": auth.accessToken = try string(path, v)
+            case "refreshToken": auth.refreshToken = try string(path, v)
+            case "expiresAt": auth.expiresAt = try number(path, v)
+            case "strategy":
+                guard case .string(let s) = v, let strategy = AuthConfig.Strategy(rawValue: s) else {
+                    throw Problem(description: "key '\(path)' must be one of bearer, raw")
+                }
+                auth.strategy = strategy
+            case "refreshUrl":
+                guard case .string(let s) = v, let url = URL(string: s) else {
+                    throw Problem(description: "key '\(path)' must be a URL string")
+                }
+                auth.refreshUrl = url
+            case "refreshPayload": auth.refreshPayload = try stringMap(path, v)
+            case "refreshHeaders": auth.refreshHeaders = try stringMap(path, v)
+            case "refreshBodyFormat":
+                guard case .string(let s) = v, let format = AuthConfig.BodyFormat(rawValue: s) else {
+                    throw Problem(description: "key '\(path)' must be one of form, json")
+                }
+                auth.refreshBodyFormat = format
+            case "responseMapping":
+                guard case .object(let m) = v else {
+                    throw Problem(description: "key '\(path)' must be an object, got \(v.typeName)")
+                }
+                var mapping = AuthConfig.ResponseMapping()
+                for mk in m.keys.sorted() {
+                    let mv = m[mk]!
+                    let mpath = "\(path).\(mk)"
+                    switch mk {
+                    case "accessToken": mapping.accessToken = try string(mpath, mv)
+                    case "refreshToken": mapping.refreshToken = try string(mpath, mv)
+                    case "expiresAt": mapping.expiresAt = try string(mpath, mv)
+                    case "expiresIn": mapping.expiresIn = try string(mpath, mv)
+                    default:
+                        throw Problem(description: "unknown key '\(mpath)' (known: \(knownMappingKeys.joined(separator: ", ")))")
+                    }
+                }
+                auth.responseMapping = mapping
+            case "skewMarginSeconds": auth.skewMarginSeconds = try number(path, v)
+            default:
+                throw Problem(description: "unknown key '\(path)' (known: \(knownAuthKeys.joined(separator: ", ")))")
+            }
+        }
+        return auth
+    }
+
+    private static func string(_ key: String, _ value: JSONValue) throws(Problem) -> String {
+        guard case .string(let s) = value else {
+            throw Problem(description: "key '\(key)' must be a string, got \(value.typeName)")
+        }
+        return s
     }
 
     private static func stringMap(_ key: String, _ value: JSONValue) throws(Problem) -> [String: String] {

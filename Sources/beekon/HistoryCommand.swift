@@ -21,6 +21,9 @@ struct HistoryCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Export the fixes the server rejected (400/422) instead.")
     var rejected = false
 
+    @Flag(name: .long, help: "List geofence events (NDJSON) instead of fixes.")
+    var events = false
+
     func run() async throws {
         guard let fmt = ExportFormat(rawValue: format.lowercased()) else {
             Terminal.error("--format must be one of ndjson, geojson, gpx, csv (got '\(format)')")
@@ -33,6 +36,21 @@ struct HistoryCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let beekon = Beekon(dependencies: BeekonDependencies(databasePath: database.db, provider: NoSource()))
+        if events {
+            do {
+                var out = ""
+                for e in try await beekon.geofenceEventHistory(from: lo, to: hi) {
+                    var w = WireJSONWriter(capacity: 160)
+                    w.write(e.wire)
+                    out += String(decoding: w.bytes, as: UTF8.self) + "\n"
+                }
+                FileHandle.standardOutput.write(Data(out.utf8))
+            } catch {
+                Terminal.error(error.description)
+                throw ExitCode(1)
+            }
+            return
+        }
         let rows: [Location]
         do {
             rows = rejected

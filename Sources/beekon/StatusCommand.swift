@@ -30,6 +30,8 @@ struct StatusCommand: AsyncParsableCommand {
             ("state", state),
             ("session_id", (report.trackingIntent ?? report.lastSessionID)?.wireString),
             ("tracking_intent", report.trackingIntent != nil ? "true" : "false"),
+            ("motion", report.motion.rawValue),
+            ("geofences", String(report.geofenceCount)),
             ("install_id", report.installID?.wireString),
             ("sessions", String(report.sessionCount)),
             ("locations", String(report.locationCount)),

@@ -97,6 +97,7 @@ struct AgentRunner {
             if let config {
                 try await beekon.configure(config.sdk)
                 if let extras = config.extras { try await beekon.setExtras(extras) }
+                if let fences = config.geofences { try await beekon.replaceGeofences(with: fences) }
             }
             if try await beekon.resumeIfNeeded() {
                 let session = await beekon.sessionID?.wireString ?? "?"

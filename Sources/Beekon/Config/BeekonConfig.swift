@@ -9,18 +9,43 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
     public var minDistanceBetweenLocationsMeters: Double?
     /// Uploads to your backend; nil is local-only mode (no network request at all).
     public var sync: SyncConfig?
+    /// What to do once the device is stationary (FX-6); default `pause`.
+    public var whenStationary: StationaryPolicy
+    /// Radius the device must stay within to count as stationary; default 5, clamped to 5…1000 m.
+    public var stationaryRadiusMeters: Double
+    /// Seconds between `check_in` fixes under `pauseWithCheckIns`; default 900.
+    public var checkInIntervalSeconds: Double
 
     /// Creates a configuration.
     public init(
         preset: Preset = .balanced,
         minTimeBetweenLocationsSeconds: Double? = nil,
         minDistanceBetweenLocationsMeters: Double? = nil,
-        sync: SyncConfig? = nil
+        sync: SyncConfig? = nil,
+        whenStationary: StationaryPolicy = .pause,
+        stationaryRadiusMeters: Double = 5,
+        checkInIntervalSeconds: Double = 900
     ) {
         self.preset = preset
         self.minTimeBetweenLocationsSeconds = minTimeBetweenLocationsSeconds
         self.minDistanceBetweenLocationsMeters = minDistanceBetweenLocationsMeters
         self.sync = sync
+        self.whenStationary = whenStationary
+        self.stationaryRadiusMeters = stationaryRadiusMeters
+        self.checkInIntervalSeconds = checkInIntervalSeconds
+    }
+
+    /// Decodes a persisted configuration; fields added by later versions take their defaults.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            preset: try c.decodeIfPresent(Preset.self, forKey: .preset) ?? .balanced,
+            minTimeBetweenLocationsSeconds: try c.decodeIfPresent(Double.self, forKey: .minTimeBetweenLocationsSeconds),
+            minDistanceBetweenLocationsMeters: try c.decodeIfPresent(Double.self, forKey: .minDistanceBetweenLocationsMeters),
+            sync: try c.decodeIfPresent(SyncConfig.self, forKey: .sync),
+            whenStationary: try c.decodeIfPresent(StationaryPolicy.self, forKey: .whenStationary) ?? .pause,
+            stationaryRadiusMeters: try c.decodeIfPresent(Double.self, forKey: .stationaryRadiusMeters) ?? 5,
+            checkInIntervalSeconds: try c.decodeIfPresent(Double.self, forKey: .checkInIntervalSeconds) ?? 900)
     }
 
     /// The time condition in effect: the explicit value, else the preset's.
@@ -40,6 +65,12 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         }
         if let d = minDistanceBetweenLocationsMeters, !(d.isFinite && d >= 0) {
             throw .invalidConfiguration("minDistanceBetweenLocationsMeters must be a finite number ≥ 0 (got \(d))")
+        }
+        guard stationaryRadiusMeters.isFinite, stationaryRadiusMeters > 0 else {
+            throw .invalidConfiguration("stationaryRadiusMeters must be a positive number (clamped to 5…1000)")
+        }
+        guard checkInIntervalSeconds.isFinite, checkInIntervalSeconds >= 1 else {
+            throw .invalidConfiguration("checkInIntervalSeconds must be a number ≥ 1")
         }
         try sync?.validate()
     }

@@ -16,15 +16,18 @@ public struct SyncConfig: Sendable, Hashable, Codable {
     /// Whether acknowledged fixes stay in local history until the age prune (default true, ST-4);
     /// false deletes them on acknowledgement.
     public var keepUploadedLocations: Bool
+    /// Declarative token refresh (AU-1..9); nil ⇒ only the static `headers` authenticate.
+    public var auth: AuthConfig?
 
     /// Creates a sync configuration.
     public init(
         url: URL, headers: [String: String] = [:], intervalSeconds: Double = 300, batchSize: Int = 100,
-        syncThreshold: Int = 0, keepUploadedLocations: Bool = true
+        syncThreshold: Int = 0, keepUploadedLocations: Bool = true, auth: AuthConfig? = nil
     ) {
         self.url = url; self.headers = headers; self.intervalSeconds = intervalSeconds
         self.batchSize = batchSize; self.syncThreshold = syncThreshold
         self.keepUploadedLocations = keepUploadedLocations
+        self.auth = auth
     }
 
     /// The interval in effect: at least 60 s.
@@ -52,6 +55,7 @@ public struct SyncConfig: Sendable, Hashable, Codable {
             throw .invalidConfiguration("sync.intervalSeconds must be a positive number")
         }
         guard syncThreshold >= 0 else { throw .invalidConfiguration("sync.syncThreshold must be ≥ 0") }
+        try auth?.validate()
     }
 
     /// `localhost`, `127.0.0.0/8` and `::1`.

@@ -1,43 +1,51 @@
 import Foundation
 import GRDB
 
-/// The `location` table's row. Timestamps are Unix milliseconds; ids are
-/// lowercase UUID strings (readable with the sqlite3 shell).
-struct LocationRow: Codable, FetchableRecord, PersistableRecord, Sendable {
-    static let databaseTableName = "location"
-
-    var id: String
-    var session_id: String
-    var ts: Int64
-    var latitude: Double
-    var longitude: Double
-    var accuracy: Double?
-    var speed: Double?
-    var bearing: Double?
-    var altitude: Double?
-    var trigger: String
-    var motion: String
-    var is_mock: Bool
-    var activity: String?
-    var quality: String?
-
-    init(_ l: Location) {
-        id = l.id.wireString; session_id = l.sessionId.wireString; ts = WireTimestamp(l.timestamp).millis
-        latitude = l.latitude; longitude = l.longitude; accuracy = l.accuracy; speed = l.speed
-        bearing = l.bearing; altitude = l.altitude; trigger = l.trigger.rawValue; motion = l.motion.rawValue
-        is_mock = l.isMock; activity = l.activity?.rawValue; quality = l.quality?.rawValue
+/// The `location` table: timestamps are Unix milliseconds; ids are lowercase
+/// UUID strings (readable with the sqlite3 shell). Rows are written and read
+/// with cached statements and column indexes — the per-fix hot path.
+enum LocationRow {
+    /// Inserts one location (upload state pending).
+    static func insert(_ l: Location, _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO location(\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        try statement.execute(arguments: [
+            l.id.wireString, l.sessionId.wireString, WireTimestamp(l.timestamp).millis, l.latitude, l.longitude,
+            l.accuracy, l.speed, l.bearing, l.altitude, l.trigger.rawValue, l.motion.rawValue, l.isMock,
+            l.activity?.rawValue, l.quality?.rawValue,
+        ])
     }
+}
 
-    /// Rows are only ever written by this SDK, so unknown values mean a newer
-    /// writer; they degrade to neutral values instead of failing the read.
-    var location: Location {
-        Location(
-            id: UUID(uuidString: id) ?? UUID(uuid: UUID_NULL_BYTES), sessionId: UUID(uuidString: session_id) ?? UUID(uuid: UUID_NULL_BYTES),
-            timestamp: WireTimestamp(millis: ts).date, latitude: latitude, longitude: longitude,
-            accuracy: accuracy, speed: speed, bearing: bearing, altitude: altitude,
-            trigger: Trigger(rawValue: trigger) ?? .interval, motion: Motion(rawValue: motion) ?? .unknown,
-            isMock: is_mock, activity: activity.flatMap(Activity.init(rawValue:)),
-            quality: quality.flatMap(Quality.init(rawValue:)))
+extension LocationRow {
+    /// The columns `fetchLocations` reads, in order.
+    static let columns = "id, session_id, ts, latitude, longitude, accuracy, speed, bearing, altitude, trigger, motion, is_mock, activity, quality"
+
+    /// Decodes locations straight from rows by column index (the hot path of `history`).
+    /// Rows are only ever written by this SDK, so unknown values mean a newer writer;
+    /// they degrade to neutral values instead of failing the read.
+    /// no Codable machinery, and each session id string is parsed once.
+    static func fetchLocations(_ db: Database, where clause: String, arguments: StatementArguments = []) throws -> [Location] {
+        var sessions: [String: UUID] = [:]
+        var out: [Location] = []
+        let cursor = try Row.fetchCursor(db, sql: "SELECT \(columns) FROM location \(clause)", arguments: arguments)
+        while let row = try cursor.next() {
+            let sid: String = row[1]
+            let session: UUID
+            if let s = sessions[sid] { session = s } else {
+                session = UUID(uuidString: sid) ?? UUID(uuid: UUID_NULL_BYTES)
+                sessions[sid] = session
+            }
+            out.append(Location(
+                id: UUID(uuidString: row[0] as String) ?? UUID(uuid: UUID_NULL_BYTES), sessionId: session,
+                timestamp: WireTimestamp(millis: row[2]).date, latitude: row[3], longitude: row[4],
+                accuracy: row[5], speed: row[6], bearing: row[7], altitude: row[8],
+                trigger: Trigger(rawValue: row[9]) ?? .interval, motion: Motion(rawValue: row[10]) ?? .unknown,
+                isMock: row[11], activity: (row[12] as String?).flatMap(Activity.init(rawValue:)),
+                quality: (row[13] as String?).flatMap(Quality.init(rawValue:))))
+        }
+        return out
     }
 }
 

@@ -108,6 +108,8 @@ extension LocationStore {
                 pendingUploads: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM location WHERE upload_state = 0") ?? 0,
                 openBatches: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM upload_batch") ?? 0,
                 rejectedLocations: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM location WHERE upload_state = 2") ?? 0,
+                motion: try Self.meta(db, "motion").flatMap(Motion.init(rawValue:)) ?? .unknown,
+                geofenceCount: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM geofence") ?? 0,
                 lastSyncOutcome: try Self.meta(db, "last_sync_outcome"),
                 lastUploadError: try String.fetchOne(db, sql: "SELECT COALESCE(last_error, 'HTTP ' || last_status) FROM upload_batch WHERE attempts > 0 ORDER BY created_at LIMIT 1"))
         }
@@ -146,6 +148,10 @@ public struct StoreReport: Sendable, Hashable {
     public var openBatches: Int
     /// Fixes the server rejected (400/422), kept aside.
     public var rejectedLocations: Int
+    /// The motion state last reported by the stationary detector.
+    public var motion: Motion
+    /// Registered geofences.
+    public var geofenceCount: Int
     /// The last sync outcome (e.g. `succeeded at …`, `failed: rejected (HTTP 400)`).
     public var lastSyncOutcome: String?
     /// The last failure of the oldest open batch, if it failed.

@@ -66,9 +66,8 @@ extension LocationStore {
 
     private static func loadBatch(_ db: Database, _ row: Row) throws -> PendingBatch {
         let id: String = row["id"]
-        let locations = try LocationRow.fetchAll(db, sql: """
-            SELECT * FROM location WHERE batch_id = ? AND upload_state = 0 ORDER BY ts, rowid
-            """, arguments: [id]).map(\.location)
+        let locations = try LocationRow.fetchLocations(
+            db, where: "WHERE batch_id = ? AND upload_state = 0 ORDER BY ts, rowid", arguments: [id])
         let events = try Row.fetchAll(db, sql: """
             SELECT * FROM geofence_event WHERE batch_id = ? AND upload_state = 0 ORDER BY ts, id
             """, arguments: [id]).compactMap(eventRecord)
@@ -146,7 +145,7 @@ extension LocationStore {
     /// Rows set aside after a 400/422, oldest first.
     func rejectedLocations() async throws(BeekonError) -> [Location] {
         try await read("reading rejected rows") { db in
-            try LocationRow.fetchAll(db, sql: "SELECT * FROM location WHERE upload_state = 2 ORDER BY ts, rowid").map(\.location)
+            try LocationRow.fetchLocations(db, where: "WHERE upload_state = 2 ORDER BY ts, rowid")
         }
     }
 

@@ -77,12 +77,16 @@ final class LocationStore: Sendable {
     /// Stores one admitted fix durably, then trims the oldest rows beyond the cap.
     /// Returns the number of rows trimmed.
     @discardableResult
-    func insert(_ location: Location) async throws(BeekonError) -> Int {
+    func insert(
+        _ location: Location, events: [GeofenceEventRecord] = [], geofenceStates: [String: Bool] = [:]
+    ) async throws(BeekonError) -> Int {
         let cap = rowCap
         let known = rowCount.value
         let countUnsent = syncEnabled.value
         let (count, trimmed, unsent) = try await write("storing fix \(location.id.wireString)") { db in
-            try LocationRow(location).insert(db)
+            try LocationRow.insert(location, db)
+            // A geofence crossing: its events, its inside/outside state and its fix in one transaction.
+            try Self.insertEvents(db, events, states: geofenceStates)
             var count = try known.map { $0 + 1 } ?? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM location")!
             var trimmed = 0, unsent = 0
             if count > cap {
@@ -119,9 +123,7 @@ final class LocationStore: Sendable {
     func history(from: Date, to: Date) async throws(BeekonError) -> [Location] {
         let lo = WireTimestamp(from).millis, hi = WireTimestamp(to).millis
         return try await read("reading history") { db in
-            try LocationRow.fetchAll(db, sql: """
-                SELECT * FROM location WHERE ts BETWEEN ? AND ? ORDER BY ts, rowid
-                """, arguments: [lo, hi]).map(\.location)
+            try LocationRow.fetchLocations(db, where: "WHERE ts BETWEEN ? AND ? ORDER BY ts, rowid", arguments: [lo, hi])
         }
     }
 
@@ -139,9 +141,8 @@ final class LocationStore: Sendable {
     /// The last stored fix of a session (to restore the gate on resume).
     func lastLocation(session: UUID) async throws(BeekonError) -> Location? {
         try await read("reading the last fix") { db in
-            try LocationRow.fetchOne(db, sql: """
-                SELECT * FROM location WHERE session_id = ? ORDER BY ts DESC, rowid DESC LIMIT 1
-                """, arguments: [session.wireString])?.location
+            try LocationRow.fetchLocations(
+                db, where: "WHERE session_id = ? ORDER BY ts DESC, rowid DESC LIMIT 1", arguments: [session.wireString]).first
         }
     }
 

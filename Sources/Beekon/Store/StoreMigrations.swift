@@ -69,6 +69,19 @@ enum StoreMigrations {
                 ) WITHOUT ROWID;
                 """)
         }
+        m.registerMigration("v3-geofences") { db in
+            try db.execute(sql: """
+                CREATE TABLE geofence (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    latitude REAL NOT NULL,
+                    longitude REAL NOT NULL,
+                    radius_meters REAL NOT NULL,
+                    notify_on_entry INTEGER NOT NULL,
+                    notify_on_exit INTEGER NOT NULL,
+                    inside INTEGER NOT NULL DEFAULT 0
+                ) WITHOUT ROWID;
+                """)
+        }
         return m
     }
 }

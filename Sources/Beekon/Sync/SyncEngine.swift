@@ -16,6 +16,8 @@ actor SyncEngine {
         case backoff(until: Date)
         /// Permanent failure: wait for the next interval, `sync()` or `configure()`.
         case permanent
+        /// Dead refresh credentials (AU-5): send nothing until `configure()` re-seeds.
+        case authDead
     }
 
     let config: SyncConfig
@@ -27,6 +29,8 @@ actor SyncEngine {
     private let status: Broadcast<SyncStatus>
     private let logger: Logger
     private let device: WireDevice
+    /// The token refresher when `config.auth` is set (AU-1..9).
+    let auth: TokenRefresher?
     private let backoff = Backoff()
     static let requestTimeout: Duration = .seconds(30)
 
@@ -42,7 +46,8 @@ actor SyncEngine {
 
     init(config: SyncConfig, store: LocationStore, transport: any HTTPTransport, clock: any BeekonClock,
          makeID: @escaping @Sendable () -> UUID, randomUnit: @escaping @Sendable () -> Double,
-         status: Broadcast<SyncStatus>, logger: Logger, installID: UUID) {
+         status: Broadcast<SyncStatus>, logger: Logger, installID: UUID, auth: TokenRefresher? = nil) {
+        self.auth = auth
         self.config = config; self.store = store; self.transport = transport; self.clock = clock
         self.makeID = makeID; self.randomUnit = randomUnit; self.status = status; self.logger = logger
         self.device = WireDevice(installId: installID, platform: DeviceInfo.platform,
@@ -64,12 +69,13 @@ actor SyncEngine {
 
     /// Stops the loop and timers; an in-flight request finishes or times out on its own,
     /// and its batch is re-sent with the same id by the next engine.
-    func shutdown() {
+    func shutdown() async {
         stopped = true
         loopTask?.cancel(); intervalTask?.cancel(); retryTask?.cancel()
         waiting?.resume(); waiting = nil
         for w in queuedWaiters { w.resume() }
         queuedWaiters = []
+        await auth?.shutdown()
     }
 
     /// Wakes the loop; coalesces with other wakes.
@@ -118,6 +124,7 @@ actor SyncEngine {
         case nil: return true
         case .backoff(let until): return clock.now() >= until
         case .permanent: return t.contains(.interval)
+        case .authDead: return false
         }
     }
 
@@ -145,13 +152,28 @@ actor SyncEngine {
 
     /// Sends one batch and acts on the outcome; returns whether the drain may continue.
     private func send(_ batch: PendingBatch) async -> Bool {
-        let result: Result<HTTPResponse, HTTPTransportError>
-        do {
-            result = .success(try await transport.send(request(for: batch)))
-        } catch {
-            result = .failure(error)
+        var authorization: String?
+        if let auth {
+            switch await auth.authorization() {
+            case .proceed(let value): authorization = value
+            case .dead: return await holdForDeadCredentials(status: nil)
+            case .wait(let until): return waitForAuth(until: until)
+            }
         }
-        let outcome = StatusPolicy.classify(result, now: clock.now())
+        var result = await exchange(batch, authorization: authorization)
+        var outcome = StatusPolicy.classify(result, now: clock.now())
+        // 401/403 with refreshable auth (AU-6): one refresh, then one retry of the same batch.
+        if case .unauthorized(let s) = outcome, let auth, auth.canRefresh {
+            try? await store.recordAttempt(batch.id, status: s, error: nil)
+            logger.info("upload unauthorized; refreshing the token and retrying once", metadata: ["batch": "\(batch.id.wireString)"])
+            switch await auth.unauthorized(rejected: authorization) {
+            case .proceed(let value):
+                result = await exchange(batch, authorization: value)
+                outcome = StatusPolicy.classify(result, now: clock.now())
+            case .dead: return await holdForDeadCredentials(status: s)
+            case .wait(let until): return waitForAuth(until: until)
+            }
+        }
         let meta: Logger.Metadata = [
             "batch": "\(batch.id.wireString)", "locations": "\(batch.locations.count)",
             "events": "\(batch.events.count)", "outcome": "\(outcome)"]
@@ -193,6 +215,33 @@ actor SyncEngine {
         }
     }
 
+    private func exchange(_ batch: PendingBatch, authorization: String?) async -> Result<HTTPResponse, HTTPTransportError> {
+        do {
+            return .success(try await transport.send(request(for: batch, authorization: authorization)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Dead refresh credentials (AU-5): keep every row, report `failed(.auth)`, wait for `configure()`.
+    private func holdForDeadCredentials(status code: Int?) async -> Bool {
+        if hold != .authDead {
+            logger.error("uploads paused: auth credentials are dead; rows are kept until configure() supplies new tokens")
+        }
+        hold = .authDead
+        retryTask?.cancel()
+        await report(.failed(.auth(status: code)))
+        return false
+    }
+
+    /// No usable token yet (refresh failed transiently): retry at the breaker's deadline, or
+    /// after the regular backoff while the breaker is closed.
+    private func waitForAuth(until: Date?) -> Bool {
+        let delay = until.map { Duration.milliseconds(Int64((max(0, $0.timeIntervalSince(clock.now())) * 1000).rounded(.up))) }
+        scheduleRetry(status: nil, retryAfter: delay)
+        return false
+    }
+
     /// Publishes a status and persists it for `beekon status` (best effort).
     private func report(_ new: SyncStatus) async {
         status.publish(new)
@@ -214,7 +263,7 @@ actor SyncEngine {
         }
     }
 
-    private func request(for batch: PendingBatch) -> HTTPRequest {
+    private func request(for batch: PendingBatch, authorization: String?) -> HTTPRequest {
         let envelope = WireEnvelope(
             batchId: batch.id, sessionId: batch.sessionId, sentAt: WireTimestamp(batch.createdAt), device: device,
             extras: batch.extras, locations: batch.locations.map(\.wire), geofenceEvents: batch.events.map(\.wire))
@@ -224,6 +273,11 @@ actor SyncEngine {
             return k != "content-type" && k != "content-encoding" && k != "content-length"
         }
         headers["Content-Type"] = "application/json"
+        if let authorization {
+            // AU-1: auth's Authorization wins over a static one, whatever its spelling.
+            headers = headers.filter { $0.key.lowercased() != "authorization" }
+            headers["Authorization"] = authorization
+        }
         let body: Data
         if let gzipped = try? Gzip.compress(json) {
             headers["Content-Encoding"] = "gzip"

@@ -117,16 +117,21 @@ struct TrackingMachine: Sendable {
     }
 
     /// Sanitises, flags and gates one raw fix. Does not change the gate: call
-    /// `committed(_:)` after the location is durably stored.
-    func decide(_ raw: RawFix, id: UUID) -> FixDecision {
+    /// `committed(_:)` after the location is durably stored. A fix recorded for a
+    /// geofence crossing, a return to motion or a check-in bypasses the time and
+    /// distance conditions (`bypassGate`) but must still be later than the last one.
+    func decide(
+        _ raw: RawFix, id: UUID, motion: Motion? = nil, trigger: Trigger = .interval, bypassGate: Bool = false
+    ) -> FixDecision {
         guard let session else { return .notTracking }
         guard let fix = FixSanitiser.sanitise(raw) else { return .invalid }
-        let decision = gate.evaluate(fix)
+        var decision = gate.evaluate(fix)
+        if bypassGate, decision == .tooSoon || decision == .tooClose { decision = .admit }
         guard decision == .admit else { return .rejected(decision) }
         return .admit(Location(
             id: id, sessionId: session, timestamp: fix.timestamp, latitude: fix.latitude,
             longitude: fix.longitude, accuracy: fix.accuracy, speed: fix.speed, bearing: fix.bearing,
-            altitude: fix.altitude, trigger: .interval, motion: gate.last == nil ? .unknown : .moving,
+            altitude: fix.altitude, trigger: trigger, motion: motion ?? (gate.last == nil ? .unknown : .moving),
             isMock: fix.isMock, activity: fix.activity, quality: FixSanitiser.quality(of: fix, after: gate.last)))
     }
 

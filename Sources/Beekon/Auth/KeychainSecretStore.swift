@@ -1,0 +1,68 @@
+#if canImport(Security)
+import Foundation
+import Security
+
+/// The Apple-platform vault (AU-9): one generic-password Keychain item, readable after
+/// the first unlock (so background refresh works), never synced or migrated off the device.
+public struct KeychainSecretStore: SecretStore {
+    /// Keychain service name.
+    public let service: String
+    /// Keychain account (one item per database).
+    public let account: String
+
+    /// An item identified by `service` and `account`.
+    public init(service: String = "dev.beekon.auth", account: String) {
+        self.service = service
+        self.account = account
+    }
+
+    /// The item for the database at `databasePath`.
+    public init(databasePath: String) {
+        self.init(account: databasePath)
+    }
+
+    private var query: [String: Any] {
+        [kSecClass as String: kSecClassGenericPassword,
+         kSecAttrService as String: service,
+         kSecAttrAccount as String: account]
+    }
+
+    public func load() throws(SecretStoreError) -> Data? {
+        var q = query
+        q[kSecReturnData as String] = true
+        q[kSecMatchLimit as String] = kSecMatchLimitOne
+        var result: CFTypeRef?
+        let status = SecItemCopyMatching(q as CFDictionary, &result)
+        switch status {
+        case errSecSuccess:
+            guard let data = result as? Data else { throw .corrupt("keychain item holds no data") }
+            return data
+        case errSecItemNotFound:
+            return nil
+        default:
+            throw .io("keychain read failed (OSStatus \(status))")
+        }
+    }
+
+    public func save(_ data: Data) throws(SecretStoreError) {
+        let attributes: [String: Any] = [
+            kSecValueData as String: data,
+            kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly,
+        ]
+        var status = SecItemUpdate(query as CFDictionary, attributes as CFDictionary)
+        if status == errSecItemNotFound {
+            var add = query
+            for (k, v) in attributes { add[k] = v }
+            status = SecItemAdd(add as CFDictionary, nil)
+        }
+        guard status == errSecSuccess else { throw .io("keychain write failed (OSStatus \(status))") }
+    }
+
+    public func delete() throws(SecretStoreError) {
+        let status = SecItemDelete(query as CFDictionary)
+        guard status == errSecSuccess || status == errSecItemNotFound else {
+            throw .io("keychain delete failed (OSStatus \(status))")
+        }
+    }
+}
+#endif
