@@ -81,6 +81,16 @@ public struct NMEAParser: Sendable {
         return out
     }
 
+    /// Emits the open epoch now if no partial line is buffered (a live source
+    /// that went quiet after an epoch); returns nothing mid-line. A later
+    /// sentence of the same epoch then starts a new one.
+    public mutating func flushOpenEpoch() -> [RawFix] {
+        guard buffer.isEmpty, !overlong else { return [] }
+        var out: [RawFix] = []
+        flush(into: &out)
+        return out
+    }
+
     private mutating func endLine(into out: inout [RawFix]) {
         defer { buffer.removeAll(keepingCapacity: true); overlong = false }
         guard !overlong else { return }

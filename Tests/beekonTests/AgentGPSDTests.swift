@@ -1,0 +1,207 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The agent with a real gpsd (gpsfake) and as a systemd `Type=notify` service.
+@Suite("Agent: gpsd source and service mode", .serialized)
+struct AgentGPSDTests {
+    /// Stores fixes from gpsd; SIGTERM + restart continues the same session; gpsd
+    /// gone for good → exit 1 with a clear message and the intent kept.
+    @Test func tracksFromGPSDResumesAfterSIGTERMAndExitsWhenGPSDIsGone() async throws {
+        guard FakeGPSD.available() else { return }
+        let tmp = try TempDir()
+        let log = try FakeGPSD.slice(Fixtures.walkNMEA, lines: 1200, into: tmp)
+        let port = FakeGPSD.freePort()
+        let fake = try FakeGPSD(log: log, port: port, cycle: 0.02)
+        let db = tmp.path("gpsd.sqlite")
+        let args = ["track", "--source", "gpsd://127.0.0.1:\(port)", "--db", db,
+                    "--config", try tmp.gateOffConfig(), "--source-timeout", "2"]
+
+        let first = try AgentProcess(args)
+        let start = try await first.waitForLine(timeout: .seconds(30), "the start line") { $0.sessionIDFromStartLine != nil }
+        let session = try #require(start.line.sessionIDFromStartLine)
+        try await first.waitForLine(timeout: .seconds(30), "stored ≥ 10") { (Progress.value("stored", in: $0) ?? 0) >= 10 }
+        first.send(SIGTERM)
+        let terminated = try await first.waitForExit(timeout: .seconds(30))
+        #expect(terminated.status == 0 && !terminated.signalled, "exit \(terminated.status): \(terminated.stderr)")
+
+        let second = try AgentProcess(args)
+        let resumed = try await second.waitForLine(timeout: .seconds(30), "the resume line") { $0.sessionIDFromStartLine != nil }
+        #expect(resumed.line == "resumed session \(session)")
+        try await second.waitForLine(timeout: .seconds(30), "stored ≥ 5 after the restart") { (Progress.value("stored", in: $0) ?? 0) >= 5 }
+
+        try await fake.stop()
+        let gone = try await second.waitForExit(timeout: .seconds(30))
+        #expect(gone.status == 1 && !gone.signalled, "exit \(gone.status)")
+        #expect(gone.stderr.contains("location source unavailable (locationServicesDisabled): gpsd at 127.0.0.1:\(port) unreachable for 2 s"),
+                "\(gone.stderr)")
+
+        let status = try await AgentProcess.run(["status", "--db", db, "--json"])
+        #expect(status.stdoutText.contains(#""tracking_intent":true"#), "the intent is kept for the next start: \(status.stdoutText)")
+        #expect(status.stdoutText.contains(session))
+        // The 2019 walk is older than local retention, so the age prune counts part of it as aged.
+        func number(_ key: String) -> Int {
+            status.stdoutText.range(of: "\"\(key)\":[0-9]+", options: .regularExpression)
+                .flatMap { Int(status.stdoutText[$0].split(separator: ":")[1]) } ?? 0
+        }
+        #expect(number("locations") + number("aged_rows_total") >= 15, "\(status.stdoutText)")
+        #expect(number("sessions") == 1, "one session across the restart")
+    }
+
+    /// Bad live-source arguments are usage errors (exit 2) with a one-line reason.
+    @Test(arguments: [
+        ("gpsd://127.0.0.1:99999", "port must be 1–65535"),
+        ("gpsd:127.0.0.1", "write gpsd or gpsd://HOST:PORT"),
+        ("nmea:/dev/ttyUSB0?baud=1234", "unsupported baud rate 1234"),
+        ("nmea:/dev/ttyUSB0?speed=9600", "the only option is ?baud=N"),
+        ("nmea:", "needs a device path"),
+        ("serial:/dev/ttyUSB0", "expected replay:PATH, gpsd[://HOST[:PORT]] or nmea:PATH[?baud=N]"),
+    ])
+    func badSourceArguments(_ source: String, _ message: String) async throws {
+        let tmp = try TempDir()
+        let out = try await AgentProcess.run(["track", "--source", source, "--db", tmp.path("x.sqlite")])
+        #expect(out.status == 2 && out.stderr.contains(message), "\(out.status): \(out.stderr)")
+    }
+
+    /// Without --db outside systemd the agent refuses to guess; --state-dir picks the file.
+    @Test func databaseLocation() async throws {
+        let tmp = try TempDir()
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "STATE_DIRECTORY"); env.removeValue(forKey: "INVOCATION_ID")
+        let none = try await AgentProcess(["track", "--source", "replay:\(Fixtures.walkGPX)"], environment: env).waitForExit()
+        #expect(none.status == 2 && none.stderr.contains("pass --db PATH or --state-dir DIR"), "\(none.stderr)")
+        let dir = tmp.path("state/sub")
+        let ran = try await AgentProcess(["track", "--source", "replay:\(Fixtures.visnjanGPX)", "--state-dir", dir],
+                                         environment: env).waitForExit()
+        #expect(ran.status == 0, "\(ran.stderr)")
+        #expect(FileManager.default.fileExists(atPath: dir + "/beekon.sqlite"))
+    }
+
+    /// `sd_notify`: READY=1 once tracking, WATCHDOG=1 at half WATCHDOG_USEC, STOPPING=1 on SIGTERM.
+    @Test func notifiesSystemd() async throws {
+        let tmp = try TempDir()
+        let listener = try NotifyListener(path: tmp.path("notify.sock"))
+        var env = ProcessInfo.processInfo.environment
+        env["NOTIFY_SOCKET"] = listener.path
+        env["WATCHDOG_USEC"] = "400000"
+        env.removeValue(forKey: "WATCHDOG_PID")
+        let agent = try AgentProcess(["track", "--source", "replay:\(Fixtures.walkGPX)", "--speed", "1",
+                                      "--db", tmp.path("n.sqlite")], environment: env)
+        let ready = try listener.next(timeout: 30) { $0.contains("READY=1") }
+        #expect(ready.contains("STATUS=tracking session "))
+        let ping = try listener.next(timeout: 10) { $0.contains("WATCHDOG=1") }
+        #expect(ping.contains("STATUS=tracking;"))
+        agent.send(SIGTERM)
+        _ = try listener.next(timeout: 30) { $0.contains("STOPPING=1") }
+        let outcome = try await agent.waitForExit(timeout: .seconds(30))
+        #expect(outcome.status == 0)
+    }
+}
+
+/// A datagram socket standing in for systemd's notify socket.
+final class NotifyListener {
+    let path: String
+    private let fd: Int32
+
+    init(path: String) throws {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, b) in path.utf8.enumerated() where i < raw.count - 1 { raw[i] = b }
+        }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard fd >= 0, rc == 0 else { throw AgentProcess.Timeout(description: "cannot bind \(path)") }
+    }
+
+    deinit { close(fd) }
+
+    /// The next datagram matching `predicate`, waiting at most `timeout` seconds in all.
+    func next(timeout: Double, where predicate: (String) -> Bool) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        var seen: [String] = []
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else {
+                throw AgentProcess.Timeout(description: "no matching notification within \(timeout) s; got \(seen)")
+            }
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, Int32(left * 1000) + 1) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { continue }
+            let message = String(decoding: buffer[0..<n], as: UTF8.self)
+            if predicate(message) { return message }
+            seen.append(message)
+        }
+    }
+}
+
+/// gpsfake serving a log on a loopback port (see Tests/BeekonSourcesTests/GPSDTestSupport.swift).
+final class FakeGPSD: @unchecked Sendable {
+    static let python = "/usr/bin/python3", gpsfake = "/usr/bin/gpsfake", gpsd = "/usr/sbin/gpsd"
+
+    /// Missing gpsd fails the test unless BEEKON_SKIP_GPSD=1.
+    static func available(sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        let missing = [gpsd, gpsfake, python].filter { !FileManager.default.isExecutableFile(atPath: $0) }
+        if missing.isEmpty { return true }
+        if ProcessInfo.processInfo.environment["BEEKON_SKIP_GPSD"] == "1" { return false }
+        Issue.record("needs \(missing.joined(separator: ", ")) (apt-get install gpsd gpsd-clients python3-gps), or set BEEKON_SKIP_GPSD=1",
+                     sourceLocation: sourceLocation)
+        return false
+    }
+
+    private let process = Process()
+    private let exited: AsyncStream<Void>
+
+    init(log: String, port: Int, cycle: Double) throws {
+        // Unblock the signals the test's threads block (a child inherits the mask), own process group, exec gpsfake.
+        let wrapper = "import os, signal, sys\nsignal.pthread_sigmask(signal.SIG_SETMASK, [])\n" +
+            "try:\n    os.setpgid(0, 0)\nexcept OSError:\n    pass\nos.execv(sys.argv[1], sys.argv[1:])\n"
+        process.executableURL = URL(fileURLWithPath: Self.python)
+        process.arguments = ["-c", wrapper, Self.python, Self.gpsfake, "-1", "-q", "-P", String(port), "-c", String(cycle), log]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        let (stream, continuation) = AsyncStream<Void>.makeStream()
+        exited = stream
+        process.terminationHandler = { _ in continuation.finish() }
+        try process.run()
+    }
+
+    /// Kills gpsfake and its gpsd (the process group) and waits for gpsfake's exit.
+    func stop() async throws {
+        let pid = process.processIdentifier
+        if process.isRunning { kill(-pid, SIGKILL); kill(pid, SIGKILL) }
+        for await _ in exited {}
+    }
+
+    deinit {
+        let pid = process.processIdentifier
+        if process.isRunning { kill(-pid, SIGKILL); kill(pid, SIGKILL) }
+    }
+
+    /// The first `lines` lines of an NMEA log (after its comment line) in `dir`.
+    static func slice(_ path: String, lines: Int, into dir: TempDir) throws -> String {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let kept = text.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("$") }.prefix(lines)
+        return try dir.write("slice.nmea", kept.joined(separator: "\r\n") + "\r\n")
+    }
+
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+}
