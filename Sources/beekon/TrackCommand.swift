@@ -35,6 +35,9 @@ struct TrackCommand: AsyncParsableCommand {
     @Option(name: .long, help: "JSON config file (SDK field names).")
     var config: String?
 
+    @Option(name: .long, help: "With sync: seconds to wait for the upload queue to drain before exiting.")
+    var drainTimeout: Double = 60
+
     @OptionGroup var log: LogOptions
 
     func run() async throws {
@@ -70,7 +73,7 @@ struct TrackCommand: AsyncParsableCommand {
         }
         let beekon = Beekon(dependencies: BeekonDependencies(
             databasePath: dbPath, provider: provider, clock: clock, logger: logger))
-        var runner = AgentRunner(beekon: beekon, logger: logger)
+        var runner = AgentRunner(beekon: beekon, logger: logger, drainTimeout: drainTimeout)
         runner.sourceFailure = { events.failure }
         try await runner.run(config: agentConfig)
     }
@@ -80,6 +83,7 @@ struct TrackCommand: AsyncParsableCommand {
 struct AgentRunner {
     let beekon: Beekon
     let logger: Logger
+    var drainTimeout: Double = 60
     /// Why a live source gave up, for the exit message.
     var sourceFailure: @Sendable () -> String? = { nil }
     /// systemd notifications (no-op outside a `Type=notify` service).
@@ -90,7 +94,11 @@ struct AgentRunner {
     func run(config: AgentConfig?) async throws {
         let signals = SignalWatcher()
         do {
-            if let config { try await beekon.configure(config.sdk) }
+            if let config {
+                try await beekon.configure(config.sdk)
+                if let extras = config.extras { try await beekon.setExtras(extras) }
+                if let fences = config.geofences { try await beekon.replaceGeofences(with: fences) }
+            }
             if try await beekon.resumeIfNeeded() {
                 let session = await beekon.sessionID?.wireString ?? "?"
                 Terminal.out("resumed session \(session)")
@@ -140,6 +148,9 @@ struct AgentRunner {
                 throw ExitCode(1)
             }
             Terminal.out("source ended; session stopped")
+            if try await beekon.configuration().sync != nil {
+                try await UploadWaiter(beekon: beekon).drain(timeout: drainTimeout)
+            }
         }
     }
 }
