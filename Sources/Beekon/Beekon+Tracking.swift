@@ -72,7 +72,9 @@ extension Beekon {
         var trigger = Trigger.interval
         if !crossing.events.isEmpty {
             trigger = .geofence
-        } else if actions.contains(where: { if case .resumedMoving = $0 { true } else { false } }) {
+        } else if actions.contains(where: { if case .resumeProvider = $0 { true } else { false } }) {
+            // Leaving the radius after a pause resumes tracking with a `motion` fix (FX-6);
+            // under keepTracking nothing was paused and the gate decides as usual.
             trigger = .motion
         }
         let decision = machine.decide(fix, id: deps.makeID(), motion: stationary.motion, trigger: trigger,
@@ -89,7 +91,7 @@ extension Beekon {
             case .notLater: stats.notLater += 1
             case .tooSoon: stats.tooSoon += 1
             case .tooClose: stats.tooClose += 1
-            case .admit: break
+            case .admit, .turn: break
             }
             if !crossing.stateChanges.isEmpty {
                 // The crossing still counts even when its fix is not stored.
@@ -151,6 +153,10 @@ extension Beekon {
             logger.info("location source ended")
         }
         sourceEnded = true
+        wakeSourceEndWaiters()
+    }
+
+    private func wakeSourceEndWaiters() {
         let waiters = sourceEndWaiters
         sourceEndWaiters = []
         for w in waiters { w.resume() }
@@ -178,11 +184,43 @@ extension Beekon {
                 break
             }
         }
+        if stationary.providerPaused {
+            if probingWhilePaused {
+                // The probe's fix arrived and the device is still inside the radius: sleep again.
+                probingWhilePaused = false
+                if machine.session != nil { await deps.provider.setPowerMode(.paused) }
+            }
+            armProbe()
+        } else {
+            probeTask?.cancel()
+            probeTask = nil
+            probingWhilePaused = false
+        }
         if stationary.motion != previousMotion {
             logger.info("motion changed", metadata: ["motion": "\(stationary.motion.rawValue)"])
             try? await ready().setMotion(stationary.motion)
         }
         armCheckIn()
+    }
+
+    /// A paused source may deliver nothing at all (gpsd with its watch off), so every
+    /// `stationaryProbeInterval` of clock time the SDK wakes it for one fix to check
+    /// whether the device has left the radius (FX-6); sources that keep delivering while
+    /// paused (replay) never reach the probe.
+    private func armProbe() {
+        probeTask?.cancel()
+        let clock = deps.clock
+        probeTask = Task { [weak self] in
+            do { try await clock.sleep(for: Beekon.stationaryProbeInterval) } catch { return }
+            await self?.probeDue()
+        }
+    }
+
+    private func probeDue() async {
+        guard machine.session != nil, stationary.providerPaused, !probingWhilePaused else { return }
+        probingWhilePaused = true
+        logger.debug("waking the paused source for one fix")
+        await deps.provider.setPowerMode(machine.config.preset.powerMode)
     }
 
     /// Sleeps on the injected clock until the next check-in is due, then records it.
@@ -242,6 +280,8 @@ extension Beekon {
                 if firstError == nil { firstError = error }
             }
         }
+        // After the state is emitted and persisted: a waiter sees the final state.
+        if sourceEnded { wakeSourceEndWaiters() }
         if let firstError { throw firstError }
     }
 
@@ -258,16 +298,16 @@ extension Beekon {
         case .stopProvider:
             checkInTask?.cancel()
             checkInTask = nil
+            probeTask?.cancel()
+            probeTask = nil
+            probingWhilePaused = false
             // Stopping the provider ends its stream; the generation bump makes any fix still
             // in flight a no-op. The consume task is not cancelled: this action may run on it
             // (a source failure), and the writes that follow must not see a cancelled task.
             runGeneration += 1
             consumeTask = nil
             await deps.provider.stop()
-            sourceEnded = true
-            let waiters = sourceEndWaiters
-            sourceEndWaiters = []
-            for w in waiters { w.resume() }
+            sourceEnded = true   // waiters are woken once every action ran (see performThrowing)
         case .clearIntent:
             try await ready().clearIntent()
         case .closeSession(let session, let reason):

@@ -37,6 +37,10 @@ public actor Beekon {
     let geofenceEventBroadcast = Broadcast<GeofenceEvent>()
     var stationary = StationaryDetector()
     var checkInTask: Task<Void, Never>?
+    var probeTask: Task<Void, Never>?
+    var probingWhilePaused = false
+    /// How often a paused source is woken for one fix while stationary (clock time).
+    static let stationaryProbeInterval: Duration = .seconds(60)
 
     /// Creates an SDK instance over explicit dependencies (for the agent and for tests).
     /// Nothing is opened until the first call that needs the database.

@@ -19,6 +19,7 @@ struct AgentConfig: Sendable, Equatable {
     static let knownKeys = [
         "preset", "minTimeBetweenLocationsSeconds", "minDistanceBetweenLocationsMeters", "sync", "extras",
         "geofences", "whenStationary", "stationaryRadiusMeters", "checkInIntervalSeconds",
+        "turnThresholdDegrees", "turnMinTimeSeconds",
     ]
     static let knownGeofenceKeys = ["id", "latitude", "longitude", "radiusMeters", "notifyOnEntry", "notifyOnExit"]
     static let knownSyncKeys = ["url", "headers", "intervalSeconds", "batchSize", "syncThreshold", "keepUploadedLocations", "auth"]
@@ -71,6 +72,10 @@ struct AgentConfig: Sendable, Equatable {
                 config.sdk.stationaryRadiusMeters = try number(key, value)
             case "checkInIntervalSeconds":
                 config.sdk.checkInIntervalSeconds = try number(key, value)
+            case "turnThresholdDegrees":
+                config.sdk.turnThresholdDegrees = try number(key, value)
+            case "turnMinTimeSeconds":
+                config.sdk.turnMinTimeSeconds = try number(key, value)
             default:
                 throw Problem(description: "unknown key '\(key)' (known: \(knownKeys.joined(separator: ", ")))")
             }

@@ -90,9 +90,11 @@ struct BeekonLifecycleTests {
         try await beekon.start()
         var states = beekon.state.makeAsyncIterator()
         #expect(await states.next() == .tracking)
+        async let ended: Void = beekon.waitUntilSourceEnds()
         await h.provider.fail(LocationProviderError.servicesDisabled("gpsd unreachable"))
+        await ended
+        #expect(beekon.currentState == .stopped(.locationServicesDisabled), "waiters see the final state")
         #expect(await states.next() == .stopped(.locationServicesDisabled))
-        await beekon.waitUntilSourceEnds()
     }
 
     @Test func waitUntilSourceEndsReturnsAfterTheLastFixIsStored() async throws {

@@ -106,3 +106,35 @@ struct FixSanitiserTests {
         #expect(FixSanitiser.quality(of: fast, after: nil) == .lowAccuracy)
     }
 }
+
+@Suite("Turn-aware admission (opt-in)")
+struct TurnAwareGateTests {
+    let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+
+    func raw(_ s: Double, east: Double, north: Double, bearing: Double? = nil) -> RawFix {
+        RawFix(timestamp: t0.addingTimeInterval(s), latitude: 48 + north / 111_195.0,
+               longitude: 11 + east / (111_195.0 * cos(48 * .pi / 180)), bearing: bearing)
+    }
+
+    @Test func offByDefaultAndAdmitsEarlyOnATurn() {
+        var gate = Gate(minTimeSeconds: 30, minDistanceMeters: 100)
+        gate.commit(raw(0, east: 0, north: 0))
+        gate.commit(raw(30, east: 0, north: 150))                 // heading north
+        let turned = raw(40, east: 40, north: 150)                // 40 m east, 10 s later
+        #expect(gate.evaluate(turned) == .tooSoon, "the SPEC gate is unchanged by default")
+        gate.turnThresholdDegrees = 30
+        #expect(gate.evaluate(turned) == .turn)
+        #expect(gate.evaluate(raw(40, east: 5, north: 190)) == .tooSoon, "a small heading change is not a turn")
+        #expect(gate.evaluate(raw(32, east: 40, north: 150)) == .tooSoon, "the turn rule respects its minimum time")
+        #expect(gate.evaluate(raw(40, east: 5, north: 150)) == .tooSoon, "too short a chord to have a heading")
+    }
+
+    @Test func reportedBearingIsPreferredOverTheChord() {
+        var gate = Gate(minTimeSeconds: 30, minDistanceMeters: 100)
+        gate.turnThresholdDegrees = 45
+        gate.commit(raw(0, east: 0, north: 0, bearing: 0))
+        #expect(gate.evaluate(raw(10, east: 0, north: 20, bearing: 90)) == .turn)
+        #expect(gate.evaluate(raw(10, east: 0, north: 20, bearing: 10)) == .tooSoon)
+        #expect(Geodesy.angleBetween(350, 10) == 20 && Geodesy.angleBetween(0, 180) == 180)
+    }
+}

@@ -17,10 +17,10 @@ struct TrackingMachineTests {
     @Test func userStopClearsIntentSystemStopKeepsIt() {
         var m = TrackingMachine(config: BeekonConfig())
         _ = m.start(session: s1, resumeFrom: nil)
-        #expect(m.stop(.system) == [.stopProvider, .closeSession(s1, .system), .emitState(.stopped(.system))])
+        #expect(m.stop(.system) == [.emitState(.stopped(.system)), .stopProvider, .closeSession(s1, .system)])
         #expect(m.state == .stopped(.system))
         _ = m.start(session: s2, resumeFrom: nil)
-        #expect(m.stop(.user) == [.stopProvider, .clearIntent, .closeSession(s2, .user), .emitState(.stopped(.user))])
+        #expect(m.stop(.user) == [.emitState(.stopped(.user)), .stopProvider, .clearIntent, .closeSession(s2, .user)])
         #expect(m.stop(.user) == [.clearIntent], "stop when not tracking only clears the intent")
         #expect(m.state == .stopped(.user))
     }

@@ -15,6 +15,12 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
     public var stationaryRadiusMeters: Double
     /// Seconds between `check_in` fixes under `pauseWithCheckIns`; default 900.
     public var checkInIntervalSeconds: Double
+    /// Opt-in turn-aware admission: admit a fix before the time/distance conditions hold when
+    /// the heading changed by more than this many degrees since the last admitted fix
+    /// (nil, the default, keeps the SPEC gate unchanged).
+    public var turnThresholdDegrees: Double?
+    /// The minimum seconds between fixes that turn-aware admission still respects (default 5).
+    public var turnMinTimeSeconds: Double
 
     /// Creates a configuration.
     public init(
@@ -24,7 +30,9 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         sync: SyncConfig? = nil,
         whenStationary: StationaryPolicy = .pause,
         stationaryRadiusMeters: Double = 5,
-        checkInIntervalSeconds: Double = 900
+        checkInIntervalSeconds: Double = 900,
+        turnThresholdDegrees: Double? = nil,
+        turnMinTimeSeconds: Double = 5
     ) {
         self.preset = preset
         self.minTimeBetweenLocationsSeconds = minTimeBetweenLocationsSeconds
@@ -33,6 +41,8 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         self.whenStationary = whenStationary
         self.stationaryRadiusMeters = stationaryRadiusMeters
         self.checkInIntervalSeconds = checkInIntervalSeconds
+        self.turnThresholdDegrees = turnThresholdDegrees
+        self.turnMinTimeSeconds = turnMinTimeSeconds
     }
 
     /// Decodes a persisted configuration; fields added by later versions take their defaults.
@@ -45,7 +55,9 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
             sync: try c.decodeIfPresent(SyncConfig.self, forKey: .sync),
             whenStationary: try c.decodeIfPresent(StationaryPolicy.self, forKey: .whenStationary) ?? .pause,
             stationaryRadiusMeters: try c.decodeIfPresent(Double.self, forKey: .stationaryRadiusMeters) ?? 5,
-            checkInIntervalSeconds: try c.decodeIfPresent(Double.self, forKey: .checkInIntervalSeconds) ?? 900)
+            checkInIntervalSeconds: try c.decodeIfPresent(Double.self, forKey: .checkInIntervalSeconds) ?? 900,
+            turnThresholdDegrees: try c.decodeIfPresent(Double.self, forKey: .turnThresholdDegrees),
+            turnMinTimeSeconds: try c.decodeIfPresent(Double.self, forKey: .turnMinTimeSeconds) ?? 5)
     }
 
     /// The time condition in effect: the explicit value, else the preset's.
@@ -71,6 +83,12 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         }
         guard checkInIntervalSeconds.isFinite, checkInIntervalSeconds >= 1 else {
             throw .invalidConfiguration("checkInIntervalSeconds must be a number ≥ 1")
+        }
+        if let t = turnThresholdDegrees, !(t.isFinite && t > 0 && t < 180) {
+            throw .invalidConfiguration("turnThresholdDegrees must be within (0, 180) degrees (got \(t))")
+        }
+        guard turnMinTimeSeconds.isFinite, turnMinTimeSeconds >= 0 else {
+            throw .invalidConfiguration("turnMinTimeSeconds must be a number ≥ 0")
         }
         try sync?.validate()
     }

@@ -17,6 +17,8 @@ enum GateDecision: Sendable, Equatable {
     case tooSoon
     /// Closer than the minimum distance to the last admitted fix.
     case tooClose
+    /// Admitted early by the opt-in turn rule (the heading changed enough).
+    case turn
 }
 
 /// FX-2: admits a fix when BOTH the minimum time (between fix timestamps, never
@@ -25,8 +27,18 @@ enum GateDecision: Sendable, Equatable {
 struct Gate: Sendable, Hashable {
     var minTimeSeconds: Double
     var minDistanceMeters: Double
+    /// Opt-in turn-aware admission: admit early when the heading differs from the heading
+    /// at the last admitted fix by more than this many degrees (nil: off, the SPEC gate).
+    var turnThresholdDegrees: Double?
+    /// The minimum time between fixes the turn rule still respects.
+    var turnMinTimeSeconds: Double = 5
     /// The last admitted fix; nil right after `start()`.
     var last: GatePoint?
+    /// Heading at the last admitted fix: its reported bearing, else the course into it.
+    var lastCourse: Double?
+
+    /// Below this distance a chord's bearing is noise, so the turn rule does not apply.
+    static let turnMinDistanceMeters = 10.0
 
     init(minTimeSeconds: Double, minDistanceMeters: Double, last: GatePoint? = nil) {
         self.minTimeSeconds = minTimeSeconds
@@ -39,16 +51,35 @@ struct Gate: Sendable, Hashable {
         guard let last else { return .admit }
         let dt = fix.timestamp.timeIntervalSince(last.timestamp)
         if dt <= 0 { return .notLater }
-        if minTimeSeconds > 0, dt < minTimeSeconds { return .tooSoon }
-        if minDistanceMeters > 0,
-           Geodesy.distance(last.latitude, last.longitude, fix.latitude, fix.longitude) < minDistanceMeters {
-            return .tooClose
+        let distance = Geodesy.distance(last.latitude, last.longitude, fix.latitude, fix.longitude)
+        let decision: GateDecision
+        if minTimeSeconds > 0, dt < minTimeSeconds {
+            decision = .tooSoon
+        } else if minDistanceMeters > 0, distance < minDistanceMeters {
+            decision = .tooClose
+        } else {
+            return .admit
         }
-        return .admit
+        if let threshold = turnThresholdDegrees, let lastCourse, dt >= turnMinTimeSeconds,
+           distance >= Self.turnMinDistanceMeters {
+            let course = fix.bearing ?? Geodesy.bearing(last.latitude, last.longitude, fix.latitude, fix.longitude)
+            if Geodesy.angleBetween(course, lastCourse) > threshold { return .turn }
+        }
+        return decision
     }
 
     /// Records `fix` as the last admitted one.
     mutating func commit(_ fix: RawFix) {
-        last = GatePoint(timestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude)
+        commit(timestamp: fix.timestamp, latitude: fix.latitude, longitude: fix.longitude, bearing: fix.bearing)
+    }
+
+    /// Records an admitted position as the gate's reference.
+    mutating func commit(timestamp: Date, latitude: Double, longitude: Double, bearing: Double?) {
+        if let bearing {
+            lastCourse = bearing
+        } else if let last, Geodesy.distance(last.latitude, last.longitude, latitude, longitude) >= Self.turnMinDistanceMeters {
+            lastCourse = Geodesy.bearing(last.latitude, last.longitude, latitude, longitude)
+        }
+        last = GatePoint(timestamp: timestamp, latitude: latitude, longitude: longitude)
     }
 }

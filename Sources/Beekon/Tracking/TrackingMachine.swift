@@ -49,6 +49,8 @@ struct TrackingMachine: Sendable {
         self.config = config
         self.gate = Gate(
             minTimeSeconds: config.effectiveMinTimeSeconds, minDistanceMeters: config.effectiveMinDistanceMeters)
+        gate.turnThresholdDegrees = config.turnThresholdDegrees
+        gate.turnMinTimeSeconds = config.turnMinTimeSeconds
     }
 
     /// The public state for the current phase.
@@ -88,9 +90,10 @@ struct TrackingMachine: Sendable {
             return reason == .user ? [.clearIntent] : []
         }
         phase = .stopped(reason)
-        var actions: [Action] = [.stopProvider]
+        // The state is published first, so nobody sees "no session" while the state still says tracking.
+        var actions: [Action] = [.emitState(.stopped(reason)), .stopProvider]
         if reason == .user || reason == .permissionDenied { actions.append(.clearIntent) }
-        actions += [.closeSession(session, reason), .emitState(.stopped(reason))]
+        actions.append(.closeSession(session, reason))
         return actions
     }
 
@@ -112,6 +115,8 @@ struct TrackingMachine: Sendable {
         config = new
         gate.minTimeSeconds = new.effectiveMinTimeSeconds
         gate.minDistanceMeters = new.effectiveMinDistanceMeters
+        gate.turnThresholdDegrees = new.turnThresholdDegrees
+        gate.turnMinTimeSeconds = new.turnMinTimeSeconds
         if session != nil, new.preset.powerMode != oldMode { return [.setPowerMode(new.preset.powerMode)] }
         return []
     }
@@ -126,7 +131,7 @@ struct TrackingMachine: Sendable {
         guard let session else { return .notTracking }
         guard let fix = FixSanitiser.sanitise(raw) else { return .invalid }
         var decision = gate.evaluate(fix)
-        if bypassGate, decision == .tooSoon || decision == .tooClose { decision = .admit }
+        if decision == .turn || (bypassGate && (decision == .tooSoon || decision == .tooClose)) { decision = .admit }
         guard decision == .admit else { return .rejected(decision) }
         return .admit(Location(
             id: id, sessionId: session, timestamp: fix.timestamp, latitude: fix.latitude,
@@ -137,6 +142,7 @@ struct TrackingMachine: Sendable {
 
     /// The admitted location is stored: it becomes the gate's reference.
     mutating func committed(_ location: Location) {
-        gate.last = GatePoint(timestamp: location.timestamp, latitude: location.latitude, longitude: location.longitude)
+        gate.commit(timestamp: location.timestamp, latitude: location.latitude, longitude: location.longitude,
+                    bearing: location.bearing)
     }
 }

@@ -1,0 +1,68 @@
+import Beekon
+import BeekonTesting
+import Foundation
+import Testing
+
+@Suite("Test doubles behave as documented")
+struct BeekonTestingTests {
+    @Test func testClockWakesSleepersInDeadlineOrderOnlyWhenAdvanced() async throws {
+        let clock = TestClock()
+        let order = LockedOrder()
+        let a = Task { try await clock.sleep(for: .seconds(20)); order.append("a") }
+        let b = Task { try await clock.sleep(for: .seconds(10)); order.append("b") }
+        await clock.waitForSleepers(2)
+        clock.advance(by: .seconds(9))
+        #expect(clock.sleeperCount == 2)
+        clock.advance(by: .seconds(11))
+        try await a.value
+        try await b.value
+        #expect(order.values.sorted() == ["a", "b"])
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func cancellingASleeperThrows() async {
+        let clock = TestClock()
+        let t = Task { try await clock.sleep(for: .seconds(60)) }
+        await clock.waitForSleepers(1)
+        t.cancel()
+        await #expect(throws: CancellationError.self) { try await t.value }
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test func scriptedProviderSendReturnsOnlyAfterTheConsumerProcessedTheFix() async throws {
+        let provider = ScriptedProvider()
+        let processed = LockedOrder()
+        let stream = try await provider.start(mode: .balanced)
+        // The consumer is not yet iterating when the first fix is sent: the sender must still wait.
+        let sender = Task {
+            for i in 0..<5 {
+                await provider.send(RawFix(timestamp: Date(timeIntervalSince1970: Double(i)), latitude: 0, longitude: 0))
+                #expect(processed.values.count == i + 1, "send \(i) returned before its fix was processed")
+            }
+            await provider.finish()
+        }
+        for try await fix in stream {
+            await Task.yield()
+            processed.append("\(fix.timestamp.timeIntervalSince1970)")
+        }
+        await sender.value
+        #expect(processed.values.count == 5)
+    }
+
+    @Test func scriptedTransportAnswersFromItsScriptThenTheFallback() async throws {
+        let transport = ScriptedTransport()
+        await transport.enqueue(statuses: 503)
+        let request = HTTPRequest(url: URL(string: "http://127.0.0.1/x")!)
+        #expect(try await transport.send(request).status == 503)
+        #expect(try await transport.send(request).status == 200)
+        await transport.waitForRequests(2)
+        #expect(await transport.requests.count == 2)
+    }
+}
+
+final class LockedOrder: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func append(_ s: String) { lock.withLock { items.append(s) } }
+    var values: [String] { lock.withLock { items } }
+}
