@@ -120,6 +120,7 @@ extension Beekon {
             let trimmed = try await ready().insert(location, events: events, geofenceStates: states)
             stats.trimmed += trimmed
             stats.stored += 1
+            stats.lastStoredFix = location.timestamp
             machine.committed(location)
             positionBroadcast.publish(location)
             await syncEngine?.fixStored()

@@ -213,6 +213,8 @@ public struct TrackingStatistics: Sendable, Equatable {
     public var storeFailures = 0
     /// Rows trimmed by the row cap.
     public var trimmed = 0
+    /// Timestamp of the last stored fix.
+    public var lastStoredFix: Date?
     /// The last storage error, if any.
     public var lastError: BeekonError?
 }

@@ -74,6 +74,7 @@ struct TrackCommand: AsyncParsableCommand {
         let beekon = Beekon(dependencies: BeekonDependencies(
             databasePath: dbPath, provider: provider, clock: clock, logger: logger))
         var runner = AgentRunner(beekon: beekon, logger: logger, drainTimeout: drainTimeout)
+        runner.clock = clock
         runner.sourceFailure = { events.failure }
         try await runner.run(config: agentConfig)
     }
@@ -84,6 +85,8 @@ struct AgentRunner {
     let beekon: Beekon
     let logger: Logger
     var drainTimeout: Double = 60
+    /// The SDK's clock, for the age of the last fix in the status line.
+    var clock: any BeekonClock = SystemClock()
     /// Why a live source gave up, for the exit message.
     var sourceFailure: @Sendable () -> String? = { nil }
     /// systemd notifications (no-op outside a `Type=notify` service).
@@ -113,7 +116,7 @@ struct AgentRunner {
         service.ready(status: "tracking session \(await beekon.sessionID?.wireString ?? "?")")
         let heartbeat = service.startHeartbeat(beekon: beekon)
         defer { heartbeat?.cancel() }
-        let progress = ProgressReporter(beekon: beekon)
+        let progress = ProgressReporter(beekon: beekon, clock: clock)
         let progressTask = Task { await progress.run() }
         let (events, continuation) = AsyncStream<Event>.makeStream()
         Task { [beekon] in
@@ -137,7 +140,7 @@ struct AgentRunner {
             try? await beekon.stop()
             Terminal.out("stopped")
         case .sourceEnded:
-            if case .stopped(let reason) = await stateAfterSourceEnd() {
+            if case .stopped(let reason) = beekon.currentState {
                 let why = sourceFailure().map { ": \($0)" } ?? ""
                 Terminal.error("location source unavailable (\(reason.rawValue))\(why); exiting")
                 service.stopping(status: "location source unavailable (\(reason.rawValue))\(why)")
@@ -158,9 +161,13 @@ struct AgentRunner {
 /// A live status line on a terminal; plain `progress …` lines when not a TTY.
 actor ProgressReporter {
     let beekon: Beekon
+    let clock: any BeekonClock
     private var lastLine = ""
 
-    init(beekon: Beekon) { self.beekon = beekon }
+    init(beekon: Beekon, clock: any BeekonClock) {
+        self.beekon = beekon
+        self.clock = clock
+    }
 
     func run() async {
         while !Task.isCancelled {
@@ -169,16 +176,21 @@ actor ProgressReporter {
         }
     }
 
+    /// state, fixes read/admitted/stored, last fix age (SDK clock), pending uploads.
     func printLine(final: Bool) async {
         let s = await beekon.statistics
+        let syncOn = (try? await beekon.configuration().sync) != nil
+        let pending = syncOn ? (try? await beekon.pendingUploadCount()).map(String.init) ?? "?" : "off"
+        let age = s.lastStoredFix.map { "\(max(0, Int(clock.now().timeIntervalSince($0))))s" } ?? "-"
         let line = "progress state=\(beekon.currentState) read=\(s.received) admitted=\(s.stored + s.storeFailures) " +
             "stored=\(s.stored) rejected=\(s.tooSoon + s.tooClose + s.notLater) invalid=\(s.invalid)" +
             (s.storeFailures > 0 ? " store_failures=\(s.storeFailures)" : "")
+        let tail = " last_fix_age=\(age) pending_uploads=\(pending)"
         if Terminal.stdoutIsTTY {
-            Terminal.status(line)
+            Terminal.status(line + tail)
             if final { Terminal.out("") }
         } else if line != lastLine || final {
-            Terminal.out(line)
+            Terminal.out(line + tail)
         }
         lastLine = line
     }

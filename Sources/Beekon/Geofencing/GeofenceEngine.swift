@@ -34,17 +34,17 @@ import Foundation
 /// re-register their fences at every launch without duplicate enters); a changed
 /// centre or radius is a new fence and its state resets to unknown (no exit is
 /// emitted for the old region).
-struct GeofenceEngine: Sendable {
+package struct GeofenceEngine: Sendable {
     /// The margin for fixes without (or with a better than) 5 m accuracy.
     static let minimumMarginMeters = 5.0
 
     /// The result of evaluating one fix.
-    struct Evaluation: Sendable, Hashable {
+    package struct Evaluation: Sendable, Hashable {
         /// Crossings of fences that asked to be notified, exits first, each group by fence id.
-        var events: [GeofenceEvent] = []
+        package var events: [GeofenceEvent] = []
         /// Every state change, notified or not: fence id → inside now. Persist these in the
         /// same transaction as `events`, so a crash cannot record one without the other.
-        var stateChanges: [String: Bool] = [:]
+        package var stateChanges: [String: Bool] = [:]
     }
 
     private var index = GeofenceIndex()
@@ -52,11 +52,11 @@ struct GeofenceEngine: Sendable {
     private(set) var insideIDs: Set<String> = []
 
     /// Creates an engine with no fences.
-    init() {}
+    package init() {}
 
     /// Restores an engine from the store: `fences` as stored, and the ids that were
     /// inside. Invalid fences and ids of unknown fences are dropped.
-    init(fences: [Geofence], insideIDs: Set<String>) {
+    package init(fences: [Geofence], insideIDs: Set<String>) {
         for fence in fences where fence.problem == nil { index.insert(fence) }
         self.insideIDs = insideIDs.filter { index.fence(id: $0) != nil }
     }
@@ -95,18 +95,18 @@ struct GeofenceEngine: Sendable {
     }
 
     /// The margin `h` for a fix with this accuracy (see the type's notes).
-    static func margin(accuracy: Double?) -> Double {
+    package static func margin(accuracy: Double?) -> Double {
         guard let accuracy, accuracy.isFinite, accuracy > 0 else { return minimumMarginMeters }
         return max(minimumMarginMeters, accuracy)
     }
 
     /// Whether a fix at `distance` with margin `h` enters a fence of radius `r`.
-    static func enters(distance: Double, radius r: Double, margin h: Double) -> Bool {
+    package static func enters(distance: Double, radius r: Double, margin h: Double) -> Bool {
         distance <= r - min(h, r / 2)
     }
 
     /// Whether a fix at `distance` with margin `h` leaves a fence of radius `r`.
-    static func exits(distance: Double, radius r: Double, margin h: Double) -> Bool {
+    package static func exits(distance: Double, radius r: Double, margin h: Double) -> Bool {
         distance > r + h
     }
 
@@ -123,7 +123,7 @@ struct GeofenceEngine: Sendable {
     /// Evaluates one (sanitised) fix against every fence: updates the state and returns
     /// the events (ids from `makeID`, timestamps truncated to milliseconds) and every
     /// state change. A fix with unusable coordinates changes nothing.
-    mutating func evaluateCrossings(
+    package mutating func evaluateCrossings(
         latitude: Double, longitude: Double, accuracy: Double?, timestamp: Date, makeID: () -> UUID
     ) -> Evaluation {
         guard latitude.isFinite, longitude.isFinite, (-90...90).contains(latitude),

@@ -1,0 +1,97 @@
+// P6: geofence evaluation per fix with 1k / 10k / 100k fences — the SDK's GeofenceEngine
+// (grid index + hysteresis) versus a brute-force scan applying the same enter/exit rules
+// to every fence, in the same run, on the same fixes (a 1 Hz walk through a city-sized
+// cloud of 50–500 m fences, seeded).
+
+import Beekon
+import Foundation
+
+/// The baseline: every fence, every fix, the same rules as the engine.
+struct BruteForceFences {
+    var fences: [Geofence]
+    var inside: Set<String> = []
+
+    mutating func evaluate(latitude: Double, longitude: Double, accuracy: Double?) -> Int {
+        let h = GeofenceEngine.margin(accuracy: accuracy)
+        var crossings = 0
+        for f in fences {
+            let d = haversine(latitude, longitude, f.latitude, f.longitude)
+            if inside.contains(f.id) {
+                if GeofenceEngine.exits(distance: d, radius: f.radiusMeters, margin: h) { inside.remove(f.id); crossings += 1 }
+            } else if GeofenceEngine.enters(distance: d, radius: f.radiusMeters, margin: h) {
+                inside.insert(f.id); crossings += 1
+            }
+        }
+        return crossings
+    }
+}
+
+func haversine(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
+    let p1 = lat1 * .pi / 180, p2 = lat2 * .pi / 180
+    let dp = p2 - p1, dl = (lon2 - lon1) * .pi / 180
+    let a = sin(dp / 2) * sin(dp / 2) + cos(p1) * cos(p2) * sin(dl / 2) * sin(dl / 2)
+    return 2 * 6_371_008.8 * asin(min(1, sqrt(a)))
+}
+
+/// A seeded generator (SplitMix64) so every run measures the same fences and fixes.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+func p6(runs: Int) -> [Comparison] {
+    var rng = SeededRandom(state: 42)
+    let centre = (48.137, 11.575)
+    let metresPerDegLat = 111_195.0, metresPerDegLon = 111_195.0 * cos(centre.0 * .pi / 180)
+    // A 2,000-fix walk (1 Hz, ~1.4 m/s, meandering) through the city.
+    var walk: [(Double, Double, Double)] = []
+    var (lat, lon, heading) = (centre.0, centre.1, 0.0)
+    for _ in 0..<2000 {
+        heading += Double.random(in: -0.3...0.3, using: &rng)
+        lat += 1.4 * cos(heading) / metresPerDegLat
+        lon += 1.4 * sin(heading) / metresPerDegLon
+        walk.append((lat, lon, Double.random(in: 3...30, using: &rng)))
+    }
+    var results: [Comparison] = []
+    for count in [1_000, 10_000, 100_000] {
+        let fences = (0..<count).map { i in
+            Geofence(id: "f\(i)",
+                     latitude: centre.0 + Double.random(in: -25_000...25_000, using: &rng) / metresPerDegLat,
+                     longitude: centre.1 + Double.random(in: -25_000...25_000, using: &rng) / metresPerDegLon,
+                     radiusMeters: Double.random(in: 50...500, using: &rng))
+        }
+        var ours: [Double] = [], base: [Double] = []
+        var crossingsOurs = 0, crossingsBase = 0
+        let baseFixes = count >= 100_000 ? 200 : 2000     // brute force at 100k is slow: fewer fixes, per-fix figure
+        for _ in 0..<runs {
+            var engine = GeofenceEngine(fences: fences, insideIDs: [])
+            let t0 = ContinuousClock.now
+            var n = 0
+            for (i, p) in walk.enumerated() {
+                n += engine.evaluateCrossings(latitude: p.0, longitude: p.1, accuracy: p.2,
+                                              timestamp: Date(timeIntervalSince1970: Double(i)), makeID: { UUID() }).events.count
+            }
+            ours.append((ContinuousClock.now - t0).secondsDouble / Double(walk.count) * 1e6)
+            crossingsOurs = n
+            var brute = BruteForceFences(fences: fences)
+            let t1 = ContinuousClock.now
+            var m = 0
+            for p in walk.prefix(baseFixes) { m += brute.evaluate(latitude: p.0, longitude: p.1, accuracy: p.2) }
+            base.append((ContinuousClock.now - t1).secondsDouble / Double(baseFixes) * 1e6)
+            crossingsBase = m
+        }
+        let o = Stats(ours), b = Stats(base)
+        results.append(Comparison(
+            id: "P6-\(count / 1000)k", what: "geofence evaluation per fix, \(count) fences (index vs brute force)",
+            unit: "µs/fix", ours: o, baseline: b, ratio: o.median / b.median,
+            details: ["fixes": "\(walk.count)", "baseline_fixes": "\(baseFixes)",
+                      "crossings": "\(crossingsOurs)", "baseline_crossings_prefix": "\(crossingsBase)"]))
+    }
+    return results
+}
