@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# One benchmark command (issue 9): builds in release and prints one table of every measure
+# next to the baseline measured in the same run, with the ratio; writes JSON with --json.
+#
+#   scripts/bench.sh [--runs N] [--json PATH] [--quick]
+#
+#   P1 per-fix pipeline vs raw GRDB insert        P2 gzipped bytes per fix at batch 1/10/100/1000
+#   P3 drain of 100,000 fixes vs raw HTTP client   P4 ingest with dedupe vs COPY / raw SQLite inserts
+#   P5 one day of history vs raw SQL               P6 geofence evaluation 1k/10k/100k vs brute force
+#   P7 peak RSS: agent tracking vs agent idle; server under load vs server idle
+#   Fidelity: `beekon fidelity` for every track in ../shared/data/gpx (stored %, max/p95 error)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=5; json=""; quick=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) runs="$2"; shift 2;;
+    --json) json="$2"; shift 2;;
+    --quick) quick=1; shift;;
+    *) echo "usage: scripts/bench.sh [--runs N] [--json PATH] [--quick]" >&2; exit 2;;
+  esac
+done
+out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+data=../shared/data
+
+echo "== building (release) =="
+swift build -c release --product beekon >/dev/null
+swift build -c release --product BeekonBench >/dev/null
+(cd Server && swift build -c release --product beekon-ingest >/dev/null && swift build -c release --product IngestBench >/dev/null)
+
+echo "== P1 P2 P3 P5 P6 (BeekonBench) =="
+.build/release/BeekonBench --runs "$runs" --json "$out/sdk.json" | tee "$out/sdk.txt"
+
+echo "== P4 (IngestBench) =="
+fixes=100000; [ "$quick" = 1 ] && fixes=20000
+Server/.build/release/IngestBench --fixes "$fixes" --clients 4 | tee "$out/ingest.txt"
+
+echo "== P7 peak RSS =="
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+agent_db="$out/agent.sqlite"
+cat > "$out/agent.json" <<JSON
+{"preset": "precision", "sync": {"url": "http://127.0.0.1:$port/v1/locations", "batchSize": 1000}}
+JSON
+srv=$(pwd)/Server/.build/release/beekon-ingest
+python3 scripts/rss.py --for 3 -- "$srv" --port "$port" --database "sqlite:$out/idle.sqlite" > "$out/srv-idle.json"
+"$srv" --port "$port" --database "sqlite:$out/ingest.sqlite" >/dev/null 2>&1 &
+srv_pid=$!
+python3 - "$port" <<'PY'
+import sys, time, urllib.request
+for _ in range(300):
+    try: urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/healthz", timeout=1); break
+    except Exception: time.sleep(0.1)
+PY
+python3 scripts/rss.py -- .build/release/beekon track --source "replay:$data/gpx/movingpandas_304_to_UL_bus_1hz.gpx" \
+  --speed max --db "$agent_db" --config "$out/agent.json" > "$out/agent-track.json"
+python3 scripts/rss.py -- .build/release/beekon status --db "$agent_db" > "$out/agent-idle.json"
+kill -TERM "$srv_pid"; wait "$srv_pid" || true
+python3 scripts/rss.py --load "http://127.0.0.1:$port/v1/locations" 400 -- "$srv" --port "$port" --database "sqlite:$out/load.sqlite" > "$out/srv-load.json"
+
+echo "== fidelity =="
+for f in "$data"/gpx/*.gpx; do .build/release/beekon fidelity --source "replay:$f" --json > "$out/fidelity-$(basename "$f" .gpx).json"; done
+
+python3 - "$out" "$json" <<'PY'
+import json, os, re, sys
+out, dest = sys.argv[1], sys.argv[2]
+sdk = json.load(open(os.path.join(out, "sdk.json")))
+rows = []
+for r in sdk["results"]:
+    rows.append((r["id"], r["unit"], r["ours"]["median"], r["ours"]["min"], r["ours"]["max"],
+                 r["baseline"]["median"], r["baseline"]["min"], r["baseline"]["max"], r["ratio"]))
+for line in open(os.path.join(out, "ingest.txt")):
+    m = re.match(r"\s*(.+?)\s+(\d+) fixes/s .*ratio vs (.+?): ([\d.]+)", line)
+    if m:
+        rows.append(("P4 " + m.group(1).strip(), "fixes/s", float(m.group(2)), None, None, None, None, None, float(m.group(4))))
+def rss(name): return json.load(open(os.path.join(out, name)))["peak_kib"] / 1024
+p7 = [("P7 agent tracking", rss("agent-track.json"), rss("agent-idle.json")),
+      ("P7 server under load", rss("srv-load.json"), rss("srv-idle.json"))]
+for name, ours, base in p7:
+    rows.append((name, "MiB peak RSS", ours, None, None, base, None, None, ours / base if base else float("nan")))
+fid = {}
+for f in sorted(os.listdir(out)):
+    if f.startswith("fidelity-"):
+        fid[f[9:-5]] = json.load(open(os.path.join(out, f)))
+def n(v): return "-" if v is None else (f"{v:.0f}" if abs(v) >= 100 else f"{v:.2f}")
+print("\n%-34s %-12s %22s %22s %8s" % ("measure", "unit", "ours (min–max)", "baseline (min–max)", "ratio"))
+for r in rows:
+    o = n(r[2]) + ("" if r[3] is None else f" ({n(r[3])}–{n(r[4])})")
+    b = n(r[5]) + ("" if r[6] is None else f" ({n(r[6])}–{n(r[7])})")
+    print("%-34s %-12s %22s %22s %7.2f×" % (r[0], r[1], o, b, r[8]))
+print("\nfidelity (stored % of raw fixes, max / p95 distance from raw fixes to the stored polyline, m)")
+for track, items in fid.items():
+    print("  " + track)
+    for i in items:
+        print("    %-20s %5.1f%%  max %6.1f  p95 %6.1f" % (i["config"], i["stored_percent"], i["max_error_m"], i["p95_error_m"]))
+if dest:
+    json.dump({"rows": [dict(zip(["id","unit","ours","ours_min","ours_max","baseline","baseline_min","baseline_max","ratio"], r)) for r in rows],
+               "fidelity": fid}, open(dest, "w"), indent=2)
+    print("written", dest)
+PY
