@@ -45,13 +45,17 @@ let package = Package(
         .executableTarget(
             name: "BeekonBench",
             dependencies: [
-                "Beekon", "BeekonSources", "BeekonTesting",
+                "Beekon", "BeekonSources", "BeekonTesting", "CZlib",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/BeekonBench"
         ),
         .testTarget(name: "BeekonWireTests", dependencies: ["BeekonWire"], resources: [.copy("Golden")]),
-        .testTarget(name: "BeekonTests", dependencies: ["Beekon", "BeekonTesting", "BeekonWire"]),
+        .testTarget(
+            name: "BeekonTests",
+            dependencies: ["Beekon", "BeekonTesting", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "Beekon", "BeekonTesting"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
         .testTarget(name: "beekonTests", dependencies: ["Beekon", "BeekonWire"]),
