@@ -1,5 +1,6 @@
 // Beekon benchmarks (issue 2): P1 per-fix cost and P5 history query, each against a raw
-// GRDB baseline measured in the same run.
+// GRDB baseline measured in the same run; (issue 3, SyncBench.swift) P2 upload bytes per
+// fix and P3 drain throughput, against uncompressed JSON and a raw URLSession client.
 //
 // Run (release, from the package root):
 //     swift run -c release BeekonBench [--runs N] [--json results.json] [--dir DIR]
@@ -325,7 +326,9 @@ enum BeekonBench {
         print("warning: debug build; use `swift run -c release BeekonBench` for real figures")
         #endif
         print("Beekon benchmarks — \(runs) runs each (+1 warm-up), databases in \(work.path)")
-        let results = [try await p1(runs: runs, dir: work), try await p5(runs: runs, dir: work)]
+        var results = [try await p1(runs: runs, dir: work), try await p5(runs: runs, dir: work)]
+        results += try await p2(dir: work)               // SyncBench.swift
+        results.append(try await p3(runs: runs, dir: work))
 
         func f(_ v: Double) -> String { v >= 100 ? String(format: "%.0f", v) : v >= 10 ? String(format: "%.1f", v) : String(format: "%.2f", v) }
         let header = ["", "unit", "ours median (min–max)", "baseline median (min–max)", "ratio"]

@@ -1,0 +1,433 @@
+@testable import Beekon
+import BeekonWire
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A small HTTP/1.1 upload receiver on 127.0.0.1:<free port>, written with POSIX
+/// sockets (one thread per connection, keep-alive). It gunzips and decodes every
+/// request body, records it, and answers as scripted per request — so the agent's
+/// real URLSession transport meets 5xx, `Retry-After`, lost answers, stuck servers.
+///
+/// Tests wait on its events (`waitFor`) with bounded timeouts, never on sleeps.
+final class FaultyReceiver: @unchecked Sendable {
+    /// What the receiver does with one request, after reading and recording its body.
+    enum Action: Sendable, Hashable, CustomStringConvertible {
+        /// Answer with this status (and headers); 2xx means the batch is stored.
+        case status(Int, headers: [String: String] = [:])
+        /// Store the batch, then close the connection without answering (the 2xx is lost).
+        case storeThenDrop
+        /// Store the batch and keep the connection open, unanswered, until `releaseHeld()`
+        /// (or `stop()`), then close it without answering.
+        case hold
+        /// Store the batch, wait this long (past the client's deadline), then answer 200.
+        case answerLate(seconds: Double)
+
+        static let ok = Action.status(200)
+
+        /// Whether a server acting like this has durably stored the batch.
+        var stores: Bool {
+            switch self {
+            case .status(let s, _): return (200..<300).contains(s)
+            case .storeThenDrop, .hold, .answerLate: return true
+            }
+        }
+
+        var description: String {
+            switch self {
+            case .status(let s, let h): return h.isEmpty ? "\(s)" : "\(s) \(h)"
+            case .storeThenDrop: return "store+drop"
+            case .hold: return "hold"
+            case .answerLate(let s): return "answer 200 after \(s) s"
+            }
+        }
+    }
+
+    /// One request as received.
+    struct Request: Sendable {
+        var index: Int
+        var action: Action
+        var method: String
+        var path: String
+        /// Header names lowercased.
+        var headers: [String: String]
+        /// The body as sent (gzipped when `content-encoding: gzip`).
+        var rawBody: Data
+        /// The decoded envelope, or why it could not be decoded.
+        var envelope: Result<WireEnvelope, Failure>
+        /// Seconds since the receiver started when the whole request had arrived.
+        var elapsed: Double
+
+        /// One line for failure messages: index, time, batch, size, answer.
+        var summary: String {
+            "#\(index) +\(String(format: "%.2f", elapsed))s \(batchID?.wireString ?? "?") ×\(locationIDs.count) → \(action)"
+        }
+
+        var batchID: UUID? { try? envelope.get().batchId }
+        var locationIDs: [UUID] { (try? envelope.get().locations.map(\.id)) ?? [] }
+    }
+
+    struct Failure: Error, Sendable, CustomStringConvertible {
+        var description: String
+    }
+
+    let port: Int
+    var url: String { "http://127.0.0.1:\(port)/v1/locations" }
+
+    private let listenFD: Int32
+    private let started = Date()
+    private let lock = NSLock()
+    private let script: [Action]
+    private let defaultAction: Action
+    private var requests: [Request] = []
+    private var heldFDs: Set<Int32> = []
+    private var openFDs: Set<Int32> = []
+    private var released = false
+    private var stopped = false
+    private var version = 0
+    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiter = 0
+    private let releaseCondition = NSCondition()
+
+    /// Whether the answer before a `.storeThenDrop` closes its connection (see `serve`).
+    private let freshConnectionBeforeDrop: Bool
+
+    /// Starts listening; request `i` (0-based) gets `script[i]`, later ones `then`.
+    init(script: [Action] = [], then defaultAction: Action = .ok, freshConnectionBeforeDrop: Bool = true) throws {
+        self.script = script
+        self.defaultAction = defaultAction
+        self.freshConnectionBeforeDrop = freshConnectionBeforeDrop
+        let fd = socket(AF_INET, Self.streamType, 0)
+        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            close(fd)
+            throw Failure(description: "bind/listen: errno \(errno)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listenFD = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    #if canImport(Glibc)
+    private static let streamType = Int32(SOCK_STREAM.rawValue)
+    #else
+    private static let streamType = SOCK_STREAM
+    #endif
+
+    // MARK: - What the tests see
+
+    /// Every request so far, in arrival order.
+    var received: [Request] { lock.withLock { requests } }
+
+    /// Every request as one line each, for failure messages.
+    var log: String { received.map(\.summary).joined(separator: "\n") }
+
+    /// Requests whose batch a real server would have stored (2xx, lost 2xx, held).
+    var stored: [Request] { received.filter { $0.action.stores } }
+
+    /// Waits until `predicate` holds for the requests received so far; throws after `timeout`.
+    @discardableResult
+    func waitFor(
+        _ what: String, timeout: Duration = .seconds(30),
+        _ predicate: @escaping @Sendable ([Request]) -> Bool
+    ) async throws -> [Request] {
+        try await withThrowingTaskGroup(of: [Request]?.self) { group in
+            group.addTask { [self] in
+                while true {
+                    let (snapshot, seen) = lock.withLock { (requests, version) }
+                    if predicate(snapshot) { return snapshot }
+                    await changed(since: seen)
+                    try Task.checkCancellation()
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout) // a deadline, not synchronisation
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw Failure(description: "timed out after \(timeout) waiting for \(what); received:\n\(log)")
+            }
+            return value
+        }
+    }
+
+    /// Closes the held connections without an answer; later `.hold` requests are closed at once.
+    func releaseHeld() {
+        let fds: Set<Int32> = lock.withLock {
+            released = true
+            defer { heldFDs = [] }
+            return heldFDs
+        }
+        for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
+        releaseCondition.lock(); releaseCondition.broadcast(); releaseCondition.unlock()
+    }
+
+    /// Stops listening and closes every connection.
+    func stop() {
+        let fds: Set<Int32>? = lock.withLock {
+            guard !stopped else { return nil }
+            stopped = true
+            released = true
+            return openFDs
+        }
+        guard let fds else { return }
+        shutdown(listenFD, Int32(SHUT_RDWR))
+        close(listenFD)
+        for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
+        releaseCondition.lock(); releaseCondition.broadcast(); releaseCondition.unlock()
+    }
+
+    // MARK: - Server
+
+    private func acceptLoop() {
+        while true {
+            let fd = accept(listenFD, nil, nil)
+            if fd < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            let keep: Bool = lock.withLock {
+                guard !stopped else { return false }
+                openFDs.insert(fd)
+                return true
+            }
+            guard keep else { close(fd); return }
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let thread = Thread { [self] in
+                serve(fd)
+                lock.withLock { _ = openFDs.remove(fd) }
+                close(fd)
+            }
+            thread.start()
+        }
+    }
+
+    /// Serves requests on one connection until it closes or an action ends it.
+    private func serve(_ fd: Int32) {
+        var reader = SocketReader(fd: fd)
+        while let head = reader.readHead() {
+            guard let (method, path, headers) = Self.parseHead(head) else { return }
+            if headers["expect"]?.lowercased() == "100-continue" {
+                guard Self.write(fd, Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
+            }
+            let body: Data
+            if headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
+                guard let b = reader.readChunked() else { return }
+                body = b
+            } else {
+                guard let b = reader.read(count: Int(headers["content-length"] ?? "0") ?? 0) else { return }
+                body = b
+            }
+            let (action, nextDrops) = record(method: method, path: path, headers: headers, body: body)
+            switch action {
+            case .status(let code, let extra):
+                var response = "HTTP/1.1 \(code) \(Self.reason(code))\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+                for (k, v) in extra { response += "\(k): \(v)\r\n" }
+                // The next request's connection is dropped: make it a fresh one. (On a reused
+                // keep-alive connection FoundationNetworking notices the drop only at the
+                // request deadline — see `lostAnswerOnAReusedConnection` in AgentSyncTests.)
+                if nextDrops && freshConnectionBeforeDrop { response += "Connection: close\r\n" }
+                response += "\r\n{}"
+                guard Self.write(fd, Data(response.utf8)) else { return }
+                if nextDrops && freshConnectionBeforeDrop { return }
+            case .storeThenDrop:
+                shutdown(fd, Int32(SHUT_RDWR))
+                return
+            case .hold:
+                let alreadyReleased: Bool = lock.withLock {
+                    if !released { heldFDs.insert(fd) }
+                    return released
+                }
+                if !alreadyReleased {
+                    releaseCondition.lock()
+                    while !(lock.withLock { released }) { releaseCondition.wait() }
+                    releaseCondition.unlock()
+                }
+                shutdown(fd, Int32(SHUT_RDWR))
+                return
+            case .answerLate(let seconds):
+                // Simulates a server that is slower than the client's deadline.
+                let deadline = Date().addingTimeInterval(seconds)
+                releaseCondition.lock()
+                while Date() < deadline, !(lock.withLock { stopped }) {
+                    _ = releaseCondition.wait(until: deadline)
+                }
+                releaseCondition.unlock()
+                _ = Self.write(fd, Data("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}".utf8))
+                return
+            }
+        }
+    }
+
+    /// Records a request; returns its action and whether the next request is scripted to be dropped.
+    private func record(method: String, path: String, headers: [String: String], body: Data) -> (Action, Bool) {
+        let envelope: Result<WireEnvelope, Failure>
+        do {
+            let json = headers["content-encoding"]?.lowercased() == "gzip" ? try Gzip.decompress(body) : body
+            envelope = .success(try WireEnvelope.decode(json))
+        } catch {
+            envelope = .failure(Failure(description: "\(error)"))
+        }
+        let (action, nextDrops, ready): (Action, Bool, [CheckedContinuation<Void, Never>]) = lock.withLock {
+            let index = requests.count
+            let action = index < script.count ? script[index] : defaultAction
+            let next = index + 1 < script.count ? script[index + 1] : defaultAction
+            requests.append(Request(index: index, action: action, method: method, path: path, headers: headers,
+                                    rawBody: body, envelope: envelope, elapsed: Date().timeIntervalSince(started)))
+            version += 1
+            defer { waiters.removeAll() }
+            return (action, next == .storeThenDrop, Array(waiters.values))
+        }
+        for c in ready { c.resume() }
+        return (action, nextDrops)
+    }
+
+    private func changed(since seen: Int) async {
+        let id: Int = lock.withLock { nextWaiter += 1; return nextWaiter }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let ready: Bool = lock.withLock {
+                    if version != seen || Task.isCancelled { return true }
+                    waiters[id] = c
+                    return false
+                }
+                if ready { c.resume() }
+            }
+        } onCancel: {
+            let c = lock.withLock { waiters.removeValue(forKey: id) }
+            c?.resume()
+        }
+    }
+
+    private static func parseHead(_ head: String) -> (String, String, [String: String])? {
+        var lines = head.components(separatedBy: "\r\n")
+        guard !lines.isEmpty else { return nil }
+        let requestLine = lines.removeFirst().split(separator: " ")
+        guard requestLine.count >= 2 else { return nil }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return (String(requestLine[0]), String(requestLine[1]), headers)
+    }
+
+    private static func reason(_ code: Int) -> String {
+        switch code {
+        case 200: return "OK"
+        case 400: return "Bad Request"
+        case 429: return "Too Many Requests"
+        case 500: return "Internal Server Error"
+        case 503: return "Service Unavailable"
+        default: return "Status"
+        }
+    }
+
+    @discardableResult
+    private static func write(_ fd: Int32, _ data: Data) -> Bool {
+        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Bool in
+            var offset = 0
+            while offset < buffer.count {
+                #if canImport(Glibc)
+                let n = send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                #else
+                let n = send(fd, buffer.baseAddress! + offset, buffer.count - offset, 0)
+                #endif
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return false }
+                offset += n
+            }
+            return true
+        }
+    }
+}
+
+/// Buffered reads from a socket: the request head, a sized body, a chunked body.
+struct SocketReader {
+    let fd: Int32
+    private var buffer = Data()
+
+    init(fd: Int32) { self.fd = fd }
+
+    /// More bytes from the socket; false at EOF or error.
+    private mutating func fill() -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            buffer.append(contentsOf: chunk[0..<n])
+            return true
+        }
+    }
+
+    /// The request line and headers (without the blank line); nil at EOF.
+    mutating func readHead() -> String? {
+        let separator = Data("\r\n\r\n".utf8)
+        while true {
+            if let r = buffer.range(of: separator) {
+                let head = String(decoding: buffer[buffer.startIndex..<r.lowerBound], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex..<r.upperBound)
+                return head
+            }
+            guard fill() else { return nil }
+        }
+    }
+
+    /// Exactly `count` bytes; nil at EOF before that.
+    mutating func read(count: Int) -> Data? {
+        while buffer.count < count {
+            guard fill() else { return nil }
+        }
+        let out = Data(buffer.prefix(count))
+        buffer.removeSubrange(buffer.startIndex..<buffer.startIndex + count)
+        return out
+    }
+
+    private mutating func readLine() -> String? {
+        let crlf = Data("\r\n".utf8)
+        while true {
+            if let r = buffer.range(of: crlf) {
+                let line = String(decoding: buffer[buffer.startIndex..<r.lowerBound], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex..<r.upperBound)
+                return line
+            }
+            guard fill() else { return nil }
+        }
+    }
+
+    /// A `Transfer-Encoding: chunked` body (trailers skipped).
+    mutating func readChunked() -> Data? {
+        var body = Data()
+        while true {
+            guard let line = readLine(), let size = Int(line.split(separator: ";").first ?? "", radix: 16) else { return nil }
+            if size == 0 {
+                while let trailer = readLine(), !trailer.isEmpty {}
+                return body
+            }
+            guard let chunk = read(count: size), readLine() != nil else { return nil }
+            body.append(chunk)
+        }
+    }
+}
