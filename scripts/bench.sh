@@ -53,7 +53,9 @@ for _ in range(300):
 PY
 python3 scripts/rss.py -- .build/release/beekon track --source "replay:$data/gpx/movingpandas_304_to_UL_bus_1hz.gpx" \
   --speed max --db "$agent_db" --config "$out/agent.json" > "$out/agent-track.json"
-python3 scripts/rss.py -- .build/release/beekon status --db "$agent_db" > "$out/agent-idle.json"
+# Baseline: the same agent, SDK and database open, tracking a source that never delivers a fix.
+python3 scripts/rss.py -- .build/release/beekon track --source gpsd://127.0.0.1:1 --source-timeout 3 \
+  --db "$out/idle-agent.sqlite" > "$out/agent-idle.json"
 kill -TERM "$srv_pid"; wait "$srv_pid" || true
 python3 scripts/rss.py --load "http://127.0.0.1:$port/v1/locations" 400 -- "$srv" --port "$port" --database "sqlite:$out/load.sqlite" > "$out/srv-load.json"
 
@@ -68,10 +70,14 @@ rows = []
 for r in sdk["results"]:
     rows.append((r["id"], r["unit"], r["ours"]["median"], r["ours"]["min"], r["ours"]["max"],
                  r["baseline"]["median"], r["baseline"]["min"], r["baseline"]["max"], r["ratio"]))
+group = ""
 for line in open(os.path.join(out, "ingest.txt")):
+    if re.match(r"^(PostgreSQL|SQLite) batch=\d+", line):
+        group = line.split()[0].replace("PostgreSQL", "PG") + " " + line.split()[1]
     m = re.match(r"\s*(.+?)\s+(\d+) fixes/s .*ratio vs (.+?): ([\d.]+)", line)
-    if m:
-        rows.append(("P4 " + m.group(1).strip(), "fixes/s", float(m.group(2)), None, None, None, None, None, float(m.group(4))))
+    if m and not m.group(1).strip().startswith(("plain", "raw")):
+        rows.append((f"P4 {group} {m.group(1).strip()} vs {m.group(3)}", "fixes/s", float(m.group(2)),
+                     None, None, float(m.group(2)) / float(m.group(4)), None, None, float(m.group(4))))
 def rss(name): return json.load(open(os.path.join(out, name)))["peak_kib"] / 1024
 p7 = [("P7 agent tracking", rss("agent-track.json"), rss("agent-idle.json")),
       ("P7 server under load", rss("srv-load.json"), rss("srv-idle.json"))]

@@ -82,6 +82,13 @@ enum StoreMigrations {
                 ) WITHOUT ROWID;
                 """)
         }
+        m.registerMigration("v4-batch-index") { db in
+            // Measured (P3): assembling and acknowledging a batch scanned the whole table.
+            try db.execute(sql: """
+                CREATE INDEX location_batch ON location(batch_id) WHERE batch_id IS NOT NULL;
+                CREATE INDEX geofence_event_batch ON geofence_event(batch_id) WHERE batch_id IS NOT NULL;
+                """)
+        }
         return m
     }
 }
