@@ -329,6 +329,7 @@ enum BeekonBench {
         var results = [try await p1(runs: runs, dir: work), try await p5(runs: runs, dir: work)]
         results += try await p2(dir: work)               // SyncBench.swift
         results.append(try await p3(runs: runs, dir: work))
+        results += p6(runs: runs)                        // GeofenceBench.swift
 
         func f(_ v: Double) -> String { v >= 100 ? String(format: "%.0f", v) : v >= 10 ? String(format: "%.1f", v) : String(format: "%.2f", v) }
         let header = ["", "unit", "ours median (min–max)", "baseline median (min–max)", "ratio"]
