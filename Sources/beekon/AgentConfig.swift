@@ -22,7 +22,7 @@ struct AgentConfig: Sendable, Equatable {
         "turnThresholdDegrees", "turnMinTimeSeconds",
     ]
     static let knownGeofenceKeys = ["id", "latitude", "longitude", "radiusMeters", "notifyOnEntry", "notifyOnExit"]
-    static let knownSyncKeys = ["url", "headers", "intervalSeconds", "batchSize", "syncThreshold", "keepUploadedLocations", "auth"]
+    static let knownSyncKeys = ["url", "headers", "intervalSeconds", "batchSize", "syncThreshold", "keepUploadedLocations", "requestTimeoutSeconds", "auth"]
     static let knownAuthKeys = ["accessToken", "refreshToken", "expiresAt", "strategy", "refreshUrl", "refreshPayload",
                                 "refreshHeaders", "refreshBodyFormat", "responseMapping", "skewMarginSeconds"]
     static let knownMappingKeys = ["accessToken", "refreshToken", "expiresAt", "expiresIn"]
@@ -100,6 +100,8 @@ struct AgentConfig: Sendable, Equatable {
             case "intervalSeconds": sync.intervalSeconds = try number("sync.intervalSeconds", v)
             case "batchSize": sync.batchSize = try integer("sync.batchSize", v)
             case "syncThreshold": sync.syncThreshold = try integer("sync.syncThreshold", v)
+            case "requestTimeoutSeconds":
+                sync.requestTimeoutSeconds = try number("sync.requestTimeoutSeconds", v)
             case "keepUploadedLocations":
                 guard case .bool(let b) = v else {
                     throw Problem(description: "key 'sync.keepUploadedLocations' must be a boolean, got \(v.typeName)")

@@ -18,12 +18,16 @@ public struct SyncConfig: Sendable, Hashable, Codable {
     public var keepUploadedLocations: Bool
     /// Declarative token refresh (AU-1..9); nil ⇒ only the static `headers` authenticate.
     public var auth: AuthConfig?
+    /// Hard deadline of one upload in seconds (SY-11); nil means 30, clamped to 1…120.
+    public var requestTimeoutSeconds: Double?
 
     /// Creates a sync configuration.
     public init(
         url: URL, headers: [String: String] = [:], intervalSeconds: Double = 300, batchSize: Int = 100,
-        syncThreshold: Int = 0, keepUploadedLocations: Bool = true, auth: AuthConfig? = nil
+        syncThreshold: Int = 0, keepUploadedLocations: Bool = true, auth: AuthConfig? = nil,
+        requestTimeoutSeconds: Double? = nil
     ) {
+        self.requestTimeoutSeconds = requestTimeoutSeconds
         self.url = url; self.headers = headers; self.intervalSeconds = intervalSeconds
         self.batchSize = batchSize; self.syncThreshold = syncThreshold
         self.keepUploadedLocations = keepUploadedLocations
@@ -32,6 +36,12 @@ public struct SyncConfig: Sendable, Hashable, Codable {
 
     /// The interval in effect: at least 60 s.
     public var effectiveIntervalSeconds: Double { intervalSeconds.isFinite ? max(60, intervalSeconds) : 300 }
+
+    /// The upload deadline in effect: 30 s unless set, clamped to 1…120 s.
+    public var effectiveRequestTimeout: Duration {
+        guard let t = requestTimeoutSeconds, t.isFinite else { return .seconds(30) }
+        return .milliseconds(Int64(min(120, max(1, t)) * 1000))
+    }
 
     /// The batch size in effect: 1…1000.
     public var effectiveBatchSize: Int { min(1000, max(1, batchSize)) }

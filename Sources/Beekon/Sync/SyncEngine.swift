@@ -32,7 +32,6 @@ actor SyncEngine {
     /// The token refresher when `config.auth` is set (AU-1..9).
     let auth: TokenRefresher?
     private let backoff = Backoff()
-    static let requestTimeout: Duration = .seconds(30)
 
     private var triggers: Set<SyncTrigger> = []
     private var waiting: CheckedContinuation<Void, Never>?
@@ -285,7 +284,7 @@ actor SyncEngine {
         } else {
             body = json  // zlib failed (out of memory): send identity rather than a wrong header.
         }
-        return HTTPRequest(url: config.url, method: "POST", headers: headers, body: body, timeout: Self.requestTimeout)
+        return HTTPRequest(url: config.url, method: "POST", headers: headers, body: body, timeout: config.effectiveRequestTimeout)
     }
 }
 
