@@ -226,9 +226,12 @@ extension Beekon {
 
     /// Sleeps on the injected clock until the next check-in is due, then records it.
     private func armCheckIn() {
+        let due = machine.session == nil ? nil : stationary.nextCheckInDue
+        if due == armedCheckIn, checkInTask != nil || due == nil { return }   // already armed for it
         checkInTask?.cancel()
         checkInTask = nil
-        guard machine.session != nil, let due = stationary.nextCheckInDue else { return }
+        armedCheckIn = due
+        guard let due else { return }
         let delay = max(0, due.timeIntervalSince(deps.clock.now()))
         let clock = deps.clock
         checkInTask = Task { [weak self] in
@@ -238,6 +241,8 @@ extension Beekon {
     }
 
     private func checkInDue() async {
+        checkInTask = nil
+        armedCheckIn = nil
         guard machine.session != nil else { return }
         for action in stationary.tick(now: deps.clock.now()) {
             guard case .checkIn(let cached) = action else { continue }
@@ -299,6 +304,7 @@ extension Beekon {
         case .stopProvider:
             checkInTask?.cancel()
             checkInTask = nil
+            armedCheckIn = nil
             probeTask?.cancel()
             probeTask = nil
             probingWhilePaused = false

@@ -37,6 +37,7 @@ public actor Beekon {
     let geofenceEventBroadcast = Broadcast<GeofenceEvent>()
     var stationary = StationaryDetector()
     var checkInTask: Task<Void, Never>?
+    var armedCheckIn: Date?
     var probeTask: Task<Void, Never>?
     var probingWhilePaused = false
     /// How often a paused source is woken for one fix while stationary (clock time).
