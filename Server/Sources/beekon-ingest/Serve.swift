@@ -17,7 +17,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Access-token lifetime in seconds.") var accessTokenTtl = 900
     @Option(help: "Refresh-token lifetime in seconds.") var refreshTokenTtl = 30 * 86_400
     @Option(help: "Cap on the received (compressed) body in bytes.") var maxBodyBytes = 12 * 1024 * 1024
-    @Option(help: "Cap on the body after gunzip in bytes.") var maxDecompressedBytes = 64 * 1024 * 1024
+    @Option(help: "Cap on the body after gunzip in bytes (a 1,000-fix batch is ~0.3 MB).") var maxDecompressedBytes = 4 * 1024 * 1024
     @Option(help: "Seconds after which a device's newest fix counts as stale.") var staleAfter = 900
 
     func run() async throws {

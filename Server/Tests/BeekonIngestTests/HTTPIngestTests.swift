@@ -106,7 +106,7 @@ extension Ingest {
         @Test(arguments: Backend.all)
         func oversizedBodiesAndGzipBombsGet413(_ backend: Backend) async throws {
             try await withServer(backend) { server, _ in
-                // 200 MiB of zeros inflate from ~200 KB: must be refused at the 64 MiB cap.
+                // 200 MiB of zeros inflate from ~200 KB: must be refused at the decompressed-size cap.
                 let bomb = Gzip.deflate([UInt8](repeating: 0, count: 200 * 1024 * 1024), level: 9)
                 #expect(bomb.count < 1_000_000)
                 let r = try await HTTP.send("POST", server.base + "/v1/locations", body: bomb, headers: ["Content-Encoding": "gzip"])

@@ -248,7 +248,8 @@ actor SyncEngine {
     }
 
     private func scheduleRetry(status code: Int?, retryAfter: Duration?) {
-        consecutiveFailures += 1
+        // A server-dictated wait (Retry-After) is honoured as given and does not escalate the backoff.
+        if retryAfter == nil { consecutiveFailures += 1 }
         let delay = retryAfter ?? backoff.delay(attempt: consecutiveFailures, random: randomUnit())
         let until = clock.now().addingTimeInterval(delay.seconds)
         hold = .backoff(until: until)

@@ -36,7 +36,7 @@ public struct IngestConfiguration: Sendable {
         accessTokenTTLSeconds: Int = 900,
         refreshTokenTTLSeconds: Int = 30 * 86_400,
         maxBodyBytes: Int = 12 * 1024 * 1024,
-        maxDecompressedBytes: Int = 64 * 1024 * 1024,
+        maxDecompressedBytes: Int = 4 * 1024 * 1024,
         staleAfterSeconds: Int = 900
     ) {
         self.host = host
