@@ -1,0 +1,74 @@
+import BeekonIngest
+import BeekonWire
+import Foundation
+import Testing
+
+/// AU-1..9 with real processes: the agent uploads to beekon-ingest with `auth`, access
+/// tokens live 3 s so they expire and rotate many times during a real-time replay, the
+/// agent is SIGKILLed mid-run and restarted, and every fix is acknowledged. The server
+/// rotates refresh tokens and revokes the whole chain when an old one is presented after
+/// its successor was used — so a refresh with the seed after the restart, or two refreshes
+/// racing with the same token, would turn into invalid_grant and stop the uploads.
+@Suite("Auth end to end: rotating tokens, SIGKILL, restart")
+struct AuthEndToEndTests {
+    @Test func tokensExpiringDuringAReplaySurviveAKillAndEveryFixArrives() async throws {
+        let dir = try ChaosDir()
+        let database = dir.path("ingest.sqlite")
+        let issued = try await ChildProcess(try ChaosBinaries.ingest(), ["issue-token", "--subject", "rotating", "--database",
+                                                                         "sqlite:\(database)"], dir: dir, name: "issue").finish(timeout: .seconds(60))
+        try #require(issued.status == 0, "issue-token: \(issued.stderr)")
+        let seed = try #require(try JSONSerialization.jsonObject(with: Data(issued.stdout.utf8)) as? [String: Any])
+        let access = try #require(seed["access_token"] as? String), refresh = try #require(seed["refresh_token"] as? String)
+
+        let server = try await TestServer.start(IngestConfiguration(
+            database: .sqlite(path: database), authMode: .required, accessTokenTTLSeconds: 3))
+        do {
+            let proxy = try ChaosProxy(upstreamPort: server.port, decide: { _ in .pass })
+            defer { proxy.stop() }
+            // 24 real fixes at 1 Hz, replayed in real time (NDJSON is the agent's own export format).
+            let lines = try String(contentsOfFile: ChaosTests.track, encoding: .utf8)
+                .split(separator: "<trkpt").dropFirst().prefix(24).enumerated().map { i, chunk -> String in
+                    let lat = chunk.split(separator: "lat=\"")[1].prefix { $0 != "\"" }
+                    let lon = chunk.split(separator: "lon=\"")[1].prefix { $0 != "\"" }
+                    return #"{"timestamp":"\#(WireTimestamp(millis: 1_767_225_600_000 + Int64(i) * 1000))","latitude":\#(lat),"longitude":\#(lon)}"#
+                }
+            let track = dir.path("short.ndjson")
+            try (lines.joined(separator: "\n") + "\n").write(toFile: track, atomically: true, encoding: .utf8)
+            let tokenURL = "http://127.0.0.1:\(proxy.port)/oauth/token"
+            let auth = #","auth":{"accessToken":"\#(access)","refreshToken":"\#(refresh)","expiresAt":1,"skewMarginSeconds":1,"refreshUrl":"\#(tokenURL)","refreshPayload":{"grant_type":"refresh_token","refresh_token":"{refreshToken}"}}"#
+            let agentDir = try ChaosDir()
+            let agent = try ChaosAgent(dir: agentDir, url: "", extraConfig: auth)
+            try agent.writeConfig(url: proxy.url, batchSize: 2)
+            let args = ["track", "--source", "replay:\(track)", "--speed", "1", "--rebase", "--db", agent.db,
+                        "--config", agent.config, "--drain-timeout", "45"]
+
+            let first = try ChildProcess(agent.binary, args, dir: agentDir, name: "track")
+            try await proxy.waitFor("three refreshes and three uploads", timeout: .seconds(60)) { log in
+                log.filter { $0.path == "/oauth/token" && $0.upstreamStatus == 200 }.count >= 3
+                    && log.filter { $0.path == "/v1/locations" && $0.upstreamStatus == 200 }.count >= 3
+            }
+            kill(first.pid, SIGKILL)
+            let killed = try await first.finish(timeout: .seconds(10))
+            #expect(killed.signalled)
+            let second = try await ChildProcess(agent.binary, args, dir: agentDir, name: "track").finish(timeout: .seconds(90))
+            #expect(second.status == 0 && !second.signalled, "exit \(second.status): \(second.stderr.suffix(1500))")
+            #expect(second.stdout.contains("uploads complete"), "\(second.stdout.suffix(800))")
+            #expect(second.sessions == killed.sessions, "the same session resumed")
+
+            let refreshes = proxy.log.filter { $0.path == "/oauth/token" }
+            #expect(refreshes.count >= 5, "tokens expiring every 3 s over ~25 s: \(refreshes.count) refreshes")
+            #expect(refreshes.allSatisfy { $0.upstreamStatus == 200 },
+                    "no refresh was rejected (no seed reuse after the restart, no racing refreshes):\n\(proxy.summary)")
+            let uploads = proxy.log.filter { $0.path == "/v1/locations" }
+            #expect(!uploads.contains { $0.upstreamStatus == 401 } || uploads.last?.upstreamStatus == 200)
+            let status = try await agent.run(["status", "--db", agent.db, "--json"])
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+            #expect(report["pending_uploads"] as? Int == 0, "every stored fix was acknowledged: \(status.stdout)")
+            #expect((report["locations"] as? Int ?? 0) >= 20)
+        } catch {
+            try await server.stop()
+            throw error
+        }
+        try await server.stop()
+    }
+}
