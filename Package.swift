@@ -45,7 +45,7 @@ let package = Package(
         .executableTarget(
             name: "BeekonBench",
             dependencies: [
-                "Beekon", "BeekonSources", "BeekonTesting", "CZlib",
+                "Beekon", "BeekonSources", "BeekonTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],

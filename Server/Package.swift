@@ -47,10 +47,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A throw-away PostgreSQL cluster for the tests and the benchmark (not a product).
+        .target(name: "PostgresTestCluster"),
         .executableTarget(
             name: "IngestBench",
             dependencies: [
-                "BeekonIngest",
+                "BeekonIngest", "PostgresTestCluster",
                 .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -61,7 +63,7 @@ let package = Package(
         .testTarget(
             name: "BeekonIngestTests",
             dependencies: [
-                "BeekonIngest",
+                "BeekonIngest", "PostgresTestCluster",
                 .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

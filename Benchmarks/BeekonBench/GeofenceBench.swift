@@ -77,13 +77,13 @@ func p6(runs: Int) -> [Comparison] {
                 n += engine.evaluateCrossings(latitude: p.0, longitude: p.1, accuracy: p.2,
                                               timestamp: Date(timeIntervalSince1970: Double(i)), makeID: { UUID() }).events.count
             }
-            ours.append((ContinuousClock.now - t0).secondsDouble / Double(walk.count) * 1e6)
+            ours.append((ContinuousClock.now - t0).seconds / Double(walk.count) * 1e6)
             crossingsOurs = n
             var brute = BruteForceFences(fences: fences)
             let t1 = ContinuousClock.now
             var m = 0
             for p in walk.prefix(baseFixes) { m += brute.evaluate(latitude: p.0, longitude: p.1, accuracy: p.2) }
-            base.append((ContinuousClock.now - t1).secondsDouble / Double(baseFixes) * 1e6)
+            base.append((ContinuousClock.now - t1).seconds / Double(baseFixes) * 1e6)
             crossingsBase = m
         }
         let o = Stats(ours), b = Stats(base)

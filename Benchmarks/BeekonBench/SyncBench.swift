@@ -12,7 +12,6 @@
 //     the other with URLSession to the same receiver.
 
 import Beekon
-import CZlib
 import Foundation
 import GRDB
 import Logging
@@ -24,30 +23,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-// MARK: - gzip as the SDK does it (Sources/Beekon/Sync/Gzip.swift is internal)
-
-/// One gzip member, deflate level 6, windowBits 15 + 16 — the SDK's settings.
-func benchGzip(_ data: Data) throws -> Data {
-    var stream = z_stream()
-    var rc = deflateInit2_(&stream, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
-    guard rc == Z_OK else { throw BenchError(description: "deflateInit2: \(rc)") }
-    defer { deflateEnd(&stream) }
-    var out = Data(count: Int(deflateBound(&stream, UInt(data.count))) + 32)
-    let written: Int = data.withUnsafeBytes { (input: UnsafeRawBufferPointer) -> Int in
-        out.withUnsafeMutableBytes { (output: UnsafeMutableRawBufferPointer) -> Int in
-            stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
-            stream.avail_in = uInt(input.count)
-            stream.next_out = output.bindMemory(to: Bytef.self).baseAddress
-            stream.avail_out = uInt(output.count)
-            rc = deflate(&stream, Z_FINISH)
-            return output.count - Int(stream.avail_out)
-        }
-    }
-    guard rc == Z_STREAM_END else { throw BenchError(description: "deflate: \(rc)") }
-    out.count = written
-    return out
-}
 
 /// A logger that keeps the benchmark's output clean.
 let quietLogger: Logger = {
@@ -96,7 +71,7 @@ func p2(dir: URL) async throws -> [Comparison] {
                 batchId: ids.next(), sessionId: chunk.first!.sessionId, sentAt: WireTimestamp(Date()), device: device,
                 extras: [:], locations: chunk.map(\.wire), geofenceEvents: [])
             let json = WireJSONWriter.encode(envelope)
-            gz.append(Double(try benchGzip(json).count) / Double(size))
+            gz.append(Double(try Gzip.compress(json).count) / Double(size))
             plain.append(Double(json.count) / Double(size))
         }
         let o = Stats(gz), p = Stats(plain)

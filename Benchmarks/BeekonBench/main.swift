@@ -50,18 +50,11 @@ struct Comparison: Codable {
     var details: [String: String]
 }
 
-extension Duration {
-    var secondsDouble: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
-    }
-}
-
 func measure(_ body: () async throws -> Void) async rethrows -> Double {
     let clock = ContinuousClock()
     let start = clock.now
     try await body()
-    return (clock.now - start).secondsDouble
+    return (clock.now - start).seconds
 }
 
 struct BenchError: Error, CustomStringConvertible { var description: String }

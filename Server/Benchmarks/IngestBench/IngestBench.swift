@@ -1,6 +1,7 @@
 import BeekonIngest
 import BeekonWire
 import Foundation
+import PostgresTestCluster
 import GRDB
 import Logging
 import PostgresNIO
@@ -18,14 +19,14 @@ struct IngestBench {
         let clients = option("--clients").flatMap(Int.init) ?? 4
         var logger = Logger(label: "ingest-bench")
         logger.logLevel = .error
-        var cluster: BenchCluster?
+        var cluster: PostgresCluster?
         let pgURL: String
         if let url = option("--postgres") {
             pgURL = url
         } else {
-            let c = try BenchCluster.start()
+            let c = try PostgresCluster.start(fsync: true)
             cluster = c
-            pgURL = c.url
+            pgURL = c.url("postgres")
         }
         defer { cluster?.stop() }
         print("P4 ingest benchmark: \(total) fixes per run, \(clients) concurrent clients")

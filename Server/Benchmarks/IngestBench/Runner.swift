@@ -1,6 +1,7 @@
 import BeekonIngest
 import BeekonWire
 import Foundation
+import PostgresTestCluster
 import GRDB
 import Logging
 import PostgresNIO
@@ -28,7 +29,7 @@ enum Runner {
         return (clock.now - start).seconds
     }
 
-    static func postgresIngest(url: String, cluster: BenchCluster?, batches: [WireEnvelope], clients: Int, logger: Logger) async throws -> DedupeResult {
+    static func postgresIngest(url: String, cluster: PostgresCluster?, batches: [WireEnvelope], clients: Int, logger: Logger) async throws -> DedupeResult {
         let location = try PostgresLocation(url: try freshDatabase(url, cluster))
         let store = PostgresLocationStore(location: location, maximumConnections: clients, logger: logger)
         return try await IngestServer.withServices(store.services, logger: logger) {
@@ -40,7 +41,7 @@ enum Runner {
     }
 
     /// COPY (text format) of the same rows, one COPY per batch, into a table shaped like `locations`.
-    static func postgresCopy(url: String, cluster: BenchCluster?, batches: [WireEnvelope], clients: Int, logger: Logger) async throws -> Double {
+    static func postgresCopy(url: String, cluster: PostgresCluster?, batches: [WireEnvelope], clients: Int, logger: Logger) async throws -> Double {
         let location = try PostgresLocation(url: try freshDatabase(url, cluster))
         let store = PostgresLocationStore(location: location, maximumConnections: clients, logger: logger)
         var config = PostgresClient.Configuration(host: location.host, port: location.port, username: location.username,
@@ -122,7 +123,7 @@ enum Runner {
         return (clock.now - start).seconds
     }
 
-    static func freshDatabase(_ url: String, _ cluster: BenchCluster?) throws -> String {
+    static func freshDatabase(_ url: String, _ cluster: PostgresCluster?) throws -> String {
         guard let cluster else { return url }
         return cluster.url(try cluster.createDatabase())
     }

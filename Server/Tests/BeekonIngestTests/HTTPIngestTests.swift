@@ -1,6 +1,7 @@
 import BeekonIngest
 import BeekonWire
 import Foundation
+import PostgresTestCluster
 import Testing
 
 /// Runs `body` against a live server on a fresh database of `backend`.

@@ -1,3 +1,4 @@
+import PostgresTestCluster
 import Testing
 
 /// Starts one PostgreSQL cluster for a whole suite and removes it afterwards;

@@ -1,6 +1,7 @@
 import BeekonIngest
 import BeekonWire
 import Foundation
+import PostgresTestCluster
 import Testing
 
 extension Ingest {

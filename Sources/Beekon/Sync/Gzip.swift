@@ -1,12 +1,12 @@
 import CZlib
 import Foundation
 
-/// gzip (RFC 1952) through the system zlib.
-enum Gzip {
-    enum Failure: Error, Equatable { case zlib(Int32), tooLarge, truncated }
+/// gzip (RFC 1952) through the system zlib. `package` so the benchmarks measure the SDK's own gzip.
+package enum Gzip {
+    package enum Failure: Error, Equatable { case zlib(Int32), tooLarge, truncated }
 
     /// Compresses `data` into a gzip member (default level 6).
-    static func compress(_ data: Data, level: Int32 = 6) throws(Failure) -> Data {
+    package static func compress(_ data: Data, level: Int32 = 6) throws(Failure) -> Data {
         var stream = z_stream()
         // windowBits 15 + 16: gzip wrapper.
         var rc = deflateInit2_(&stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY,
@@ -30,7 +30,7 @@ enum Gzip {
     }
 
     /// Decompresses one gzip member, refusing output beyond `limit` bytes.
-    static func decompress(_ data: Data, limit: Int = 64 << 20) throws(Failure) -> Data {
+    package static func decompress(_ data: Data, limit: Int = 64 << 20) throws(Failure) -> Data {
         var stream = z_stream()
         var rc = inflateInit2_(&stream, 47, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard rc == Z_OK else { throw .zlib(rc) }

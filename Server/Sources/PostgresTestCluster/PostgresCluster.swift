@@ -3,15 +3,18 @@ import Foundation
 import Glibc
 #endif
 
-/// (Benchmark copy of the tests' cluster helper.) A throw-away PostgreSQL 15 cluster on a free loopback port, in a temp dir,
+/// A throw-away PostgreSQL 15 cluster on a free loopback port, in a temp dir,
 /// removed on `stop()`. `initdb` refuses root, so as root it runs as `postgres`.
-final class BenchCluster: Sendable {
-    static let binDir = ProcessInfo.processInfo.environment["BEEKON_PG_BIN"] ?? "/usr/lib/postgresql/15/bin"
+/// Shared by the tests (fsync off) and the P4 benchmark (fsync on).
+package final class PostgresCluster: Sendable {
+    package static let binDir = ProcessInfo.processInfo.environment["BEEKON_PG_BIN"] ?? "/usr/lib/postgresql/15/bin"
+    /// Set `BEEKON_SKIP_POSTGRES=1` to run only the SQLite cases when PostgreSQL is not installed.
+    package static let skipped = ProcessInfo.processInfo.environment["BEEKON_SKIP_POSTGRES"] == "1"
 
-    enum Failure: Error, CustomStringConvertible {
+    package enum Failure: Error, CustomStringConvertible {
         case missingBinaries(String)
         case command(String, Int32, String)
-        var description: String {
+        package var description: String {
             switch self {
             case .missingBinaries(let dir):
                 return "PostgreSQL binaries not found in \(dir): apt-get install -y postgresql (or set BEEKON_SKIP_POSTGRES=1)"
@@ -20,44 +23,49 @@ final class BenchCluster: Sendable {
         }
     }
 
-    let dir: String
-    let port: Int
-    let user = "beekon"
+    package let dir: String
+    package let port: Int
+    package let user = "beekon"
 
     private init(dir: String, port: Int) { self.dir = dir; self.port = port }
 
-    /// Starts a new cluster (waits until it accepts connections).
-    static func start() throws -> BenchCluster {
+    /// Starts a new cluster (waits until it accepts connections); `fsync: false` for tests,
+    /// `true` where durability costs must be measured.
+    package static func start(fsync: Bool = false) throws -> PostgresCluster {
         guard FileManager.default.isExecutableFile(atPath: "\(binDir)/initdb") else { throw Failure.missingBinaries(binDir) }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-pg-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let cluster = BenchCluster(dir: dir, port: freePort())
+        let cluster = PostgresCluster(dir: dir, port: freePort())
         if getuid() == 0 {
             try run("/bin/chown", ["postgres", dir])
         }
         try cluster.asOwner("\(binDir)/initdb", ["-D", "\(dir)/data", "-A", "trust", "-U", cluster.user, "--no-sync"])
         try cluster.asOwner("\(binDir)/pg_ctl", [
             "-D", "\(dir)/data", "-w", "-l", "\(dir)/log",
-            "-o", "-p \(cluster.port) -k \(dir) -c listen_addresses=127.0.0.1 -c max_connections=200",
+            "-o", "-p \(cluster.port) -k \(dir) -c listen_addresses=127.0.0.1 -c fsync=\(fsync ? "on" : "off") -c max_connections=200",
             "start",
         ])
         return cluster
     }
 
     /// Creates an empty database and returns its name.
-    func createDatabase() throws -> String {
+    package func createDatabase() throws -> String {
         let name = "t_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
         try Self.run("\(Self.binDir)/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, name])
         return name
     }
 
-    /// The `--database` URL for `name`.
-    var url: String { url("postgres") }
+    /// Drops a database, closing its connections (to simulate a database outage).
+    package func dropDatabase(_ name: String) throws {
+        try Self.run("\(Self.binDir)/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", "postgres",
+                                             "-c", "DROP DATABASE \(name) WITH (FORCE)"])
+    }
 
-    func url(_ name: String) -> String { "postgres://\(user)@127.0.0.1:\(port)/\(name)?sslmode=disable" }
+    /// The `--database` URL for `name`.
+    package func url(_ name: String) -> String { "postgres://\(user)@127.0.0.1:\(port)/\(name)?sslmode=disable" }
 
     /// Stops the server and deletes the directory.
-    func stop() {
+    package func stop() {
         try? asOwner("\(Self.binDir)/pg_ctl", ["-D", "\(dir)/data", "-m", "fast", "-w", "stop"])
         try? FileManager.default.removeItem(atPath: dir)
     }
