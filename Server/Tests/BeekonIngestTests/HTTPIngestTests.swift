@@ -127,7 +127,9 @@ extension Ingest {
             }
             let db = try Backend.postgres.freshDatabase()
             guard case .postgres(let location) = db.location else { return }
-            let store = PostgresLocationStore(location: location, operationTimeout: .seconds(5), logger: testLogger)
+            // A dropped database fails at once; the deadline only has to outlast a loaded CI machine
+            // for the first upload (5 s was once too short there).
+            let store = PostgresLocationStore(location: location, operationTimeout: .seconds(30), logger: testLogger)
             let server = try await TestServer.start(IngestConfiguration(database: db.location, authMode: .off), store: store)
             #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3))).status == 200)
             try cluster.dropDatabase(db.name) // the database goes away under the running server
