@@ -45,7 +45,8 @@ TRACKS = [
     "nmea/derived_304_to_UL_bus.nmea",
 ]
 FAULT_KINDS = ["lost_2xx", "drop_request", "http_500", "storm_503", "storm_429", "slow",
-               "stall_past_timeout", "kill_agent_inflight", "kill_agent", "kill_server", "pg_restart"]
+               "stall_past_timeout", "kill_agent_inflight", "kill_agent", "kill_server", "pg_restart",
+               "token_outage", "token_refused", "lost_token_answer", "kill_agent_refresh", "disk_full"]
 PG_BIN = os.environ.get("BEEKON_PG_BIN", "/usr/lib/postgresql/15/bin")
 
 
@@ -78,11 +79,14 @@ class Proxy:
         self.on_kill_inflight = on_kill_inflight
         self.upstream_port = upstream_port
         self.calm = False
+        self.token_down_until = 0.0  # the token endpoint refuses every refresh until then
+        self.on_kill_refresh = on_kill_inflight
         self.storms = {}           # agent -> (status, remaining)
         self.lock = threading.Lock()
         self.batches = {}          # batch_id -> set(location ids)
         self.fix_batches = {}      # location id -> set(batch ids)
         self.upstream_status = []  # (agent, batch_id, status, db_up)
+        self.token_status = []     # (agent, status, db_up) of relayed refreshes
         self.db_up = lambda: True
         self.stalled = []
         self.sock = socket.socket()
@@ -183,6 +187,20 @@ class Proxy:
                     return (kind, None)
             return ("pass", None)
 
+    def _decide_token(self):
+        """Faults for a refresh request (token mode): outage windows, lost answers, kills."""
+        with self.rng_lock:
+            if time.time() < self.token_down_until:
+                return ("token_refused", self.rng.choice([503, None]))
+            if self.calm:
+                return ("pass", None)
+            r = self.rng.random()
+            if r < 0.12:
+                return ("lost_token_answer", None)
+            if r < 0.20:
+                return ("kill_agent_refresh", self.rng.random() < 0.5)  # True: after the server rotated
+            return ("pass", None)
+
     def _record(self, agent, body, headers):
         """Parses the upload; returns (batch_id, [location ids]) or (None, [])."""
         try:
@@ -246,6 +264,33 @@ class Proxy:
                 pass
             u.close()
 
+    def _serve_token(self, c, agent, method, path, headers, body):
+        """Relays one refresh with its fault; returns whether the connection stays open."""
+        kind, arg = self._decide_token()
+        if kind not in ("pass", "kill_agent_refresh"):
+            self.count(kind)  # kills are counted when they happen
+        if kind == "token_refused":
+            if arg is None:
+                return False  # connection dropped: the agent sees a network error
+            c.sendall(b"HTTP/1.1 503 X\r\ncontent-length: 2\r\n\r\n{}")
+            return True
+        if kind == "kill_agent_refresh" and not arg:
+            self.on_kill_refresh(agent, "kill_agent_refresh")  # before the server saw it
+            return False
+        db_up = self.db_up()
+        status, response = self._forward(method, path, headers, body)
+        if status is None:
+            return False
+        with self.lock:
+            self.token_status.append((agent, status, db_up and self.db_up()))
+        if kind == "lost_token_answer":
+            return False  # the server rotated the refresh token; the agent never hears of it
+        if kind == "kill_agent_refresh":
+            self.on_kill_refresh(agent, "kill_agent_refresh")
+            return False
+        c.sendall(response)
+        return True
+
     def _serve(self, c):
         c.settimeout(120)
         f = c.makefile("rb")
@@ -272,6 +317,10 @@ class Proxy:
                 if path.startswith("/a") and "/" in path[1:]:
                     prefix, rest = path[1:].split("/", 1)
                     agent, path = prefix, "/" + rest
+                if path == "/oauth/token":
+                    if not self._serve_token(c, agent, method, path, headers, body):
+                        return
+                    continue
                 bid, _ = self._record(agent, body, headers)
                 kind, arg = self._decide(agent)
                 if kind not in ("pass", "storm", "kill_agent_inflight"):
@@ -299,7 +348,7 @@ class Proxy:
                 if kind == "lost_2xx":
                     return
                 if kind == "kill_agent_inflight":
-                    self.on_kill_inflight(agent)
+                    self.on_kill_inflight(agent, "kill_agent_inflight")
                     return
                 if kind == "stall_past_timeout":
                     self.stalled.append(c)
@@ -417,17 +466,19 @@ class PostgresCluster:
 # --------------------------------------------------------------------------- one trial
 
 class Trial:
-    def __init__(self, args, index, workdir, pg):
+    def __init__(self, args, index, workdir, pg, shared):
         self.args = args
         self.index = index
+        self.shared = shared  # state shared by parallel trials (the one PostgreSQL cluster)
         self.rng = random.Random(f"{args.seed}/{index}")
+        self.auth = args.auth if args.auth != "mixed" else self.rng.choice(["key", "tokens"])
+        self.disk = None  # the agent whose database sits on a small tmpfs, if any
         self.dir = os.path.join(workdir, f"trial-{index}")
         os.makedirs(self.dir)
         self.pg = pg
         self.counts = {}
         self.crashes = []
         self.lock = threading.Lock()
-        self.db_down_until = 0.0
         self.server = None
         self.server_port = None
         self.agents = []
@@ -436,6 +487,8 @@ class Trial:
     def start_server(self):
         argv = [self.args.ingest, "--port", "0", "--database", self.database, "--api-key", API_KEY,
                 "--auth", "required", "--log-level", "error"]
+        if self.auth == "tokens":
+            argv += ["--access-token-ttl", "4"]  # many refreshes in a short trial
         s = Managed(argv, os.path.join(self.dir, "server.log"))
         line = s.wait_line(lambda l: l.startswith("listening on "), 60)
         if line is None:
@@ -456,14 +509,60 @@ class Trial:
     # ---- agents
     def agent_config(self, i, spec):
         url = f"http://127.0.0.1:{self.proxy.port}/a{i}/v1/locations"
-        cfg = {"minTimeBetweenLocationsSeconds": 0, "minDistanceBetweenLocationsMeters": 0,
-               "sync": {"url": url, "batchSize": spec["batch"], "syncThreshold": spec["batch"], "intervalSeconds": 60,
-                        "headers": {"Authorization": f"Bearer {API_KEY}"}},
+        sync = {"url": url, "batchSize": spec["batch"], "syncThreshold": spec["batch"], "intervalSeconds": 60,
+                "requestTimeoutSeconds": 10}
+        if self.auth == "tokens":
+            seed = self.issue_tokens(f"chaos-{self.index}-a{i}")
+            sync["auth"] = {"accessToken": seed["access_token"], "refreshToken": seed["refresh_token"], "expiresAt": 1,
+                            "skewMarginSeconds": 1, "refreshUrl": f"http://127.0.0.1:{self.proxy.port}/a{i}/oauth/token",
+                            "refreshPayload": {"grant_type": "refresh_token", "refresh_token": "{refreshToken}"}}
+        else:
+            sync["headers"] = {"Authorization": f"Bearer {API_KEY}"}
+        cfg = {"minTimeBetweenLocationsSeconds": 0, "minDistanceBetweenLocationsMeters": 0, "sync": sync,
                "extras": {"chaos_trial": str(self.index), "agent": str(i)}}
         path = os.path.join(self.dir, f"agent{i}.json")
         with open(path, "w") as f:
             json.dump(cfg, f)
         return path
+
+    def issue_tokens(self, subject):
+        """A seed access + refresh token for one agent, from the server's own `issue-token`."""
+        out = subprocess.run([self.args.ingest, "issue-token", "--subject", subject, "--database", self.database,
+                              "--log-level", "error"], capture_output=True, timeout=120)
+        if out.returncode != 0:
+            raise RuntimeError(f"issue-token failed: {out.stderr.decode()[-300:]}")
+        return json.loads(out.stdout)
+
+    # ---- disk full (a small tmpfs under one agent's database, filled and freed)
+    def mount_disk(self, path):
+        os.makedirs(path)
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", path], capture_output=True)
+        return r.returncode == 0
+
+    def fill_disk(self):
+        filler = os.path.join(self.disk["disk"], "filler")
+        try:
+            with open(filler, "wb") as f:
+                chunk = b"\0" * (1 << 20)
+                while True:
+                    f.write(chunk)
+                    f.flush()
+        except OSError:
+            pass  # ENOSPC: the disk is full
+        try:  # the last partial MiB too
+            with open(filler + "-tail", "wb") as f:
+                while True:
+                    f.write(b"\0" * 4096)
+                    f.flush()
+        except OSError:
+            pass
+
+    def free_disk(self):
+        for name in ("filler", "filler-tail"):
+            try:
+                os.remove(os.path.join(self.disk["disk"], name))
+            except OSError:
+                pass
 
     def launch_agent(self, a, mode):
         if mode == "track":
@@ -501,10 +600,10 @@ class Trial:
             a["restart_at"] = time.time() + self.rng.uniform(0.0, 1.5)
             return True
 
-    def kill_inflight(self, agent_label):
+    def kill_inflight(self, agent_label, kind):
         for a in self.agents:
             if f"a{a['i']}" == agent_label:
-                self.kill_agent(a, "kill_agent_inflight")
+                self.kill_agent(a, kind)
 
     def check_agents(self, final=False):
         for a in self.agents:
@@ -532,17 +631,27 @@ class Trial:
         self.start_server()
         self.proxy = Proxy(random.Random(f"{args.seed}/{self.index}/proxy"), self.counts, self.kill_inflight,
                            self.server_port)
-        self.proxy.db_up = lambda: time.time() >= self.db_down_until
+        self.proxy.db_up = lambda: time.time() >= self.shared["db_down_until"]
         n_agents = args.agents
         for i in range(n_agents):
             spec = {"batch": self.rng.choice([10, 20, 50, 100]),
-                    "speed": self.rng.choice(["max", "60", "120", "240"]),
+                    "speed": self.rng.choice(args.speeds.split(",")),
                     "track": os.path.join(DATA, self.rng.choice(TRACKS))}
             a = {"i": i, "db": os.path.join(self.dir, f"agent{i}.sqlite"), "log": os.path.join(self.dir, f"agent{i}.log"),
                  "track": spec["track"], "speed": spec["speed"], "runs": [], "proc": None}
+            if i == 0 and self.shared["disk_full"] and self.rng.random() < 0.5:
+                disk = os.path.join(self.dir, f"agent{i}-disk")
+                if self.mount_disk(disk):
+                    a["disk"] = disk
+                    a["db"] = os.path.join(disk, f"agent{i}.sqlite")
+                    self.disk = a
+                else:
+                    self.shared["disk_full"] = False
+                    log("disk-full faults off: mounting a tmpfs failed (not root?)")
             a["config"] = self.agent_config(i, spec)
             self.agents.append(a)
-            log(f"trial {self.index}: agent{i} {os.path.basename(spec['track'])} speed={spec['speed']} batch={spec['batch']}")
+            log(f"trial {self.index}: agent{i} {os.path.basename(spec['track'])} speed={spec['speed']} batch={spec['batch']} "
+                f"auth={self.auth}" + (" db-on-tmpfs" if a.get("disk") else ""))
         for a in self.agents:
             self.launch_agent(a, "track")
 
@@ -550,6 +659,7 @@ class Trial:
         end = time.time() + args.duration
         next_event = time.time() + self.rng.uniform(0.5, 3.0)
         server_restart_at = None
+        disk_free_at = None
         while time.time() < end:
             time.sleep(0.05)
             self.check_agents()
@@ -558,29 +668,37 @@ class Trial:
                 server_restart_at = None
             elif server_restart_at is None:
                 self.check_server()
+            if disk_free_at is not None and time.time() >= disk_free_at:
+                self.free_disk()
+                disk_free_at = None
             if time.time() < next_event:
                 continue
             next_event = time.time() + self.rng.uniform(0.8, 3.0)
             r = self.rng.random()
-            if r < 0.45:
+            if r < 0.40:
                 self.kill_agent(self.rng.choice(self.agents), "kill_agent")
-            elif r < 0.65 and server_restart_at is None:
+            elif r < 0.58 and server_restart_at is None:
                 self.server.kill()
                 self.server.wait(10)
                 self.counts["kill_server"] = self.counts.get("kill_server", 0) + 1
                 server_restart_at = time.time() + self.rng.uniform(0.1, 2.0)
-            elif r < 0.72 and self.pg is not None and server_restart_at is None:
-                self.counts["pg_restart"] = self.counts.get("pg_restart", 0) + 1
-                self.db_down_until = time.time() + 120
-                try:
-                    self.pg.restart()
-                finally:
-                    self.db_down_until = time.time() + 1.0
+            elif r < 0.66 and self.pg is not None and server_restart_at is None:
+                self.restart_postgres()
+            elif r < 0.76 and self.auth == "tokens":
+                self.counts["token_outage"] = self.counts.get("token_outage", 0) + 1
+                self.proxy.token_down_until = time.time() + self.rng.uniform(1.0, 5.0)
+            elif r < 0.86 and self.disk is not None and disk_free_at is None:
+                self.counts["disk_full"] = self.counts.get("disk_full", 0) + 1
+                self.fill_disk()
+                disk_free_at = time.time() + self.rng.uniform(1.0, 4.0)
         if server_restart_at is not None:
             self.start_server()
+        if self.disk is not None:
+            self.free_disk()
 
         # Calm phase: faults off; let every agent finish, then drain what is left.
         self.proxy.calm = True
+        self.proxy.token_down_until = 0.0
         for a in self.agents:
             if a["proc"].killed_by_us and a["proc"] is a["runs"][-1]:
                 self.restart_agent(a)
@@ -605,6 +723,20 @@ class Trial:
                 self.crashes.append(f"agent{a['i']} final sync exited {rc} (see {a['log']})")
         self.check_server()
         return self.verify()
+
+    def restart_postgres(self):
+        """Restarts the shared cluster (skipped while a parallel trial restarts it)."""
+        if not self.shared["pg_lock"].acquire(blocking=False):
+            return
+        try:
+            self.counts["pg_restart"] = self.counts.get("pg_restart", 0) + 1
+            self.shared["db_down_until"] = time.time() + 120
+            try:
+                self.pg.restart()
+            finally:
+                self.shared["db_down_until"] = time.time() + 1.0
+        finally:
+            self.shared["pg_lock"].release()
 
     def server_fixes(self, install):
         out, cursor = [], None
@@ -671,6 +803,10 @@ class Trial:
             if status >= 500 and db_up or status in (400, 413, 415, 422):
                 res["server_errors"] += 1
                 res["problems"].append(f"server answered {status} to batch {bid} from {agent}")
+        for agent, status, db_up in self.proxy.token_status:
+            if status >= 500 and db_up:
+                res["server_errors"] += 1
+                res["problems"].append(f"token endpoint answered {status} to {agent} while the database was up")
         res["foreign"] += len(set().union(*self.proxy.batches.values()) - all_stored) if self.proxy.batches else 0
         res["crashes"] = len(self.crashes)
         res["problems"] += self.crashes
@@ -688,6 +824,11 @@ class Trial:
                 self.crashes.append(f"beekon-ingest exited {self.server.p.returncode} on SIGTERM")
         if hasattr(self, "proxy"):
             self.proxy.stop()
+        if self.disk is not None:
+            for a in self.agents:
+                if a["proc"] is not None:
+                    a["proc"].wait(10)
+            subprocess.run(["umount", "-l", self.disk["disk"]], capture_output=True)
 
 
 # --------------------------------------------------------------------------- main
@@ -700,6 +841,12 @@ def main():
     ap.add_argument("--agents", type=int, default=2)
     ap.add_argument("--duration", type=float, default=20.0, help="seconds of chaos per trial")
     ap.add_argument("--drain-timeout", type=int, default=40)
+    ap.add_argument("--jobs", type=int, default=1, help="trials run side by side")
+    ap.add_argument("--speeds", default="max,60,120,240", help="replay speeds to pick from")
+    ap.add_argument("--auth", choices=["key", "tokens", "mixed"], default="mixed",
+                    help="static API key, rotating tokens (refresh faults), or a per-trial pick")
+    ap.add_argument("--disk-full", choices=["auto", "off"], default="auto",
+                    help="auto: put one agent's database on a small tmpfs and fill it (needs root)")
     ap.add_argument("--beekon", required=True)
     ap.add_argument("--ingest", required=True)
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -714,39 +861,66 @@ def main():
     faults = {}
     failed_trials = []
     started = time.time()
-    try:
-        for t in range(args.trials):
-            trial = Trial(args, t, workdir, pg)
-            try:
-                res = trial.run()
-            except Exception as e:  # harness failure: report, count as a crash
-                res = {k: 0 for k in totals}
-                res["crashes"] = 1
-                res["problems"] = [f"harness: {type(e).__name__}: {e}"]
-            finally:
-                trial.cleanup()
+    shared = {"db_down_until": 0.0, "pg_lock": threading.Lock(), "disk_full": args.disk_full == "auto"}
+    report_lock = threading.Lock()
+
+    def one(t):
+        trial = Trial(args, t, workdir, pg, shared)
+        try:
+            res = trial.run()
+        except Exception as e:  # harness failure: report, count as a crash
+            res = {k: 0 for k in totals}
+            res["crashes"] = 1
+            res["problems"] = [f"harness: {type(e).__name__}: {e}"]
+        finally:
+            trial.cleanup()
+        with report_lock:
             for k in totals:
                 totals[k] += res.get(k, 0)
             for k, v in trial.counts.items():
                 faults[k] = faults.get(k, 0) + v
             bad = any(res.get(k) for k in ("lost", "duplicated", "foreign", "session_changes", "server_errors", "crashes"))
             log(f"trial {t}: stored {res['stored']} at server {res['at_server']} lost {res['lost']} dup {res['duplicated']} "
-                f"crashes {res['crashes']} faults {dict(sorted(trial.counts.items()))}" + ("  FAILED" if bad else ""))
+                f"crashes {res['crashes']} auth {trial.auth} faults {dict(sorted(trial.counts.items()))}" + ("  FAILED" if bad else ""))
             for p in res.get("problems", [])[:10]:
                 log(f"  trial {t}: {p}")
             if bad:
                 failed_trials.append(t)
+
+    try:
+        pending = list(range(args.trials))
+        workers = []
+        queue_lock = threading.Lock()
+
+        def worker():
+            while True:
+                with queue_lock:
+                    if not pending:
+                        return
+                    t = pending.pop(0)
+                one(t)
+
+        for _ in range(max(1, args.jobs)):
+            w = threading.Thread(target=worker)
+            w.start()
+            workers.append(w)
+        for w in workers:
+            w.join()
     finally:
         if pg is not None:
             pg.stop()
+        failed_trials.sort()
         if not args.keep and not failed_trials:
             shutil.rmtree(workdir, ignore_errors=True)
         elif failed_trials:
             log(f"kept {workdir} for the failed trials {failed_trials}")
 
     rows = [("trials", args.trials), ("seed", args.seed), ("store", args.store), ("agents per trial", args.agents),
+            ("auth", args.auth), ("parallel trials", args.jobs),
             ("elapsed (s)", f"{time.time() - started:.0f}")]
     rows += [(f"faults: {k}", faults.get(k, 0)) for k in FAULT_KINDS if k != "pg_restart" or args.store == "postgres"]
+    if not shared["disk_full"]:
+        rows.append(("disk_full", "off (no tmpfs)"))
     rows += [("upstream unreachable (server down)", faults.get("upstream_unreachable", 0)),
              ("fixes stored (agents)", totals["stored"]), ("fixes at server", totals["at_server"]),
              ("lost", totals["lost"]), ("duplicated", totals["duplicated"]), ("foreign (never stored)", totals["foreign"]),

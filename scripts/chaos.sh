@@ -2,7 +2,8 @@
 # Chaos harness: real agents + real beekon-ingest behind a fault-injecting proxy,
 # SIGKILLs of both, then a loss/duplicate/crash check. See scripts/chaos.py.
 #
-#   scripts/chaos.sh --trials N [--seed S] [--store sqlite|postgres] [--agents K] [--duration SECONDS] [--keep]
+#   scripts/chaos.sh --trials N [--seed S] [--store sqlite|postgres] [--agents K] [--duration SECONDS]
+#                    [--jobs J] [--speeds max,60,...] [--auth key|tokens|mixed] [--disk-full auto|off] [--keep]
 #
 # Binaries: $BEEKON_BINARY (default .build/debug/beekon) and $BEEKON_INGEST_BINARY
 # (default Server/.build/debug/beekon-ingest); build them first (swift build; cd Server && swift build).
