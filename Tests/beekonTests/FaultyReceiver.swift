@@ -244,9 +244,9 @@ final class FaultyReceiver: @unchecked Sendable {
             case .status(let code, let extra):
                 var response = "HTTP/1.1 \(code) \(Self.reason(code))\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
                 for (k, v) in extra { response += "\(k): \(v)\r\n" }
-                // The next request's connection is dropped: make it a fresh one. (On a reused
-                // keep-alive connection FoundationNetworking notices the drop only at the
-                // request deadline — see `lostAnswerOnAReusedConnection` in AgentSyncTests.)
+                // The next request's connection is dropped: make it a fresh one, so the drop
+                // is seen whatever the client's connection reuse (see
+                // `lostAnswerAfterAKeepAliveExchange` in AgentSyncTests for the reuse case).
                 if nextDrops && freshConnectionBeforeDrop { response += "Connection: close\r\n" }
                 response += "\r\n{}"
                 guard Self.write(fd, Data(response.utf8)) else { return }

@@ -6,19 +6,45 @@ import FoundationNetworking
 /// The live transport: URLSession (FoundationNetworking on Linux) with redirects
 /// refused at session level (a per-task delegate is ignored on Linux) and a hard
 /// deadline that cancels the task (`timeoutInterval` alone is only an idle timeout).
+///
+/// On Linux every request gets a fresh session, hence a fresh connection. When a
+/// server (or a proxy, or a NAT) closes a reused keep-alive connection without
+/// answering, libcurl re-sends the request on a new connection by itself, and
+/// FoundationNetworking loses that second answer: the upload would wait out its
+/// whole deadline (30 s by default) although the server answered at once. On a
+/// fresh connection the same drop is an immediate, retryable network error. The
+/// price is one TCP (and TLS) handshake per batch; batches are infrequent.
 public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
-    private let session: URLSession
+    private let configuration: URLSessionConfiguration
+    #if !canImport(FoundationNetworking)
+    private let shared: URLSession
+    #endif
 
-    /// Creates a transport with its own ephemeral session (no cookies, no cache).
+    /// Creates a transport with ephemeral sessions (no cookies, no cache).
     public init() {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieStorage = nil
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session = URLSession(configuration: configuration, delegate: RedirectRefuser(), delegateQueue: nil)
+        self.configuration = configuration
+        #if !canImport(FoundationNetworking)
+        shared = URLSession(configuration: configuration, delegate: RedirectRefuser(), delegateQueue: nil)
+        #endif
     }
 
-    deinit { session.invalidateAndCancel() }
+    #if !canImport(FoundationNetworking)
+    deinit { shared.invalidateAndCancel() }
+    #endif
+
+    /// The session for one request, and what to do with it afterwards.
+    private func session() -> (URLSession, finish: @Sendable (URLSession) -> Void) {
+        #if canImport(FoundationNetworking)
+        return (URLSession(configuration: configuration, delegate: RedirectRefuser(), delegateQueue: nil),
+                { $0.finishTasksAndInvalidate() })
+        #else
+        return (shared, { _ in })
+        #endif
+    }
 
     public func send(_ request: HTTPRequest) async throws(HTTPTransportError) -> HTTPResponse {
         var r = URLRequest(url: request.url)
@@ -27,6 +53,8 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         r.timeoutInterval = max(1, Double(request.timeout.components.seconds))
         for (k, v) in request.headers { r.setValue(v, forHTTPHeaderField: k) }
         let once = OnceBox()
+        let (session, finish) = session()
+        defer { finish(session) }
         let result: Result<HTTPResponse, HTTPTransportError> = await withCheckedContinuation { continuation in
             once.set(continuation)
             let task = session.dataTask(with: r) { data, response, error in
