@@ -7,6 +7,7 @@ public final class InMemorySecretStore: SecretStore, @unchecked Sendable {
     private let lock = NSLock()
     private var blob: Data?
     private var failing = false
+    private var refusingSaves = false
     private var saves = 0
 
     /// Creates an empty store.
@@ -21,6 +22,9 @@ public final class InMemorySecretStore: SecretStore, @unchecked Sendable {
     /// Makes `load` throw `.corrupt` until the next `save`.
     public func corrupt() { lock.withLock { failing = true } }
 
+    /// While `refuse` is true, `save` throws `.io` and keeps the old contents (a full disk).
+    public func refuseSaves(_ refuse: Bool) { lock.withLock { refusingSaves = refuse } }
+
     public func load() throws(SecretStoreError) -> Data? {
         let (data, fail): (Data?, Bool) = lock.withLock { (blob, failing) }
         if fail { throw .corrupt("simulated corruption") }
@@ -28,7 +32,13 @@ public final class InMemorySecretStore: SecretStore, @unchecked Sendable {
     }
 
     public func save(_ data: Data) throws(SecretStoreError) {
-        lock.withLock { blob = data; failing = false; saves += 1 }
+        let refused: Bool = lock.withLock {
+            saves += 1
+            guard !refusingSaves else { return true }
+            blob = data; failing = false
+            return false
+        }
+        if refused { throw .io("no space left on device (simulated)") }
     }
 
     public func delete() throws(SecretStoreError) {

@@ -159,6 +159,31 @@ struct TokenRefresherTests {
         #expect(await r.currentTokens.refreshToken == "rotated-r2")
     }
 
+    /// Found by scripts/chaos.sh (disk full under the agent's vault): a rotated refresh token
+    /// kept only in memory was lost with the process, the restart presented the retired one
+    /// after its successor had been used, and the server revoked the chain (dead credentials).
+    @Test func aRotatedRefreshTokenIsAdoptedOnlyOnceItIsStored() async throws {
+        let h = RefresherHarness()
+        await h.transport.token.enqueue(
+            tokenAnswer(#"{"access_token":"a2","refresh_token":"r2"}"#),
+            tokenAnswer(#"{"access_token":"a3","refresh_token":"r3"}"#))
+        let r = await h.refresher(authRecipe())
+        h.secrets.refuseSaves(true)
+        #expect(await r.refresh() == .transient(until: nil), "an unstorable rotation is a failed refresh")
+        #expect(await r.currentTokens.refreshToken == "seed-refresh-RRRR", "the unstored rotation is not adopted")
+        #expect(await r.header == "Bearer seed-access-AAAA")
+        h.secrets.refuseSaves(false)
+        #expect(await r.refresh() == .refreshed)
+        let bodies = await h.transport.token.requests.map(\.text)
+        #expect(bodies.count == 2)
+        #expect(bodies[1].contains("refresh_token=seed-refresh-RRRR"), "repeated with the token the server still honours")
+        await r.shutdown()
+        // A restart reads the vault: the stored rotation.
+        let restarted = await h.refresher(authRecipe())
+        #expect(await restarted.currentTokens.refreshToken == "r3")
+        #expect(await restarted.header == "Bearer a3")
+    }
+
     @Test func formBodyIsTemplatedAndPercentEncoded() async throws {
         var config = authRecipe(refresh: "r+/=&é x")
         config.refreshPayload["note"] = "a b&c=d/é*-._~"

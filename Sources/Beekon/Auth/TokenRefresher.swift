@@ -172,10 +172,18 @@ actor TokenRefresher {
         switch RefreshExchange.classify(result, current: tokens, mapping: config.responseMapping, now: now) {
         case .adopt(let new):
             let rotated = new.refreshToken != tokens.refreshToken
+            // A rotated refresh token is used only once it is durable. Were it kept in memory
+            // only, a restart would present the retired token after its successor had been
+            // used, and a rotating server revokes the whole chain. Not adopted, the refresh
+            // counts as failed and is repeated with the current token, which the server still
+            // accepts because its successor was never used.
+            if rotated, let failure = save(VaultRecord(tokens: new, seedFingerprint: seedFingerprint, dead: isDead)) {
+                return transientFailure("the refreshed tokens could not be stored (\(failure)); keeping the current ones", now: now)
+            }
             tokens = new
             consecutiveFailures = 0
             breakerUntil = nil
-            persist()
+            if !rotated { persist() }
             nextProactive = new.expiresAt.map { Date(timeIntervalSince1970: $0 - config.skewMarginSeconds) }
             armTimer()
             logger.info("auth: token refreshed", metadata: [
@@ -192,20 +200,25 @@ actor TokenRefresher {
                          metadata: ["status": "\(status)"])
             return .dead
         case .transient(let why):
-            consecutiveFailures += 1
-            if consecutiveFailures >= Self.breakerThreshold {
-                breakerUntil = now.addingTimeInterval(Self.breakerDelay(failures: consecutiveFailures))
-            }
-            if tokens.expiresAt != nil {
-                nextProactive = max(now.addingTimeInterval(Self.closedRetrySeconds), breakerUntil ?? .distantPast)
-                armTimer()
-            }
-            logger.warning("auth: token refresh failed, will retry", metadata: [
-                "error": "\(Redaction.scrub(why, secrets: [tokens.accessToken, tokens.refreshToken]))",
-                "consecutive_failures": "\(consecutiveFailures)",
-                "breaker_open_until": "\(breakerUntil.map { "\(WireTimestamp($0))" } ?? "-")"])
-            return .transient(until: breakerUntil)
+            return transientFailure(why, now: now)
         }
+    }
+
+    /// A failed refresh that may succeed later: counts towards the breaker and re-arms the timer.
+    private func transientFailure(_ why: String, now: Date) -> RefreshResult {
+        consecutiveFailures += 1
+        if consecutiveFailures >= Self.breakerThreshold {
+            breakerUntil = now.addingTimeInterval(Self.breakerDelay(failures: consecutiveFailures))
+        }
+        if tokens.expiresAt != nil {
+            nextProactive = max(now.addingTimeInterval(Self.closedRetrySeconds), breakerUntil ?? .distantPast)
+            armTimer()
+        }
+        logger.warning("auth: token refresh failed, will retry", metadata: [
+            "error": "\(Redaction.scrub(why, secrets: [tokens.accessToken, tokens.refreshToken]))",
+            "consecutive_failures": "\(consecutiveFailures)",
+            "breaker_open_until": "\(breakerUntil.map { "\(WireTimestamp($0))" } ?? "-")"])
+        return .transient(until: breakerUntil)
     }
 
     /// Breaker open period after `failures` consecutive failures (≥ 3): 30 s, 60 s, 120 s, … ≤ 30 min.
@@ -261,12 +274,18 @@ actor TokenRefresher {
     }
 
     private func persist() {
-        let record = VaultRecord(tokens: tokens, seedFingerprint: seedFingerprint, dead: isDead)
+        if let failure = save(VaultRecord(tokens: tokens, seedFingerprint: seedFingerprint, dead: isDead)) {
+            logger.error("auth: could not persist the token set; it is kept in memory", metadata: ["error": "\(failure)"])
+        }
+    }
+
+    /// Writes `record` to the vault; returns why it failed, or nil.
+    private func save(_ record: VaultRecord) -> String? {
         do {
             try secrets.save(try JSONEncoder().encode(record))
+            return nil
         } catch {
-            logger.error("auth: could not persist the token set; it is kept in memory",
-                         metadata: ["error": "\(error is EncodingError ? "encoding failed" : "\(error)")"])
+            return error is EncodingError ? "encoding failed" : "\(error)"
         }
     }
 }
