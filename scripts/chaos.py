@@ -525,6 +525,16 @@ class Trial:
             json.dump(cfg, f)
         return path
 
+    @staticmethod
+    def tail(path, lines=5):
+        try:
+            with open(path, "rb") as f:
+                f.seek(0, 2)
+                f.seek(max(0, f.tell() - 4096))
+                return f.read().decode("utf-8", "replace").splitlines()[-lines:]
+        except OSError:
+            return []
+
     def issue_tokens(self, subject):
         """A seed access + refresh token for one agent, from the server's own `issue-token`."""
         out = subprocess.run([self.args.ingest, "issue-token", "--subject", subject, "--database", self.database,
@@ -613,7 +623,9 @@ class Trial:
             if not p.killed_by_us and not a.get("checked_exit_of") is p:
                 a["checked_exit_of"] = p
                 rc = p.p.returncode
-                if rc < 0 or rc not in (0, 3):
+                # Exit 1 with a storage error is the documented answer to a disk that filled up.
+                disk_error = rc == 1 and a.get("disk") and any("the disk is full" in l for l in self.tail(a["log"]))
+                if rc < 0 or (rc not in (0, 3) and not disk_error):
                     self.crashes.append(f"agent{a['i']} `{' '.join(p.argv[1:3])}` exited {rc} without being killed "
                                         f"(see {a['log']})")
             if p.killed_by_us and not final:

@@ -146,14 +146,19 @@ struct AgentRunner {
                 service.stopping(status: "location source unavailable (\(reason.rawValue))\(why)")
                 throw ExitCode(1)
             }
-            do { try await beekon.stop() } catch {
-                Terminal.error(error.description)
-                throw ExitCode(1)
+            var stopFailure: BeekonError?
+            do { try await beekon.stop() } catch { stopFailure = error }
+            if let stopFailure {
+                // E.g. a full disk: the fixes already stored still go out before the error exit.
+                Terminal.error(stopFailure.description)
+                if try await beekon.configuration().sync != nil { try? await beekon.sync() }
+            } else {
+                Terminal.out("source ended; session stopped")
             }
-            Terminal.out("source ended; session stopped")
             if try await beekon.configuration().sync != nil {
                 try await UploadWaiter(beekon: beekon).drain(timeout: drainTimeout)
             }
+            if stopFailure != nil { throw ExitCode(1) }
         }
     }
 }
