@@ -57,8 +57,61 @@ public final class UUIDv7Generator: @unchecked Sendable {
 }
 
 extension UUID {
-    /// The lowercase canonical form used on the wire and in stores.
-    public var wireString: String { uuidString.lowercased() }
+    /// The lowercase canonical form used on the wire and in stores (8-4-4-4-12 hex digits).
+    ///
+    /// Formatted by hand: `uuidString.lowercased()` goes through `sprintf` and a second
+    /// string, which showed up in profiles of batch assembly and encoding.
+    public var wireString: String {
+        withUnsafeBytes(of: uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { out in
+                let hex: StaticString = "0123456789abcdef"
+                let digits = hex.utf8Start
+                var o = 0
+                for i in 0..<16 {
+                    if i == 4 || i == 6 || i == 8 || i == 10 {
+                        out[o] = UInt8(ascii: "-")
+                        o += 1
+                    }
+                    out[o] = digits[Int(bytes[i] >> 4)]
+                    out[o + 1] = digits[Int(bytes[i] & 0x0F)]
+                    o += 2
+                }
+                return 36
+            }
+        }
+    }
+
+    /// Parses the canonical 8-4-4-4-12 form, hex digits in either case (what
+    /// `UUID(uuidString:)` accepts), without going through `sscanf`.
+    public init?(wire text: String) {
+        var text = text
+        let parsed: uuid_t? = text.withUTF8 { u in
+            guard u.count == 36, u[8] == 0x2D, u[13] == 0x2D, u[18] == 0x2D, u[23] == 0x2D else { return nil }
+            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            let ok = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+                var i = 0
+                for b in 0..<16 {
+                    if i == 8 || i == 13 || i == 18 || i == 23 { i += 1 }
+                    guard let high = Self.nibble(u[i]), let low = Self.nibble(u[i + 1]) else { return false }
+                    out[b] = high << 4 | low
+                    i += 2
+                }
+                return true
+            }
+            return ok ? bytes : nil
+        }
+        guard let parsed else { return nil }
+        self.init(uuid: parsed)
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: return c - 0x30
+        case 0x61...0x66: return c - 0x61 + 10
+        case 0x41...0x46: return c - 0x41 + 10
+        default: return nil
+        }
+    }
 
     /// The Unix-millisecond timestamp of a version-7 UUID, or nil for other versions.
     public var uuidV7Millis: Int64? {

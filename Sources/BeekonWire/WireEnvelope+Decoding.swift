@@ -82,7 +82,7 @@ extension WireEnvelope {
     }
 
     private static func uuid(_ s: String, _ path: String) throws(WireDecodingError) -> UUID {
-        guard s.utf8.count == 36, let u = UUID(uuidString: s) else { throw .invalid(path: path, reason: "not a UUID") }
+        guard s.utf8.count == 36, let u = UUID(wire: s) else { throw .invalid(path: path, reason: "not a UUID") }
         return u
     }
 

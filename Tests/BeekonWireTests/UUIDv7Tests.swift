@@ -174,3 +174,42 @@ struct UUIDv7Tests {
 extension ManualClock {
     func set(_ millis: Int64) { setMillis(millis) }
 }
+
+@Suite("UUID wire text: hand-written formatter and parser agree with Foundation")
+struct UUIDWireTextTests {
+    @Test func formatsAndParsesLikeFoundation() {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let id = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                                 bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+            #expect(id.wireString == id.uuidString.lowercased())
+            #expect(UUID(wire: id.wireString) == id)
+            #expect(UUID(wire: id.uuidString) == id, "uppercase hex is accepted, as UUID(uuidString:) does")
+        }
+    }
+
+    @Test("rejects malformed text", arguments: [
+        "", "0", "01890a5d-ac96-774b-bcce-b302099a8057x", "01890a5d-ac96-774b-bcce-b302099a805",
+        "01890a5dac96-774b-bcce-b302099a8057-", "01890a5d-ac96-774b-bcce_b302099a8057",
+        "01890a5d-ac96-774b-bcce-b302099a805g", "g1890a5d-ac96-774b-bcce-b302099a8057",
+        "01890a5d-ac96-774b-bcce-b302099a80é", " 1890a5d-ac96-774b-bcce-b302099a8057",
+        "+1890a5d-ac96-774b-bcce-b302099a8057",
+    ])
+    func rejectsMalformedText(_ text: String) {
+        #expect(UUID(wire: text) == nil)
+    }
+
+    /// Foundation on Linux parses with `sscanf`, which skips a leading space in a group and
+    /// so accepts " 1890a5d-…" as 1890a50d-…: a different id. The wire decoder used to
+    /// inherit that; it now rejects the text.
+    @Test func aLeadingSpaceInAGroupIsNotAnotherID() {
+        let text = " 1890a5d-ac96-774b-bcce-b302099a8057"
+        #expect(UUID(wire: text) == nil)
+        let valid = String(decoding: WireJSONWriter.encode(Fixtures.envelope(locations: [Fixtures.location()])), as: UTF8.self)
+        #expect((try? WireEnvelope.decode(Data(valid.utf8))) != nil, "baseline: the untouched envelope decodes")
+        let tampered = valid.replacingOccurrences(of: Fixtures.batchId.wireString, with: text)
+        #expect(tampered != valid)
+        #expect(throws: WireDecodingError.self) { try WireEnvelope.decode(Data(tampered.utf8)) }
+    }
+}

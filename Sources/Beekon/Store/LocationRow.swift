@@ -34,11 +34,11 @@ extension LocationRow {
             let sid: String = row[1]
             let session: UUID
             if let s = sessions[sid] { session = s } else {
-                session = UUID(uuidString: sid) ?? UUID(uuid: UUID_NULL_BYTES)
+                session = UUID(wire: sid) ?? UUID(uuid: UUID_NULL_BYTES)
                 sessions[sid] = session
             }
             out.append(Location(
-                id: UUID(uuidString: row[0] as String) ?? UUID(uuid: UUID_NULL_BYTES), sessionId: session,
+                id: UUID(wire: row[0] as String) ?? UUID(uuid: UUID_NULL_BYTES), sessionId: session,
                 timestamp: WireTimestamp(millis: row[2]).date, latitude: row[3], longitude: row[4],
                 accuracy: row[5], speed: row[6], bearing: row[7], altitude: row[8],
                 trigger: Trigger(rawValue: row[9]) ?? .interval, motion: Motion(rawValue: row[10]) ?? .unknown,

@@ -32,7 +32,7 @@ extension LocationStore {
     /// The install id, created once (UUIDv7 from `makeID`) and persisted.
     func installID(makeID: @Sendable @escaping () -> UUID) async throws(BeekonError) -> UUID {
         try await write("reading the install id") { db in
-            if let s = try Self.meta(db, MetaKey.installID), let id = UUID(uuidString: s) { return id }
+            if let s = try Self.meta(db, MetaKey.installID), let id = UUID(wire: s) { return id }
             let id = makeID()
             try Self.setMeta(db, MetaKey.installID, id.wireString)
             return id
@@ -42,7 +42,7 @@ extension LocationStore {
     /// The persisted tracking intent: the session to resume, if any.
     func trackingIntent() async throws(BeekonError) -> UUID? {
         try await read("reading the tracking intent") { db in
-            try Self.meta(db, MetaKey.trackingIntent).flatMap(UUID.init(uuidString:))
+            try Self.meta(db, MetaKey.trackingIntent).flatMap(UUID.init(wire:))
         }
     }
 
@@ -93,9 +93,9 @@ extension LocationStore {
             let lastSession = try Row.fetchOne(db, sql: "SELECT * FROM session ORDER BY started_at DESC, id DESC LIMIT 1")
             let counts = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS n, MIN(ts) AS lo, MAX(ts) AS hi FROM location")!
             return StoreReport(
-                installID: try Self.meta(db, MetaKey.installID).flatMap(UUID.init(uuidString:)),
-                trackingIntent: intent.flatMap(UUID.init(uuidString:)),
-                lastSessionID: (lastSession?["id"] as String?).flatMap(UUID.init(uuidString:)),
+                installID: try Self.meta(db, MetaKey.installID).flatMap(UUID.init(wire:)),
+                trackingIntent: intent.flatMap(UUID.init(wire:)),
+                lastSessionID: (lastSession?["id"] as String?).flatMap(UUID.init(wire:)),
                 lastSessionStopReason: (lastSession?["stop_reason"] as String?).flatMap(StopReason.init(rawValue:)),
                 sessionCount: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM session") ?? 0,
                 locationCount: counts["n"],
