@@ -7,9 +7,12 @@
 //     Samples are the batches (full batches only: 1,856 fixes → 1 batch of 1000).
 // P3  drain of 100,000 pending fixes through the real SDK (Beekon actor, db pre-filled
 //     with 100,000 pending rows, configure(sync: batchSize 1000) + sync(), URLSession
-//     transport) to a local POSIX HTTP receiver that answers 200 at once, versus a raw
-//     client posting the same 100 gzipped bodies (captured from the SDK's run) one after
-//     the other with URLSession to the same receiver.
+//     transport) to a local `beekon-ingest` (release build, SQLite store, fresh database
+//     per run), versus a raw client posting the same 100 gzipped bodies (captured from
+//     the SDK's warm-up run) one after the other with URLSession to another fresh
+//     `beekon-ingest`: the server does the same work in both, so the ratio is what the
+//     SDK's durable queue adds. Without the server binary (BEEKON_INGEST_BINARY, else
+//     Server/.build/release/beekon-ingest) both go to a POSIX receiver answering 200 at once.
 
 import Beekon
 import Foundation
@@ -88,14 +91,28 @@ func p2(dir: URL) async throws -> [Comparison] {
 
 func p3(runs: Int, dir: URL) async throws -> Comparison {
     let total = 100_000
-    let receiver = try BenchReceiver()
-    defer { receiver.stop() }
-    let url = URL(string: "http://127.0.0.1:\(receiver.port)/v1/locations")!
+    let capture = try BenchReceiver()
+    defer { capture.stop() }
+    let ingest = IngestProcess.binary()
     var ours: [Double] = [], raw: [Double] = []
     var bodies: [Data] = []
     var bytes = 0
 
-    for run in 0...runs { // run 0 warms up (and captures the bodies) and is not counted
+    let captureTarget = Target(url: URL(string: "http://127.0.0.1:\(capture.port)/v1/locations")!) { capture.takeBodies().count * 1000 }
+    /// A fresh receiver for one measured drain: a real server on a new database, else the capture receiver.
+    func receiver(_ name: String) throws -> Target {
+        guard let ingest else { return captureTarget }
+        let db = dir.appendingPathComponent("p3-server-\(name).sqlite").path
+        removeDatabase(db)
+        let server = try IngestProcess(binary: ingest, database: db)
+        return Target(url: URL(string: "http://127.0.0.1:\(server.port)/v1/locations")!) {
+            server.stop()
+            defer { removeDatabase(db) }
+            return try IngestProcess.storedFixes(database: db)
+        }
+    }
+
+    for run in 0...runs { // run 0 warms up and captures the bodies; it is not counted
         let path = dir.appendingPathComponent("p3-\(run).sqlite").path
         removeDatabase(path)
         // The SDK creates and migrates the file; 100,000 pending rows go in in one transaction.
@@ -120,29 +137,33 @@ func p3(runs: Int, dir: URL) async throws -> Comparison {
         let pending = try await beekon.pendingUploadCount()
         guard pending == total else { throw BenchError(description: "P3: \(pending) pending before the drain") }
 
-        receiver.reset()
+        let target = run == 0 ? captureTarget : try receiver("sdk-\(run)")
         let t = try await measure {
-            try await beekon.configure(BeekonConfig(sync: SyncConfig(url: url, batchSize: 1000)))
+            try await beekon.configure(BeekonConfig(sync: SyncConfig(url: target.url, batchSize: 1000)))
             try await beekon.sync()
         }
         let left = try await beekon.pendingUploadCount()
-        let got = receiver.takeBodies()
-        guard left == 0, got.count == total / 1000 else {
-            throw BenchError(description: "P3: \(left) rows left, \(got.count) requests (status \(beekon.currentSyncStatus))")
-        }
+        let arrived: Int
         if run == 0 {
-            bodies = got
-            bytes = got.reduce(0) { $0 + $1.count }
+            bodies = capture.takeBodies()
+            bytes = bodies.reduce(0) { $0 + $1.count }
+            arrived = bodies.count * 1000
         } else {
-            ours.append(Double(total) / t)
+            arrived = try target.finish()
         }
+        guard left == 0, arrived == total else {
+            throw BenchError(description: "P3: \(left) rows left, \(arrived) fixes arrived (status \(beekon.currentSyncStatus))")
+        }
+        if run > 0 { ours.append(t) }
         removeDatabase(path)
+        guard run > 0 else { continue }
 
         // Baseline: the same gzipped bodies, posted one after the other with URLSession.
+        let base = try receiver("raw-\(run)")
         let session2 = URLSession(configuration: .ephemeral)
         let tr = try await measure {
             for body in bodies {
-                var request = URLRequest(url: url)
+                var request = URLRequest(url: base.url)
                 request.httpMethod = "POST"
                 request.httpBody = body
                 request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -152,19 +173,72 @@ func p3(runs: Int, dir: URL) async throws -> Comparison {
             }
         }
         session2.invalidateAndCancel()
-        _ = receiver.takeBodies()
-        if run > 0 { raw.append(Double(total) / tr) }
+        guard try base.finish() == total else { throw BenchError(description: "P3 baseline: not every fix arrived") }
+        raw.append(tr)
     }
     let o = Stats(ours), b = Stats(raw)
-    let ratio = o.median / b.median
-    let requests = total / 1000
     return Comparison(
-        id: "P3", what: "drain of 100,000 pending fixes at batch 1000 to a local receiver", unit: "fixes/s",
-        ours: o, baseline: b, ratio: ratio,
-        details: ["requests": "\(requests)", "gzipped_bytes_total": "\(bytes)",
-                  "receiver": "POSIX HTTP/1.1 on 127.0.0.1, answers 200 at once",
+        id: "P3", what: "drain of 100,000 pending fixes at batch 1000 to a local \(ingest == nil ? "receiver" : "beekon-ingest")",
+        unit: "s", ours: o, baseline: b, ratio: o.median / b.median,
+        details: ["requests": "\(total / 1000)", "gzipped_bytes_total": "\(bytes)",
+                  "receiver": ingest.map { "beekon-ingest (\($0)), SQLite store, a fresh database per drain" }
+                      ?? "POSIX HTTP/1.1 on 127.0.0.1, answers 200 at once (beekon-ingest not built)",
+                  "ours_fixes_per_s": "\(Int(Double(total) / o.median))",
                   "baseline": "URLSession posting the same 100 prebuilt gzipped bodies sequentially",
-                  "ratio": "ours/baseline in fixes/s (1.0 = no overhead)"])
+                  "ratio": "ours/baseline in seconds (1.0 = no overhead)"])
+}
+
+// MARK: - beekon-ingest
+
+/// Where a drain goes, and how to close it and count the fixes that arrived.
+struct Target {
+    var url: URL
+    var finish: () throws -> Int
+}
+
+/// A `beekon-ingest` child process on a free loopback port with its own SQLite file.
+final class IngestProcess {
+    let port: Int
+    private let process: Process
+
+    /// `BEEKON_INGEST_BINARY`, else the Server package's release build next to this package.
+    static func binary() -> String? {
+        if let path = ProcessInfo.processInfo.environment["BEEKON_INGEST_BINARY"] { return path }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let path = root.appendingPathComponent("Server/.build/release/beekon-ingest").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+
+    init(binary: String, database: String) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--port", "0", "--database", "sqlite:\(database)", "--log-level", "error"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var seen = Data()
+        while !seen.contains(UInt8(ascii: "\n")) || !String(decoding: seen, as: UTF8.self).contains("listening on ") {
+            let chunk = out.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw BenchError(description: "beekon-ingest exited before listening") }
+            seen += chunk
+        }
+        let line = String(decoding: seen, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("listening on ") }!
+        guard let port = Int(line.split(separator: ":").last ?? "") else { throw BenchError(description: "beekon-ingest: \(line)") }
+        self.port = port
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// Fixes the stopped server stored.
+    static func storedFixes(database: String) throws -> Int {
+        let queue = try DatabaseQueue(path: database)
+        defer { try? queue.close() }
+        return try queue.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM locations") ?? 0 }
+    }
 }
 
 // MARK: - Receiver

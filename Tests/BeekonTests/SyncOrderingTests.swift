@@ -106,6 +106,32 @@ struct SyncOrderingTests {
         #expect(try await relaunched.pendingUploadCount() == 0)
     }
 
+    /// While a full batch is in flight the next one is assembled and persisted (so encoding and
+    /// the database overlap the network). When the first fails, both stay open and go out on
+    /// the next drain in order, each with its own id, and no fix travels in two batch ids.
+    @Test func theBatchPreparedDuringAFailedUploadGoesOutAfterItWithItsOwnID() async throws {
+        let h = Harness()
+        let transport = ScriptedTransport()
+        let beekon = h.beekon(transport: transport)
+        try await configureSync(beekon, syncConfig(SyncConfig(url: loopbackURL, batchSize: 2)))
+        try await beekon.start()
+        await h.provider.send((0..<5).map { fix(Double($0), north: Double($0) * 10) })
+        await transport.enqueue(.failure(.network("offline")))
+        try await beekon.sync()
+        #expect(await transport.requests.count == 1)
+        #expect(try await beekon.storeReport().openBatches == 2, "the failed batch and the one prepared meanwhile")
+        try await beekon.sync()
+        let sent = await transport.requests.map(\.envelope)
+        try #require(sent.count == 4, "failed b1, then b1, b2, b3: \(sent.map(\.locations.count))")
+        #expect(sent[1].batchId == sent[0].batchId && sent[1].locations == sent[0].locations && sent[1].sentAt == sent[0].sentAt)
+        #expect(Set(sent.dropFirst().map(\.batchId)).count == 3)
+        #expect(sent.dropFirst().map(\.locations.count) == [2, 2, 1])
+        let stored = try await beekon.history(from: .distantPast, to: .distantFuture).map(\.id)
+        #expect(sent.dropFirst().flatMap(\.locations).map(\.id) == stored, "every fix once, oldest first")
+        #expect(try await beekon.pendingUploadCount() == 0)
+        #expect(try await beekon.storeReport().openBatches == 0)
+    }
+
     @Test func unacknowledgedRowsAreExemptFromTheAgePruneButNotTheCap() async throws {
         let h = Harness()
         let transport = ScriptedTransport(fallback: .failure(.network("offline")))

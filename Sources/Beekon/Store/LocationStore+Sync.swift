@@ -32,15 +32,28 @@ extension LocationStore {
     /// The open batch if one exists (a retry), else a new one built in one transaction:
     /// the session of the oldest pending fix, its oldest `limit` pending fixes, plus the
     /// pending geofence events (SY-4). Nil when nothing is pending.
-    func nextBatch(limit: Int, now: Date, extras: [String: String], makeID: @Sendable @escaping () -> UUID) async throws(BeekonError) -> PendingBatch? {
+    /// The oldest open batch (a retry: same id, rows and `sent_at`), else a new batch of up to
+    /// `limit` pending fixes of one session plus pending geofence events, persisted before it
+    /// is returned. Batches in `excluding` (the one in flight while the next is prepared) and
+    /// their rows are left out. Nil when nothing is pending.
+    func nextBatch(limit: Int, now: Date, extras: [String: String], excluding: Set<UUID> = [],
+                   makeID: @Sendable @escaping () -> UUID) async throws(BeekonError) -> PendingBatch? {
         try await write("assembling an upload batch") { db in
-            if let open = try Row.fetchOne(db, sql: "SELECT * FROM upload_batch ORDER BY created_at, id LIMIT 1") {
-                return try Self.loadBatch(db, open)
-            }
+            let excluded = excluding.map(\.wireString)
+            let notExcluded = excluded.isEmpty ? "" : "id NOT IN (\(excluded.map { _ in "?" }.joined(separator: ",")))"
+            // Rows of an excluded batch stay out; a pending row pointing at any other batch id
+            // cannot have a live batch (the open-batch lookup below would have returned it).
+            let freeRow = excluded.isEmpty ? "" : "AND (batch_id IS NULL OR batch_id NOT IN (\(excluded.map { _ in "?" }.joined(separator: ","))))"
+            let open = try Row.fetchOne(db, sql: """
+                SELECT * FROM upload_batch \(notExcluded.isEmpty ? "" : "WHERE " + notExcluded) ORDER BY created_at, id LIMIT 1
+                """, arguments: StatementArguments(excluded))
+            if let open { return try Self.loadBatch(db, open) }
             let session = try String.fetchOne(db, sql: """
-                SELECT session_id FROM location WHERE upload_state = 0 ORDER BY rowid LIMIT 1
-                """)
-            let eventCount = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0") ?? 0
+                SELECT session_id FROM location WHERE upload_state = 0 \(freeRow) ORDER BY rowid LIMIT 1
+                """, arguments: StatementArguments(excluded))
+            let eventCount = try Int.fetchOne(db, sql: """
+                SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0 \(freeRow)
+                """, arguments: StatementArguments(excluded)) ?? 0
             guard session != nil || eventCount > 0 else { return nil }
             let sessionID = try session
                 ?? String.fetchOne(db, sql: "SELECT session_id FROM geofence_event WHERE upload_state = 0 AND session_id IS NOT NULL ORDER BY ts LIMIT 1")
@@ -53,13 +66,13 @@ extension LocationStore {
             if let session {
                 try db.execute(sql: """
                     UPDATE location SET batch_id = ? WHERE rowid IN (
-                        SELECT rowid FROM location WHERE upload_state = 0 AND session_id = ? ORDER BY ts, rowid LIMIT ?)
-                    """, arguments: [batchID, session, limit])
+                        SELECT rowid FROM location WHERE upload_state = 0 AND session_id = ? \(freeRow) ORDER BY ts, rowid LIMIT ?)
+                    """, arguments: StatementArguments([batchID, session]) + StatementArguments(excluded) + [limit])
             }
             try db.execute(sql: """
                 UPDATE geofence_event SET batch_id = ? WHERE id IN (
-                    SELECT id FROM geofence_event WHERE upload_state = 0 ORDER BY ts, id LIMIT ?)
-                """, arguments: [batchID, Self.maxEventsPerBatch])
+                    SELECT id FROM geofence_event WHERE upload_state = 0 \(freeRow) ORDER BY ts, id LIMIT ?)
+                """, arguments: StatementArguments([batchID]) + StatementArguments(excluded) + [Self.maxEventsPerBatch])
             return try Self.loadBatch(db, Row.fetchOne(db, sql: "SELECT * FROM upload_batch WHERE id = ?", arguments: [batchID])!)
         }
     }
@@ -73,22 +86,23 @@ extension LocationStore {
             """, arguments: [id]).compactMap(eventRecord)
         let extrasJSON: String = row["extras"]
         return PendingBatch(
-            id: UUID(uuidString: id)!, sessionId: UUID(uuidString: row["session_id"]) ?? UUID(uuid: UUID_NULL_BYTES),
+            id: UUID(wire: id)!, sessionId: UUID(wire: row["session_id"]) ?? UUID(uuid: UUID_NULL_BYTES),
             createdAt: WireTimestamp(millis: row["created_at"]).date,
             extras: (try? JSONDecoder().decode([String: String].self, from: Data(extrasJSON.utf8))) ?? [:],
             locations: locations, events: events, attempts: row["attempts"])
     }
 
     static func eventRecord(_ row: Row) -> GeofenceEventRecord? {
-        guard let id = UUID(uuidString: row["id"]), let t = GeofenceTransition(rawValue: row["type"]) else { return nil }
+        guard let id = UUID(wire: row["id"]), let t = GeofenceTransition(rawValue: row["type"]) else { return nil }
         return GeofenceEventRecord(
             id: id, geofenceId: row["geofence_id"], transition: t, timestamp: WireTimestamp(millis: row["ts"]).date,
-            sessionId: (row["session_id"] as String?).flatMap(UUID.init(uuidString:)))
+            sessionId: (row["session_id"] as String?).flatMap(UUID.init(wire:)))
     }
 
     /// 2xx: the rows leave the queue at once (ST-4); they stay in history unless `keepLocations` is false.
+    /// Not forced to disk on its own (see `writeUnforced`): losing it only repeats the upload.
     func acknowledge(_ batch: UUID, keepLocations: Bool) async throws(BeekonError) -> Int {
-        let n = try await write("acknowledging an upload") { db in
+        let n = try await writeUnforced("acknowledging an upload") { db in
             let id = batch.wireString
             if keepLocations {
                 try db.execute(sql: "UPDATE location SET upload_state = 1, batch_id = NULL WHERE batch_id = ? AND upload_state = 0", arguments: [id])

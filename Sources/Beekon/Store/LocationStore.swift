@@ -72,6 +72,27 @@ final class LocationStore: Sendable {
         do { return try await pool.write(body) } catch { throw Self.storageError(error, what) }
     }
 
+    /// A transaction whose loss in a power cut costs nothing but a repeat: committed without
+    /// its own fsync (`synchronous = NORMAL`: in WAL mode it stays atomic and consistent, and
+    /// the next regular commit's fsync makes it durable too). Used for upload acknowledgements:
+    /// a lost one re-sends a batch the server dedupes, by batch id, in effect once.
+    func writeUnforced<T: Sendable>(_ what: String, _ body: @Sendable @escaping (Database) throws -> T) async throws(BeekonError) -> T {
+        do {
+            return try await pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                var result: T?
+                try db.inTransaction {
+                    result = try body(db)
+                    return .commit
+                }
+                return result!
+            }
+        } catch {
+            throw Self.storageError(error, what)
+        }
+    }
+
     // MARK: - Locations
 
     /// Stores one admitted fix durably, then trims the oldest rows beyond the cap.

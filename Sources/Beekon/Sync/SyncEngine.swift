@@ -127,30 +127,62 @@ actor SyncEngine {
         }
     }
 
+    /// Sends batches until the queue is empty or one fails. While a full batch is in flight
+    /// the next one is assembled (persisted) and encoded, so the database work and the
+    /// compression overlap the network and the server; it is sent only after the one before
+    /// it was acknowledged (SY-4 order). If the drain stops first, the prepared batch stays
+    /// persisted and goes out, same id, after its predecessor on the next drain.
     private func drain() async {
         status.publish(.inFlight)
+        var next: PreparedBatch?
         while !stopped {
-            let batch: PendingBatch?
-            do {
-                let extras = try await store.extras()
-                batch = try await store.nextBatch(limit: config.effectiveBatchSize, now: clock.now(), extras: extras, makeID: makeID)
-            } catch {
-                logger.error("could not assemble a batch", metadata: ["error": "\(error)"])
-                scheduleRetry(status: nil, retryAfter: nil)
-                return
+            let current: PreparedBatch
+            if let prepared = next {
+                current = prepared
+                next = nil
+            } else {
+                do {
+                    guard let prepared = try await Self.prepare(store: store, excluding: [], config: config, device: device,
+                                                                now: clock.now(), makeID: makeID) else {
+                        hold = nil
+                        consecutiveFailures = 0
+                        await report(.succeeded(at: clock.now()))
+                        return
+                    }
+                    current = prepared
+                } catch {
+                    logger.error("could not assemble a batch", metadata: ["error": "\(error)"])
+                    scheduleRetry(status: nil, retryAfter: nil)
+                    return
+                }
             }
-            guard let batch else {
-                hold = nil
-                consecutiveFailures = 0
-                await report(.succeeded(at: clock.now()))
-                return
+            var prefetch: Task<PreparedBatch?, Never>?
+            if current.isFull(config) {
+                let (store, config, device, now, makeID) = (store, config, device, clock.now(), makeID)
+                let exclude: Set<UUID> = [current.batch.id]
+                prefetch = Task {
+                    try? await Self.prepare(store: store, excluding: exclude, config: config, device: device, now: now, makeID: makeID)
+                }
             }
-            guard await send(batch) else { return }
+            let proceed = await send(current)
+            let prepared = await prefetch?.value
+            guard proceed else { return }
+            next = prepared
         }
     }
 
+    /// The next batch (an open one first, else a new one from the queue) with its encoded body.
+    private static func prepare(store: LocationStore, excluding: Set<UUID>, config: SyncConfig, device: WireDevice, now: Date,
+                                makeID: @escaping @Sendable () -> UUID) async throws(BeekonError) -> PreparedBatch? {
+        let extras = try await store.extras()
+        guard let batch = try await store.nextBatch(limit: config.effectiveBatchSize, now: now, extras: extras,
+                                                    excluding: excluding, makeID: makeID) else { return nil }
+        return PreparedBatch(batch: batch, device: device)
+    }
+
     /// Sends one batch and acts on the outcome; returns whether the drain may continue.
-    private func send(_ batch: PendingBatch) async -> Bool {
+    private func send(_ prepared: PreparedBatch) async -> Bool {
+        let batch = prepared.batch
         var authorization: String?
         if let auth {
             switch await auth.authorization() {
@@ -159,7 +191,7 @@ actor SyncEngine {
             case .wait(let until): return waitForAuth(until: until)
             }
         }
-        var result = await exchange(batch, authorization: authorization)
+        var result = await exchange(prepared, authorization: authorization)
         var outcome = StatusPolicy.classify(result, now: clock.now())
         // 401/403 with refreshable auth (AU-6): one refresh, then one retry of the same batch.
         if case .unauthorized(let s) = outcome, let auth, auth.canRefresh {
@@ -167,7 +199,7 @@ actor SyncEngine {
             logger.info("upload unauthorized; refreshing the token and retrying once", metadata: ["batch": "\(batch.id.wireString)"])
             switch await auth.unauthorized(rejected: authorization) {
             case .proceed(let value):
-                result = await exchange(batch, authorization: value)
+                result = await exchange(prepared, authorization: value)
                 outcome = StatusPolicy.classify(result, now: clock.now())
             case .dead: return await holdForDeadCredentials(status: s)
             case .wait(let until): return waitForAuth(until: until)
@@ -214,9 +246,9 @@ actor SyncEngine {
         }
     }
 
-    private func exchange(_ batch: PendingBatch, authorization: String?) async -> Result<HTTPResponse, HTTPTransportError> {
+    private func exchange(_ prepared: PreparedBatch, authorization: String?) async -> Result<HTTPResponse, HTTPTransportError> {
         do {
-            return .success(try await transport.send(request(for: batch, authorization: authorization)))
+            return .success(try await transport.send(request(for: prepared, authorization: authorization)))
         } catch {
             return .failure(error)
         }
@@ -263,11 +295,7 @@ actor SyncEngine {
         }
     }
 
-    private func request(for batch: PendingBatch, authorization: String?) -> HTTPRequest {
-        let envelope = WireEnvelope(
-            batchId: batch.id, sessionId: batch.sessionId, sentAt: WireTimestamp(batch.createdAt), device: device,
-            extras: batch.extras, locations: batch.locations.map(\.wire), geofenceEvents: batch.events.map(\.wire))
-        let json = WireJSONWriter.encode(envelope)
+    private func request(for prepared: PreparedBatch, authorization: String?) -> HTTPRequest {
         var headers = config.headers.filter {
             let k = $0.key.lowercased()
             return k != "content-type" && k != "content-encoding" && k != "content-length"
@@ -278,14 +306,35 @@ actor SyncEngine {
             headers = headers.filter { $0.key.lowercased() != "authorization" }
             headers["Authorization"] = authorization
         }
-        let body: Data
-        if let gzipped = try? Gzip.compress(json) {
-            headers["Content-Encoding"] = "gzip"
-            body = gzipped
+        if prepared.gzipped { headers["Content-Encoding"] = "gzip" }
+        return HTTPRequest(url: config.url, method: "POST", headers: headers, body: prepared.body, timeout: config.effectiveRequestTimeout)
+    }
+}
+
+/// A batch and its request body (the v1 envelope, gzipped), ready to send.
+struct PreparedBatch: Sendable {
+    let batch: PendingBatch
+    let body: Data
+    let gzipped: Bool
+
+    init(batch: PendingBatch, device: WireDevice) {
+        self.batch = batch
+        let envelope = WireEnvelope(
+            batchId: batch.id, sessionId: batch.sessionId, sentAt: WireTimestamp(batch.createdAt), device: device,
+            extras: batch.extras, locations: batch.locations.map(\.wire), geofenceEvents: batch.events.map(\.wire))
+        let json = WireJSONWriter.encode(envelope)
+        if let compressed = try? Gzip.compress(json) {
+            body = compressed
+            gzipped = true
         } else {
             body = json  // zlib failed (out of memory): send identity rather than a wrong header.
+            gzipped = false
         }
-        return HTTPRequest(url: config.url, method: "POST", headers: headers, body: body, timeout: config.effectiveRequestTimeout)
+    }
+
+    /// Whether the batch took all it could: more may be waiting, worth preparing while this one is in flight.
+    func isFull(_ config: SyncConfig) -> Bool {
+        batch.locations.count >= config.effectiveBatchSize || batch.events.count >= LocationStore.maxEventsPerBatch
     }
 }
 
