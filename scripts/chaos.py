@@ -54,6 +54,31 @@ def log(msg):
     print(f"[chaos {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+def track_points(path, count=6):
+    """A few evenly spaced (lat, lon) points of a GPX or NMEA track, for geofences on its way."""
+    import re
+    pts = []
+    with open(path, "r", encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    if path.endswith(".gpx"):
+        for m in re.finditer(r'lat="([-0-9.]+)"\s+lon="([-0-9.]+)"', text):
+            pts.append((float(m.group(1)), float(m.group(2))))
+    else:
+        for line in text.splitlines():
+            parts = line.split(",")
+            if len(parts) > 6 and parts[0].endswith("GGA") and parts[2] and parts[4]:
+                try:
+                    lat = int(parts[2][:2]) + float(parts[2][2:]) / 60
+                    lon = int(parts[4][:3]) + float(parts[4][3:]) / 60
+                except ValueError:
+                    continue
+                pts.append((-lat if parts[3] == "S" else lat, -lon if parts[5] == "W" else lon))
+    if not pts:
+        return []
+    step = max(1, len(pts) // (count + 1))
+    return [pts[i] for i in range(step, len(pts), step)][:count]
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -85,6 +110,8 @@ class Proxy:
         self.lock = threading.Lock()
         self.batches = {}          # batch_id -> set(location ids)
         self.fix_batches = {}      # location id -> set(batch ids)
+        self.event_batches = {}    # geofence event id -> set(batch ids)
+        self.acked_batches = set() # batch ids the server answered 2xx (relayed or not)
         self.upstream_status = []  # (agent, batch_id, status, db_up)
         self.token_status = []     # (agent, status, db_up) of relayed refreshes
         self.db_up = lambda: True
@@ -208,6 +235,7 @@ class Proxy:
             env = json.loads(raw)
             bid = env["batch_id"]
             ids = [l["id"] for l in env.get("locations", [])]
+            events = [e["id"] for e in env.get("geofence_events", [])]
         except Exception:
             return None, []
         with self.lock:
@@ -216,6 +244,8 @@ class Proxy:
                 self.batches[bid] = set(ids)
             for i in ids:
                 self.fix_batches.setdefault(i, set()).add(bid)
+            for e in events:
+                self.event_batches.setdefault(e, set()).add(bid)
         return bid, ids
 
     def _forward(self, method, path, headers, body):
@@ -345,6 +375,8 @@ class Proxy:
                     return  # server down: the agent sees a network error
                 with self.lock:
                     self.upstream_status.append((agent, bid, status, db_up and self.db_up()))
+                    if 200 <= status < 300:
+                        self.acked_batches.add(bid)
                 if kind == "lost_2xx":
                     return
                 if kind == "kill_agent_inflight":
@@ -519,7 +551,10 @@ class Trial:
         else:
             sync["headers"] = {"Authorization": f"Bearer {API_KEY}"}
         cfg = {"minTimeBetweenLocationsSeconds": 0, "minDistanceBetweenLocationsMeters": 0, "sync": sync,
-               "extras": {"chaos_trial": str(self.index), "agent": str(i)}}
+               "extras": {"chaos_trial": str(self.index), "agent": str(i)},
+               # Fences on the track's way: crossings are stored with their fix and uploaded (GF-3).
+               "geofences": [{"id": f"t{self.index}-a{i}-f{k}", "latitude": lat, "longitude": lon, "radiusMeters": 60}
+                             for k, (lat, lon) in enumerate(track_points(spec["track"]))]}
         path = os.path.join(self.dir, f"agent{i}.json")
         with open(path, "w") as f:
             json.dump(cfg, f)
@@ -750,6 +785,13 @@ class Trial:
         finally:
             self.shared["pg_lock"].release()
 
+    def server_sessions(self, install):
+        url = f"http://127.0.0.1:{self.server_port}/v1/devices/{install}/sessions"
+        req = urllib.request.Request(url, headers={"Authorization": f"Bearer {API_KEY}"})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            body = json.loads(r.read())
+        return body["sessions"] if isinstance(body, dict) else body
+
     def server_fixes(self, install):
         out, cursor = [], None
         for _ in range(10000):
@@ -768,8 +810,10 @@ class Trial:
 
     def verify(self):
         res = {"stored": 0, "at_server": 0, "lost": 0, "duplicated": 0, "foreign": 0, "session_changes": 0,
-               "server_errors": 0, "problems": []}
+               "server_errors": 0, "events_stored": 0, "events_at_server": 0, "events_lost": 0, "events_duplicated": 0,
+               "problems": []}
         all_stored = set()
+        all_events = set()
         for a in self.agents:
             h = subprocess.run([self.args.beekon, "history", "--db", a["db"], "--format", "ndjson"],
                                capture_output=True, timeout=120)
@@ -793,6 +837,24 @@ class Trial:
                                        f"status {status}")
             foreign = set(ids) - set(mine)
             res["foreign"] += len(foreign)
+            # Geofence events: each stored one went out in a batch the server accepted, and the
+            # server's per-session counts (it dedupes by event id) add up to the agent's.
+            ev = subprocess.run([self.args.beekon, "history", "--db", a["db"], "--events"], capture_output=True, timeout=120)
+            if ev.returncode != 0:
+                self.crashes.append(f"agent{a['i']} history --events failed: {ev.stderr.decode()[-200:]}")
+            events = [json.loads(l)["id"] for l in ev.stdout.decode().splitlines() if l.strip()]
+            all_events |= set(events)
+            res["events_stored"] += len(events)
+            undelivered = [e for e in events if not (self.proxy.event_batches.get(e, set()) & self.proxy.acked_batches)]
+            res["events_lost"] += len(undelivered)
+            if undelivered:
+                res["problems"].append(f"agent{a['i']}: {len(undelivered)} stored geofence events never accepted by the server")
+            counted = sum(s.get("geofence_event_count", 0) for s in self.server_sessions(status["install_id"]))
+            res["events_at_server"] += counted
+            if counted != len(events):
+                res["problems"].append(f"agent{a['i']}: {len(events)} geofence events stored, {counted} at the server")
+                res["events_lost"] += max(0, len(events) - counted)
+                res["events_duplicated"] += max(0, counted - len(events))
             # Sessions: one id over every run (start, resumes), and it is what the history carries.
             started = []
             for p in a["runs"]:
@@ -815,6 +877,11 @@ class Trial:
             if status >= 500 and db_up or status in (400, 413, 415, 422):
                 res["server_errors"] += 1
                 res["problems"].append(f"server answered {status} to batch {bid} from {agent}")
+        for eid, bids in self.proxy.event_batches.items():
+            if len(bids) > 1:
+                res["events_duplicated"] += 1
+                res["problems"].append(f"geofence event {eid} sent in batches {sorted(bids)}")
+        res["foreign"] += len(set(self.proxy.event_batches) - all_events)
         for agent, status, db_up in self.proxy.token_status:
             if status >= 500 and db_up:
                 res["server_errors"] += 1
@@ -869,7 +936,8 @@ def main():
     log(f"seed {args.seed}, {args.trials} trials, store {args.store}, work dir {workdir}")
     pg = PostgresCluster(workdir) if args.store == "postgres" else None
     totals = {"stored": 0, "at_server": 0, "lost": 0, "duplicated": 0, "foreign": 0, "session_changes": 0,
-              "server_errors": 0, "crashes": 0}
+              "server_errors": 0, "crashes": 0, "events_stored": 0, "events_at_server": 0, "events_lost": 0,
+              "events_duplicated": 0}
     faults = {}
     failed_trials = []
     started = time.time()
@@ -891,7 +959,8 @@ def main():
                 totals[k] += res.get(k, 0)
             for k, v in trial.counts.items():
                 faults[k] = faults.get(k, 0) + v
-            bad = any(res.get(k) for k in ("lost", "duplicated", "foreign", "session_changes", "server_errors", "crashes"))
+            bad = any(res.get(k) for k in ("lost", "duplicated", "foreign", "session_changes", "server_errors", "crashes",
+                                            "events_lost", "events_duplicated"))
             log(f"trial {t}: stored {res['stored']} at server {res['at_server']} lost {res['lost']} dup {res['duplicated']} "
                 f"crashes {res['crashes']} auth {trial.auth} faults {dict(sorted(trial.counts.items()))}" + ("  FAILED" if bad else ""))
             for p in res.get("problems", [])[:10]:
@@ -935,7 +1004,11 @@ def main():
         rows.append(("disk_full", "off (no tmpfs)"))
     rows += [("upstream unreachable (server down)", faults.get("upstream_unreachable", 0)),
              ("fixes stored (agents)", totals["stored"]), ("fixes at server", totals["at_server"]),
-             ("lost", totals["lost"]), ("duplicated", totals["duplicated"]), ("foreign (never stored)", totals["foreign"]),
+             ("lost", totals["lost"]), ("duplicated", totals["duplicated"]),
+             ("geofence events stored (agents)", totals["events_stored"]),
+             ("geofence events at server", totals["events_at_server"]),
+             ("geofence events lost", totals["events_lost"]), ("geofence events duplicated", totals["events_duplicated"]),
+             ("foreign (never stored)", totals["foreign"]),
              ("session id changes", totals["session_changes"]), ("server 5xx/4xx to good batch", totals["server_errors"]),
              ("crashes", totals["crashes"])]
     width = max(len(k) for k, _ in rows)
