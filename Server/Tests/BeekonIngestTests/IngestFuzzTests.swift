@@ -1,26 +1,48 @@
 import BeekonIngest
 import BeekonWire
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import Testing
 
 /// Issue 8: seeded, bounded fuzzing of the ingest endpoint. Every input is derived from
 /// `BEEKON_FUZZ_SEED` (default 8) and its index, so a failure names the seed and index
-/// that reproduce it. Over real HTTP every answer must be 200/400/413/415/422 — never a
-/// 500 for bad input — and the server must still be healthy afterwards. In-process, the
-/// same inputs go through `Gzip.inflate` + `WireEnvelope.decode` in volume (a crash would
-/// end the test run). Scale with `BEEKON_FUZZ_ITERATIONS` (HTTP) and
-/// `BEEKON_FUZZ_DECODE_ITERATIONS` (in-process).
+/// that reproduce it. Every answer must be 200/400/413/415/422 — never a 500 (or any other
+/// status) for bad input — and every refusal carries a one-line JSON error. Volume goes
+/// in-process: through the whole Hummingbird app with HummingbirdTesting's `.router` mode
+/// (no sockets), and through `Gzip.inflate` + `WireEnvelope.decode`; a smaller sample goes
+/// over real HTTP on loopback. `BEEKON_FUZZ_SCALE` multiplies the counts (the HTTP sample
+/// only up to 2×; `BEEKON_FUZZ_ITERATIONS` / `BEEKON_FUZZ_DECODE_ITERATIONS` /
+/// `BEEKON_FUZZ_ROUTER_ITERATIONS` set them outright); `BEEKON_FUZZ_REPORT` gets one JSON
+/// line per fuzzer (see `scripts/fuzz.sh`).
 @Suite("Ingest fuzzing", .serialized)
 struct IngestFuzzTests {
     static let env = ProcessInfo.processInfo.environment
     static let seed = UInt64(env["BEEKON_FUZZ_SEED"] ?? "") ?? 8
-    static let httpIterations = Int(env["BEEKON_FUZZ_ITERATIONS"] ?? "") ?? 1_500
-    static let decodeIterations = Int(env["BEEKON_FUZZ_DECODE_ITERATIONS"] ?? "") ?? 3_000
+    static let scale = max(1, Int(env["BEEKON_FUZZ_SCALE"] ?? "") ?? 1)
+    static let httpIterations = Int(env["BEEKON_FUZZ_ITERATIONS"] ?? "") ?? 1_500 * min(scale, 2)
+    static let decodeIterations = Int(env["BEEKON_FUZZ_DECODE_ITERATIONS"] ?? "") ?? 3_000 * scale
+    static let routerIterations = Int(env["BEEKON_FUZZ_ROUTER_ITERATIONS"] ?? "") ?? 3_000 * scale
     static let allowed: Set<Int> = [200, 400, 413, 415, 422]
+
+    /// What is wrong with one answer to a fuzz input (nothing: fine).
+    static func problems(status: Int, body: [UInt8]) -> [String] {
+        guard allowed.contains(status) else { return ["status \(status): \(String(decoding: body.prefix(200), as: UTF8.self))"] }
+        guard let o = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else { return ["\(status) without a JSON object body"] }
+        if status == 200 { return o["locations_stored"] is Int ? [] : ["200 without the stored counts: \(o)"] }
+        guard let code = o["error"] as? String, let message = o["message"] as? String, !code.isEmpty, !message.isEmpty else {
+            return ["\(status) without error and message: \(o)"]
+        }
+        return message.contains(where: \.isNewline) ? ["\(status) message is not one line: \(message.debugDescription)"] : []
+    }
+
+    static func label(_ i: Int, _ input: FuzzInput) -> String {
+        "index \(i) (\(input.kind)); body \(input.body.prefix(64).map { String(format: "%02x", $0) }.joined())"
+    }
 
     @Test func ingestEndpointNeverAnswers500ToBadInput() async throws {
         try await withServer(.sqlite, configure: { $0.maxDecompressedBytes = 4 << 20 }) { server, _ in
-            let failures = Locked<[String]>([])
+            let tally = Locked(IngestFuzzTally("ingest over HTTP (loopback)"))
             let statuses = Locked<[Int: Int]>([:])
             let workers = 4
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -30,11 +52,8 @@ struct IngestFuzzTests {
                             let input = FuzzInput.make(seed: Self.seed, index: UInt64(i))
                             let r = try await HTTP.send("POST", server.base + "/v1/locations", body: input.body, headers: input.headers)
                             statuses.withLock { $0[r.status, default: 0] += 1 }
-                            if !Self.allowed.contains(r.status) {
-                                failures.withLock {
-                                    $0.append("seed \(Self.seed) index \(i) (\(input.kind)): \(r.status) \(r.text.prefix(200)); body \(input.body.prefix(64).map { String(format: "%02x", $0) }.joined())")
-                                }
-                            }
+                            let problems = Self.problems(status: r.status, body: r.body)
+                            tally.withLock { $0.input(Self.label(i, input), problems) }
                         }
                     }
                 }
@@ -42,7 +61,7 @@ struct IngestFuzzTests {
             }
             let seen = statuses.withLock { $0 }
             print("ingest fuzz: \(Self.httpIterations) requests, statuses \(seen.sorted { $0.key < $1.key })")
-            #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(10).joined(separator: "\n"))")
+            tally.withLock { $0.finish() }
             #expect(seen[200, default: 0] > 0 && seen[400, default: 0] > 0 && seen[422, default: 0] > 0,
                     "the fuzzer reaches every outcome: \(seen)")
             #expect(try await HTTP.send("GET", server.base + "/healthz").status == 200)
@@ -50,31 +69,80 @@ struct IngestFuzzTests {
         }
     }
 
-    /// The same generator in volume without HTTP: inflate + decode never crash or hang.
+    /// The same inputs in volume through the whole application in-process (router, auth,
+    /// body caps, gunzip, decode, SQLite store), two requests at a time.
+    @Test func ingestEndpointInProcessInVolume() async throws {
+        let db = try Backend.sqlite.freshDatabase()
+        defer { db.remove() }
+        var config = IngestConfiguration(database: db.location, authMode: .off)
+        config.maxDecompressedBytes = 4 << 20
+        let app = try IngestServer.buildApplication(config, logger: testLogger)
+        let tally = Locked(IngestFuzzTally("ingest in-process (router)"))
+        let statuses = Locked<[Int: Int]>([:])
+        try await app.test(.router) { client in
+            let workers = 2
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for w in 0..<workers {
+                    group.addTask {
+                        for i in stride(from: w, to: Self.routerIterations, by: workers) {
+                            let input = FuzzInput.make(seed: Self.seed &+ 2, index: UInt64(i))
+                            let r = try await client.execute(uri: "/v1/locations", method: .post, headers: input.httpFields,
+                                                             body: ByteBuffer(bytes: input.body))
+                            let status = Int(r.status.code)
+                            statuses.withLock { $0[status, default: 0] += 1 }
+                            let problems = Self.problems(status: status, body: Array(buffer: r.body))
+                            tally.withLock { $0.input(Self.label(i, input), problems) }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let ok = try await client.execute(uri: "/v1/locations", method: .post, headers: FuzzInput.regressions[0].httpFields,
+                                              body: ByteBuffer(bytes: Gzip.deflate([UInt8](WireJSONWriter.encode(Fixtures.envelope(Fixtures.locations(3)))))))
+            #expect(ok.status == .ok, "still ingesting")
+            #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
+        }
+        let seen = statuses.withLock { $0 }
+        print("ingest router fuzz: \(Self.routerIterations) requests, statuses \(seen.sorted { $0.key < $1.key })")
+        tally.withLock { $0.finish() }
+        #expect(seen[200, default: 0] > 0 && seen[400, default: 0] > 0 && seen[422, default: 0] > 0,
+                "the fuzzer reaches every outcome: \(seen)")
+    }
+
+    /// The same generator in volume, just the decoding: inflate + decode never crash or hang,
+    /// every error is one line, and every envelope that decodes holds only sane values.
     @Test func decoderSurvivesMutatedBodiesInVolume() throws {
         var outcomes: [String: Int] = [:]
-        let start = ContinuousClock.now
+        var tally = IngestFuzzTally("ingest decoder (gunzip + decode)")
         for i in 0..<Self.decodeIterations {
             let input = FuzzInput.make(seed: Self.seed &+ 1, index: UInt64(i))
             var bytes = input.body
             if input.headers["Content-Encoding"] == "gzip" {
                 do { bytes = try Gzip.inflate(bytes, limit: 4 << 20) } catch {
                     outcomes["gzip \(error.description.prefix(20))", default: 0] += 1
+                    tally.input(Self.label(i, input), error.description.contains(where: \.isNewline) ? ["gzip error is not one line"] : [])
                     continue
                 }
             }
             do {
-                _ = try WireEnvelope.decode(Data(bytes))
+                let e = try WireEnvelope.decode(Data(bytes))
                 outcomes["ok", default: 0] += 1
+                let insane = e.locations.filter { l in
+                    !(-90...90).contains(l.latitude) || !(-180...180).contains(l.longitude)
+                        || ![l.accuracy, l.speed, l.bearing, l.altitude].allSatisfy { $0?.isFinite ?? true }
+                }
+                tally.input(Self.label(i, input), insane.isEmpty ? [] : ["decoded \(insane.count) insane locations"])
             } catch {
                 switch error {
                 case .malformed: outcomes["malformed", default: 0] += 1
                 case .invalid: outcomes["invalid", default: 0] += 1
                 case .unsupportedSchemaVersion: outcomes["schema", default: 0] += 1
                 }
+                tally.input(Self.label(i, input), error.description.contains(where: \.isNewline) ? ["decode error is not one line"] : [])
             }
         }
-        print("decode fuzz: \(Self.decodeIterations) inputs in \(ContinuousClock.now - start): \(outcomes.sorted { $0.key < $1.key })")
+        print("decode fuzz: \(Self.decodeIterations) inputs: \(outcomes.sorted { $0.key < $1.key })")
+        tally.finish()
         #expect(outcomes["ok", default: 0] > 0 && outcomes["malformed", default: 0] > 0 && outcomes["invalid", default: 0] > 0)
     }
 
@@ -83,9 +151,46 @@ struct IngestFuzzTests {
     func regressionInput(_ input: FuzzInput) async throws {
         try await withServer(.sqlite) { server, _ in
             let r = try await HTTP.send("POST", server.base + "/v1/locations", body: input.body, headers: input.headers)
-            #expect(Self.allowed.contains(r.status), "\(input.kind): \(r.status) \(r.text.prefix(300))")
+            #expect(Self.problems(status: r.status, body: r.body).isEmpty, "\(input.kind): \(r.status) \(r.text.prefix(300))")
             #expect(try await HTTP.send("GET", server.base + "/healthz").status == 200)
         }
+    }
+}
+
+/// What one ingest fuzzer ran and found: a JSON line to `BEEKON_FUZZ_REPORT` when it starts
+/// and when it ends, and the first ten failing inputs as issues.
+struct IngestFuzzTally: Sendable {
+    let name: String
+    private(set) var inputs = 0, failures = 0
+    private var examples: [String] = []
+    private let start = ContinuousClock.now
+
+    init(_ name: String) {
+        self.name = name
+        Self.append(#"{"name":"\#(name)","started":true}"#)
+    }
+
+    mutating func input(_ label: @autoclosure () -> String, _ problems: [String]) {
+        inputs += 1
+        if problems.isEmpty { return }
+        failures += 1
+        if examples.count < 10 { examples.append("seed \(IngestFuzzTests.seed) \(label()): \(problems.joined(separator: "; "))") }
+    }
+
+    func finish(sourceLocation: SourceLocation = #_sourceLocation) {
+        let t = (ContinuousClock.now - start).components
+        let seconds = String(format: "%.2f", Double(t.seconds) + Double(t.attoseconds) * 1e-18)
+        Self.append(#"{"name":"\#(name)","seed":\#(IngestFuzzTests.seed),"scale":\#(IngestFuzzTests.scale),"inputs":\#(inputs),"crashes":0,"failures":\#(failures),"seconds":\#(seconds)}"#)
+        examples.forEach { Issue.record("\(name): \($0)", sourceLocation: sourceLocation) }
+        if failures > examples.count { Issue.record("\(name): \(failures - examples.count) more failing inputs", sourceLocation: sourceLocation) }
+    }
+
+    private static func append(_ line: String) {
+        guard let path = IngestFuzzTests.env["BEEKON_FUZZ_REPORT"] else { return }
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        if fd < 0 { return }
+        defer { close(fd) }
+        _ = Array((line + "\n").utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 }
 
@@ -105,7 +210,7 @@ struct SplitMix64: RandomNumberGenerator {
 }
 
 /// A JSON tree that can hold number literals verbatim (1e999, -0, 40-digit integers).
-indirect enum FuzzJSON {
+indirect enum FuzzJSON: Sendable {
     case null, bool(Bool), number(String), string([UInt8]), array([FuzzJSON]), object([([UInt8], FuzzJSON)])
 
     /// Parses JSON text (strictly: true/false only as booleans, integers kept integral).
@@ -162,6 +267,7 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
     var body: [UInt8]
     var headers: [String: String]
     var testDescription: String { kind }
+    var httpFields: HTTPFields { HTTPFields(headers.map { HTTPFields.Element(name: HTTPFields.Element.Name($0.key)!, value: $0.value) }) }
 
     static let hugeNumbers = ["1e999", "-1e999", "1e-999", "123456789012345678901234567890123456789", "-0", "-0.0",
                               "9223372036854775808", "-9223372036854775809", "18446744073709551616", "1.7976931348623157e308",
@@ -190,7 +296,7 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
             json = []
         case 8..<22:
             kind = "mutated gzip"
-            var g = Gzip.deflate(uniqueEnvelope(&rng))
+            var g = pooled(&rng).gzip
             let op = Int.random(in: 0..<4, using: &rng)
             switch op {
             case 0: for _ in 0..<Int.random(in: 1...8, using: &rng) { g[Int.random(in: 0..<g.count, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng) }
@@ -203,7 +309,7 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
             kind += " op\(op)"
         case 22..<35:
             kind = "byte-mutated JSON"
-            json = uniqueEnvelope(&rng)
+            json = pooled(&rng).json
             for _ in 0..<Int.random(in: 1...6, using: &rng) {
                 let at = Int.random(in: 0..<json.count, using: &rng)
                 switch Int.random(in: 0..<4, using: &rng) {
@@ -216,11 +322,11 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
         case 35..<45:
             kind = "deep nesting"
             let depth = [100, 511, 512, 513, 1_000, 10_000, 100_000].randomElement(using: &rng)!
-            let open: [UInt8] = Bool.random(using: &rng) ? [0x5B] : Array(#"{"a":"#.utf8)
-            let close: [UInt8] = open == [0x5B] ? [0x5D] : [0x7D]
-            let nest = Array([[UInt8]](repeating: open, count: depth).joined()) + [0x31] + Array([[UInt8]](repeating: close, count: depth).joined())
+            let array = Bool.random(using: &rng)
+            // String(repeating:) copies whole blocks; a joined() of 100k small arrays cost more than the server's work.
+            let nest = Array((String(repeating: array ? "[" : #"{"a":"#, count: depth) + "1" + String(repeating: array ? "]" : "}", count: depth)).utf8)
             // Inside an unknown field of a valid envelope, or as the whole body.
-            if Bool.random(using: &rng), case .object(var members) = FuzzJSON.parse(uniqueEnvelope(&rng)) {
+            if Bool.random(using: &rng), case .object(var members) = pooled(&rng).tree {
                 members.append((Array("nested".utf8), .string(Array("@@NEST@@".utf8))))
                 let text = FuzzJSON.object(members).bytes
                 let marker = Array("\"@@NEST@@\"".utf8)
@@ -233,7 +339,7 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
             }
         default:
             kind = "structural"
-            var tree = FuzzJSON.parse(uniqueEnvelope(&rng))
+            var tree = pooled(&rng).tree
             for _ in 0..<Int.random(in: 1...3, using: &rng) { mutate(&tree, depth: 0, rng: &rng, kind: &kind) }
             json = tree.bytes
         }
@@ -251,11 +357,17 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
         return FuzzInput(kind: kind, body: body, headers: headers)
     }
 
-    /// A valid envelope with fresh ids (so stored fuzz inputs do not collide on dedupe).
-    static func uniqueEnvelope(_ rng: inout SplitMix64) -> [UInt8] {
-        let count = Int.random(in: 0...5, using: &rng)
-        let e = Fixtures.envelope(Fixtures.locations(count, startMillis: Fixtures.base + Int64.random(in: 0...1_000_000_000, using: &rng)))
-        return [UInt8](WireJSONWriter.encode(e))
+    /// Valid envelopes (0…5 locations) as JSON, gzip and parsed tree, made once: building and
+    /// parsing a fresh one for every input cost more than the server spends on it. Repeated
+    /// ids among the 200s are dedupe work for the store, which is fine here.
+    static let pool: [(json: [UInt8], gzip: [UInt8], tree: FuzzJSON)] = (0..<96).map { i in
+        let e = Fixtures.envelope(Fixtures.locations(i % 6, startMillis: Fixtures.base + Int64(i) * 7_919_000))
+        let json = [UInt8](WireJSONWriter.encode(e))
+        return (json, Gzip.deflate(json), FuzzJSON.parse(json))
+    }
+
+    static func pooled(_ rng: inout SplitMix64) -> (json: [UInt8], gzip: [UInt8], tree: FuzzJSON) {
+        pool[Int.random(in: 0..<pool.count, using: &rng)]
     }
 
     static func randomValue(_ rng: inout SplitMix64) -> FuzzJSON {
