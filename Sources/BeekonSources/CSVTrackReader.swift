@@ -101,7 +101,12 @@ public enum CSVTrackReader {
                 String(f.lowercased().unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) })
             }
             func find(_ set: Set<String>) -> Int? { names.firstIndex { set.contains($0) } }
-            let shown = header.fields.prefix(8).map { String($0.prefix(20)) }.joined(separator: ",")
+            // Escaped control characters: a quoted field may hold a line break, and the message is one line.
+            let shown = header.fields.prefix(8).map { field in
+                String(field.prefix(20)).unicodeScalars.map { c in
+                    c.properties.generalCategory == .control || Character(c).isNewline ? c.escaped(asASCII: false) : String(c)
+                }.joined()
+            }.joined(separator: ",")
             guard let lat = find(Self.latNames), let lon = find(Self.lonNames) else {
                 throw .notATrack(file: source, format: .csv, reason: "line \(header.line): the header (\(shown)) has no lat/latitude and lon/lng/longitude columns")
             }

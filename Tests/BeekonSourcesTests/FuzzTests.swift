@@ -4,8 +4,9 @@ import Beekon
 @testable import BeekonSources
 
 /// Seeded, bounded fuzzing: random bytes and mutated real lines through every
-/// reader. Nothing may crash, garbage may not become a fix, and every fix that
-/// does come out is sane.
+/// reader. Nothing may crash, garbage may not become a fix, every fix that does
+/// come out is sane, and every error is one line. Sized by `BEEKON_FUZZ_SCALE`,
+/// seeded by `BEEKON_FUZZ_SEED` (see `Fuzz`).
 @Suite("Fuzz")
 struct FuzzTests {
     static let readers: [(TrackFormat, @Sendable (Data) throws(TrackReadError) -> TrackReadResult)] = [
@@ -24,18 +25,39 @@ struct FuzzTests {
         })
     }
 
+    /// A reader's error is one non-empty line.
+    static func oneLine(_ error: TrackReadError) -> [String] {
+        error.description.isEmpty || error.description.contains(where: \.isNewline) ? ["error is not one line: \(error.description.debugDescription)"] : []
+    }
+
     @Test("random bytes: no crash, no fix", arguments: [TrackFormat.gpx, .nmea, .csv, .ndjson])
     func randomInput(_ format: TrackFormat) {
-        var rng = SeededGenerator(seed: 0xBEE0 + UInt64(format.rawValue.count))
         let reader = Self.readers.first { $0.0 == format }!.1
-        for _ in 0..<300 {
+        var tally = FuzzTally("readers: random \(format.rawValue)")
+        for i in 0..<400 * Fuzz.scale {
+            var rng = Fuzz.rng(0xBEE0 + UInt64(format.rawValue.count), i)
             let data = Self.randomBytes(&rng, maxCount: 600)
             do {
                 let r = try reader(data)
-                Issue.record("random bytes produced \(r.fixes.count) fixes as \(format)")
+                tally.input("#\(i)", ["random bytes produced \(r.fixes.count) fixes as \(format): \(data.base64EncodedString())"])
             } catch {
-                #expect(!error.description.isEmpty && !error.description.contains("\n"))
+                tally.input("#\(i) base64 \(data.base64EncodedString())", Self.oneLine(error))
             }
+        }
+        tally.finish()
+    }
+
+    /// Inputs the fuzzers found (random CSV, seed 8 #72 and #101): a quoted header field held
+    /// a line break and the "no lat/lon columns" message echoed it, two lines.
+    @Test(arguments: [
+        "Ij0KtW5H3yzvIFsKazIsMzg8IHQL+grCmTZsR2QeCZmKvyouQw1DkSQNSkQ0JVZQaw+d8v7dh/pTU6ZTLx8+M7FF9EJwCTZBQyZcRDJGJdFeTfJwJ9QPcX0diaGFciBDXC8+CkVNYUEkdGENzHL2aj5Ge3RppKUgdHSm1VhFhjxGZTQGIPPXTVZhcG9X7UYKWk2gA8cfpSeHebA8RT8uRnRDJGE8a3RncCw0JFIqLmRgNCpSJhsdj0P+7j68UzJ7M5NDvVNyqjqcIujEUt2OQyA4AjlBL2H3TlONbMNtz301OWG5AhAsdD0uOglDiFMfMSo0WkQk9i+MQzlcRyp0NE1w+V3KzSi+PEcNWDTvKptEVQRgcipVfTEiUypDCe10cB7WUzoK8zM8PHSdVsJBl1U5fWT8M0I0BEY9PbeZ6z9WQUNQKTz8JDR/ULZ0qvFX2N17RmRABHQ8PERSVo6CONvMICqAwb88rGy4hSqW2Ehhbg==",
+        "lv9sLCIkOB1GRHdhc3RBsA8yLAosV9kwN0E68DhBPjhEQyTuqJ5fC0cPWcwGsisNQWuTCkIvNjKTInCfotowtw5XNTUNHD4dM1QsClBHRkFOOZkm0BcyMMOogCd2IFCup0XiQzWVfa0wMH9LYQ3ePAI88IRDOLpXLkM4xn3ivWmMObM=",
+        "InRpDQptZSIsbGF0CiJ4", // a short one: "ti␍␊me",lat␊"x
+    ])
+    func csvHeaderWithALineBreakFailsWithOneLine(_ base64: String) {
+        #expect(throws: TrackReadError.self) { try CSVTrackReader.read(Data(base64Encoded: base64)!) }
+        do { _ = try CSVTrackReader.read(Data(base64Encoded: base64)!) } catch {
+            #expect(Self.oneLine(error).isEmpty, "\(error.description.debugDescription)")
         }
     }
 
@@ -63,26 +85,29 @@ struct FuzzTests {
 
     @Test("mutated real NMEA lines: no crash, sane fixes, never more than the clean file")
     func mutatedNMEA() throws {
-        var rng = SeededGenerator(seed: 2024)
-        for file in SharedData.nmeaFiles {
+        var tally = FuzzTally("readers: mutated NMEA")
+        for (n, file) in SharedData.nmeaFiles.enumerated() {
             let data = try SharedData.data(file)
-            for _ in 0..<4 {
-                let lines = 400
-                let clean = Self.mutatedFile(data, lines: lines, rate: 0, &rng)
+            let lines = 400
+            var none = SeededGenerator(seed: 0)
+            let cleanCount = (try? NMEAReader.read(Self.mutatedFile(data, lines: lines, rate: 0, &none)).fixes.count) ?? 0
+            for round in 0..<4 * Fuzz.fileScale {
+                var rng = Fuzz.rng(2024 + UInt64(n), round)
                 let mutated = Self.mutatedFile(data, lines: lines, rate: 0.3, &rng)
-                let cleanCount = (try? NMEAReader.read(clean).fixes.count) ?? 0
                 var p = NMEAParser()
                 let fixes = p.feed(mutated) + p.finish()
-                #expect(allSane(fixes))
-                #expect(fixes.count <= cleanCount + 1)
-                #expect(p.diagnostics.skipped > 0)
+                var problems: [String] = []
+                if !allSane(fixes) { problems.append("an insane fix") }
+                if fixes.count > cleanCount + 1 { problems.append("\(fixes.count) fixes from a file whose clean lines give \(cleanCount)") }
+                if p.diagnostics.skipped == 0 { problems.append("nothing skipped") }
+                tally.input("\(file) round \(round)", problems)
             }
         }
+        tally.finish()
     }
 
     @Test("mutated real GPX, CSV and NDJSON lines: no crash, sane fixes")
     func mutatedOthers() throws {
-        var rng = SeededGenerator(seed: 7)
         let gpx = try SharedData.data("gpx/togeojson_apple_watch_walk_1hz.gpx")
         let clean = try GPXReader.read(gpx).fixes
         let csvText = "time,lat,lon,accuracy,speed,bearing,altitude\n" + clean.prefix(300).map {
@@ -91,22 +116,27 @@ struct FuzzTests {
         let ndjsonText = clean.prefix(300).map {
             "{\"timestamp\":\"\(WireTimestamp($0.timestamp))\",\"latitude\":\($0.latitude),\"longitude\":\($0.longitude),\"speed\":\($0.speed ?? 0)}"
         }.joined(separator: "\n")
-        let inputs: [(Data, (Data) throws(TrackReadError) -> TrackReadResult)] = [
-            (gpx, { d throws(TrackReadError) in try GPXReader.read(d) }),
-            (Data(csvText.utf8), { d throws(TrackReadError) in try CSVTrackReader.read(d) }),
-            (Data(ndjsonText.utf8), { d throws(TrackReadError) in try NDJSONTrackReader.read(d) }),
+        let inputs: [(String, Data, (Data) throws(TrackReadError) -> TrackReadResult)] = [
+            ("gpx", gpx, { d throws(TrackReadError) in try GPXReader.read(d) }),
+            ("csv", Data(csvText.utf8), { d throws(TrackReadError) in try CSVTrackReader.read(d) }),
+            ("ndjson", Data(ndjsonText.utf8), { d throws(TrackReadError) in try NDJSONTrackReader.read(d) }),
         ]
-        for (data, reader) in inputs {
-            for _ in 0..<6 {
+        var tally = FuzzTally("readers: mutated GPX/CSV/NDJSON")
+        for (k, (name, data, reader)) in inputs.enumerated() {
+            for round in 0..<6 * Fuzz.fileScale {
+                var rng = Fuzz.rng(7 + UInt64(k), round)
                 let mutated = Self.mutatedFile(data, lines: 300, rate: 0.2, &rng)
                 do {
                     let r = try reader(mutated)
-                    #expect(allSane(r.fixes))
-                    #expect(r.fixes.count <= 300)
+                    var problems: [String] = []
+                    if !allSane(r.fixes) { problems.append("an insane fix") }
+                    if r.fixes.count > 300 { problems.append("\(r.fixes.count) fixes from 300 lines") }
+                    tally.input("\(name) round \(round)", problems)
                 } catch {
-                    #expect(!error.description.contains("\n"))
+                    tally.input("\(name) round \(round)", Self.oneLine(error))
                 }
             }
         }
+        tally.finish()
     }
 }

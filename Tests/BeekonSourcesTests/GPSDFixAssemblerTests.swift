@@ -97,16 +97,19 @@ struct GPSDFixAssemblerTests {
         #expect(out.map(\.accuracy) == [10.0, nil])
     }
 
-    /// Seeded random and mutated input: no crash, no garbage fix, every fix sane.
+    /// Seeded random and mutated lines (one input each, `600 × BEEKON_FUZZ_SCALE` per stream):
+    /// no crash, every decode error one line, no garbage fix, every fix sane.
     @Test(arguments: [UInt64(1), 2, 3])
     func fuzz(seed: UInt64) {
-        var rng = SeededGenerator(seed: 0x6B5D_0000 + seed)
         var a = GPSDFixAssembler(settle: 0.5)
         let alphabet = Array(#"{}[]":,.-+eE0123456789 truefalsnlTPVSKYclassmodetimelatlonZ"#.utf8)
         var now = 0.0
-        for round in 0..<400 {
+        var tally = FuzzTally("gpsd JSON decoder + assembler #\(seed)")
+        for round in 0..<600 * Fuzz.scale {
+            var rng = Fuzz.rng(0x6B5D_0000 + seed, round)
             var bytes: [UInt8]
-            if round % 2 == 0 {
+            let random = round % 2 == 0
+            if random {
                 bytes = (0..<Int.random(in: 0...400, using: &rng)).map { _ in
                     Bool.random(using: &rng) ? alphabet.randomElement(using: &rng)! : UInt8.random(in: 0...255, using: &rng)
                 }
@@ -122,20 +125,31 @@ struct GPSDFixAssemblerTests {
                     }
                 }
             }
+            bytes.removeAll { $0 == 0x0A }
             bytes.append(0x0A)
-            _ = try? GPSDMessage.decode(bytes.dropLast())
-            now += Double.random(in: 0...0.4, using: &rng)
-            for f in a.feed(bytes, now: now) + a.idle(now: now) {
-                #expect((-90...90).contains(f.latitude) && (-180...180).contains(f.longitude))
-                #expect(f.accuracy.map { $0.isFinite && $0 > 0 } ?? true)
+            var problems: [String] = []
+            do {
+                let message = try GPSDMessage.decode(bytes.dropLast())
+                if random, case .tpv(let t) = message, t.mode >= 2, t.lat != nil, t.lon != nil, t.time != nil {
+                    problems.append("random bytes decoded as a located TPV: \(String(decoding: bytes, as: UTF8.self).debugDescription)")
+                }
+            } catch {
+                if error.description.isEmpty || error.description.contains(where: \.isNewline) { problems.append("error is not one line") }
             }
+            now += Double.random(in: 0...0.4, using: &rng)
+            let fixes = a.feed(bytes, now: now) + a.idle(now: now)
+            if !allSane(fixes) || !fixes.allSatisfy({ $0.accuracy.map { $0.isFinite && $0 > 0 } ?? true }) {
+                problems.append("an insane fix: \(fixes)")
+            }
+            tally.input("stream \(seed) round \(round)", problems)
         }
         // Pathological shapes.
         let deep = Array(repeating: UInt8(ascii: "["), count: 10_000) + [0x0A]
         let nested = Array(#"{"class":"TPV","satellites":"#.utf8) + Array(repeating: UInt8(ascii: "["), count: 5_000) + [0x0A]
         let long = Array(repeating: UInt8(ascii: "{"), count: GPSDMessage.maxLineLength + 10) + [0x0A]
-        for input in [deep, nested, long] { _ = a.feed(input, now: now) }
+        for input in [deep, nested, long] { tally.input("pathological", a.feed(input, now: now).isEmpty ? [] : ["a fix from a pathological line"]) }
         _ = a.flush()
         #expect(a.statistics.malformedLines > 0)
+        tally.finish()
     }
 }
