@@ -291,6 +291,7 @@ enum BeekonBench {
         var args = Array(CommandLine.arguments.dropFirst())
         var runs = 7
         var jsonPath: String?
+        var only: Set<String>?
         var dir = FileManager.default.temporaryDirectory
         while !args.isEmpty {
             let a = args.removeFirst()
@@ -304,8 +305,14 @@ enum BeekonBench {
             case "--dir":
                 guard let v = args.first else { throw BenchError(description: "--dir needs a path") }
                 dir = URL(fileURLWithPath: v); args.removeFirst()
+            case "--only":
+                let known: Set<String> = ["P1", "P2", "P3", "P5", "P6"]
+                guard let v = args.first else { throw BenchError(description: "--only needs a list, e.g. P6 or P1,P6") }
+                let ids = Set(v.split(separator: ",").map { $0.uppercased() })
+                guard !ids.isEmpty, ids.isSubset(of: known) else { throw BenchError(description: "--only takes some of P1,P2,P3,P5,P6") }
+                only = ids; args.removeFirst()
             case "-h", "--help":
-                print("usage: swift run -c release BeekonBench [--runs N≥5] [--json PATH] [--dir DIR]")
+                print("usage: swift run -c release BeekonBench [--runs N≥5] [--json PATH] [--dir DIR] [--only P1,P2,P3,P5,P6]")
                 return
             default:
                 throw BenchError(description: "unknown argument \(a)")
@@ -319,10 +326,13 @@ enum BeekonBench {
         print("warning: debug build; use `swift run -c release BeekonBench` for real figures")
         #endif
         print("Beekon benchmarks — \(runs) runs each (+1 warm-up), databases in \(work.path)")
-        var results = [try await p1(runs: runs, dir: work), try await p5(runs: runs, dir: work)]
-        results += try await p2(dir: work)               // SyncBench.swift
-        results.append(try await p3(runs: runs, dir: work))
-        results += p6(runs: runs)                        // GeofenceBench.swift
+        func wanted(_ id: String) -> Bool { only?.contains(id) ?? true }
+        var results: [Comparison] = []
+        if wanted("P1") { results.append(try await p1(runs: runs, dir: work)) }
+        if wanted("P5") { results.append(try await p5(runs: runs, dir: work)) }
+        if wanted("P2") { results += try await p2(dir: work) }              // SyncBench.swift
+        if wanted("P3") { results.append(try await p3(runs: runs, dir: work)) }
+        if wanted("P6") { results += p6(runs: runs) }                       // GeofenceBench.swift
 
         func f(_ v: Double) -> String { v >= 100 ? String(format: "%.0f", v) : v >= 10 ? String(format: "%.1f", v) : String(format: "%.2f", v) }
         let header = ["", "unit", "ours median (min–max)", "baseline median (min–max)", "ratio"]

@@ -50,6 +50,10 @@ package struct GeofenceEngine: Sendable {
     private var index = GeofenceIndex()
     /// The ids of the fences the device is inside: the complete persisted state.
     private(set) var insideIDs: Set<String> = []
+    /// The index slots of `insideIDs` (the same fences, also marked in the index), so a
+    /// fix checks them without hashing strings. Rebuilt by `syncInsideSlots()` after
+    /// fences change; kept in step by `evaluateCrossings`.
+    private var insideSlots: [Int32] = []
 
     /// Creates an engine with no fences.
     package init() {}
@@ -59,6 +63,15 @@ package struct GeofenceEngine: Sendable {
     package init(fences: [Geofence], insideIDs: Set<String>) {
         for fence in fences where fence.problem == nil { index.insert(fence) }
         self.insideIDs = insideIDs.filter { index.fence(id: $0) != nil }
+        syncInsideSlots()
+    }
+
+    /// Rebuilds `insideSlots` and the index marks from `insideIDs` (after fences change:
+    /// replacing or removing a fence may move or free its slot, and clears its mark).
+    private mutating func syncInsideSlots() {
+        for slot in insideSlots where index.entry(slot: slot).marked { index.setMarked(slot, false) }
+        insideSlots = insideIDs.map { index.slot(id: $0)! }
+        for slot in insideSlots { index.setMarked(slot, true) }
     }
 
     /// The number of fences.
@@ -84,6 +97,7 @@ package struct GeofenceEngine: Sendable {
             }
             index.insert(fence)
         }
+        syncInsideSlots()
     }
 
     /// Removes the fences with these ids and their state; unknown ids are ignored.
@@ -92,6 +106,7 @@ package struct GeofenceEngine: Sendable {
             index.remove(id: id)
             insideIDs.remove(id)
         }
+        syncInsideSlots()
     }
 
     /// The margin `h` for a fix with this accuracy (see the type's notes).
@@ -129,38 +144,54 @@ package struct GeofenceEngine: Sendable {
         guard latitude.isFinite, longitude.isFinite, (-90...90).contains(latitude),
               (-180...180).contains(longitude) else { return Evaluation() }
         let h = Self.margin(accuracy: accuracy)
-        var exited: [Geofence] = []
-        var entered: [Geofence] = []
-        for id in insideIDs {
-            guard let f = index.fence(id: id) else { continue }
-            let d = Geodesy.distance(latitude, longitude, f.latitude, f.longitude)
-            if Self.exits(distance: d, radius: f.radiusMeters, margin: h) { exited.append(f) }
+        // Each fence is first compared through its chord (SphereChord); only the fences that
+        // this leaves undecided get the haversine distance. The decisions are the rules' own.
+        let here = SphereChord.Point(latitude: latitude, longitude: longitude)
+        var exited: [Int32] = []
+        var entered: [Int32] = []
+        for slot in insideSlots {
+            let e = index.entry(slot: slot)
+            let limit = e.radiusMeters + h
+            let stays = SphereChord.isWithin(chordSquared: here.chordSquared(to: e.centre), limit: limit) ?? {
+                let f = index.fence(slot: slot)
+                return !Self.exits(distance: Geodesy.distance(latitude, longitude, f.latitude, f.longitude),
+                                   radius: f.radiusMeters, margin: h)
+            }()
+            if !stays { exited.append(slot) }
         }
         // Entering needs d ≤ r, so the index (margin 0) returns every fence that can be entered.
-        index.forEachCandidate(latitude: latitude, longitude: longitude) { f in
-            let d = Geodesy.distance(latitude, longitude, f.latitude, f.longitude)
-            if Self.enters(distance: d, radius: f.radiusMeters, margin: h), !insideIDs.contains(f.id) {
-                entered.append(f)
-            }
+        index.forEachCandidateSlot(latitude: latitude, longitude: longitude) { slot, e in
+            guard !e.marked else { return }                     // already inside
+            let r = e.radiusMeters
+            let enters = SphereChord.isWithin(chordSquared: here.chordSquared(to: e.centre), limit: r - min(h, r / 2)) ?? {
+                let f = index.fence(slot: slot)
+                return Self.enters(distance: Geodesy.distance(latitude, longitude, f.latitude, f.longitude),
+                                   radius: f.radiusMeters, margin: h)
+            }()
+            if enters { entered.append(slot) }
         }
         guard !exited.isEmpty || !entered.isEmpty else { return Evaluation() }
 
         let at = WireTimestamp(timestamp).date
         var result = Evaluation()
-        for f in exited.sorted(by: { $0.id < $1.id }) {
+        for f in exited.map({ index.fence(slot: $0) }).sorted(by: { $0.id < $1.id }) {
             insideIDs.remove(f.id)
             result.stateChanges[f.id] = false
             if f.notifyOnExit {
                 result.events.append(GeofenceEvent(id: makeID(), geofenceId: f.id, transition: .exit, timestamp: at))
             }
         }
-        for f in entered.sorted(by: { $0.id < $1.id }) {
+        for slot in exited { index.setMarked(slot, false) }
+        insideSlots.removeAll { !index.entry(slot: $0).marked }
+        for f in entered.map({ index.fence(slot: $0) }).sorted(by: { $0.id < $1.id }) {
             insideIDs.insert(f.id)
             result.stateChanges[f.id] = true
             if f.notifyOnEntry {
                 result.events.append(GeofenceEvent(id: makeID(), geofenceId: f.id, transition: .enter, timestamp: at))
             }
         }
+        for slot in entered { index.setMarked(slot, true) }
+        insideSlots += entered
         return result
     }
 }

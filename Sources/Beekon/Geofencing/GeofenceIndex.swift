@@ -39,6 +39,9 @@ struct GeofenceIndex: Sendable {
 
     private var levels: [GridLevel]
     private var slots: [Slot?] = []
+    /// By slot, parallel to `slots`: what a query needs of each fence, contiguous so
+    /// that scanning a bucket touches no strings (a free slot has radius −∞, marked false).
+    private var entries: [Entry] = []
     private var freeSlots: [Int32] = []
     private var slotByID: [String: Int32] = [:]
     /// Fences too large for every level, scanned on each query.
@@ -48,6 +51,17 @@ struct GeofenceIndex: Sendable {
         var fence: Geofence
         /// The level and cells the fence is stored in; nil when it is in `scanned`.
         var placement: (level: Int, cells: [Int64])?
+    }
+
+    /// A fence as the per-fix checks see it: its centre for ``SphereChord`` and its radius,
+    /// plus one flag the owner of the index may set (the engine marks the fences it is
+    /// inside); the flag is cleared when the fence is removed or replaced.
+    struct Entry: Sendable {
+        var centre: SphereChord.Point
+        var radiusMeters: Double
+        var marked: Bool
+
+        static let free = Entry(centre: SphereChord.Point(x: 0, y: 0, z: 0), radiusMeters: -.infinity, marked: false)
     }
 
     /// Creates an empty index whose queries cover `marginMeters` beyond each radius.
@@ -83,6 +97,7 @@ struct GeofenceIndex: Sendable {
         } else {
             slot = Int32(slots.count)
             slots.append(nil)
+            entries.append(.free)
         }
         let reach = fence.radiusMeters + marginMeters + 1
         var placement: (level: Int, cells: [Int64])?
@@ -98,6 +113,8 @@ struct GeofenceIndex: Sendable {
         }
         if placement == nil { scanned.insert(slot) }
         slots[Int(slot)] = Slot(fence: fence, placement: placement)
+        entries[Int(slot)] = Entry(centre: SphereChord.Point(latitude: fence.latitude, longitude: fence.longitude),
+                                   radiusMeters: fence.radiusMeters, marked: false)
         slotByID[fence.id] = slot
     }
 
@@ -115,20 +132,42 @@ struct GeofenceIndex: Sendable {
             scanned.remove(slot)
         }
         slots[Int(slot)] = nil
+        entries[Int(slot)] = .free
         freeSlots.append(slot)
     }
 
+    /// The slot of the fence with `id`, if any. A slot stays valid until that fence is
+    /// removed or replaced.
+    func slot(id: String) -> Int32? { slotByID[id] }
+
+    /// The fence in a valid `slot`.
+    func fence(slot: Int32) -> Geofence { slots[Int(slot)]!.fence }
+
+    /// The entry of a valid `slot`.
+    func entry(slot: Int32) -> Entry { entries[Int(slot)] }
+
+    /// Sets the caller's flag on a valid `slot` (see ``Entry``).
+    mutating func setMarked(_ slot: Int32, _ marked: Bool) { entries[Int(slot)].marked = marked }
+
     /// Calls `body` once for each candidate fence near the point (a superset of the
-    /// fences within `radiusMeters + marginMeters`). Longitudes outside −180…180 are wrapped.
-    func forEachCandidate(latitude: Double, longitude: Double, _ body: (Geofence) -> Void) {
+    /// fences within `radiusMeters + marginMeters`), with its slot and entry. Longitudes
+    /// outside −180…180 are wrapped. No allocation, no fence copied.
+    func forEachCandidateSlot(latitude: Double, longitude: Double, _ body: (Int32, Entry) -> Void) {
         guard latitude.isFinite, longitude.isFinite else { return }
         let lat = min(90, max(-90, latitude))
         let lon = GridLevel.wrap(longitude)
-        for level in levels where level.fenceCount > 0 {
-            guard let bucket = level.buckets[level.key(latitude: lat, longitude: lon)] else { continue }
-            for slot in bucket { body(slots[Int(slot)]!.fence) }
+        entries.withUnsafeBufferPointer { entries in
+            for level in levels where level.fenceCount > 0 {
+                guard let bucket = level.buckets[level.key(latitude: lat, longitude: lon)] else { continue }
+                for slot in bucket { body(slot, entries[Int(slot)]) }
+            }
+            for slot in scanned { body(slot, entries[Int(slot)]) }
         }
-        for slot in scanned { body(slots[Int(slot)]!.fence) }
+    }
+
+    /// Calls `body` once for each candidate fence near the point (see ``forEachCandidateSlot(latitude:longitude:_:)``).
+    func forEachCandidate(latitude: Double, longitude: Double, _ body: (Geofence) -> Void) {
+        forEachCandidateSlot(latitude: latitude, longitude: longitude) { slot, _ in body(slots[Int(slot)]!.fence) }
     }
 
     /// The candidate fences near the point (see `forEachCandidate`).
