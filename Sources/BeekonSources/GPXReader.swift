@@ -23,7 +23,7 @@ public enum GPXReader {
         guard !data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else {
             throw .notATrack(file: source, format: .gpx, reason: "the file is empty")
         }
-        let parser = XMLParser(data: data)
+        let parser = XMLParser(data: Self.repairingUTF8(data))
         let delegate = GPXParserDelegate()
         parser.delegate = delegate
         parser.shouldProcessNamespaces = false
@@ -60,6 +60,22 @@ public enum GPXReader {
             throw .noFixes(file: source, diagnostics: d)
         }
         return TrackReadResult(fixes: fixes, diagnostics: d)
+    }
+
+    /// FoundationXML on Linux force-unwraps element and attribute names decoded as UTF-8 and
+    /// traps on invalid bytes in them, so a document read as UTF-8 gets invalid sequences
+    /// replaced by U+FFFD first. A UTF-16 BOM or a declared encoding other than UTF-8 is left
+    /// to libxml2, which converts the document to valid UTF-8 itself.
+    static func repairingUTF8(_ data: Data) -> Data {
+        if data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE]) || String(validating: data, as: UTF8.self) != nil {
+            return data
+        }
+        let prolog = String(decoding: data.prefix(256), as: UTF8.self).lowercased()
+        if prolog.hasPrefix("<?xml"), let r = prolog.range(of: "encoding="),
+           !prolog[r.upperBound...].dropFirst().hasPrefix("utf-8") {
+            return data
+        }
+        return Data(String(decoding: data, as: UTF8.self).utf8)
     }
 
     /// Reads a GPX file.

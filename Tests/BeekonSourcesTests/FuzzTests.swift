@@ -61,6 +61,24 @@ struct FuzzTests {
         }
     }
 
+    /// An input the fuzzer found (random GPX, seed 8 #511): the first element's name holds
+    /// invalid UTF-8 and FoundationXML trapped on it (it force-unwraps decoded names). Also the
+    /// same in an attribute name and in a later element, and a track whose text holds a Latin-1
+    /// byte: its points still come through.
+    @Test func gpxWithInvalidUTF8InANameFailsCleanly() throws {
+        for bytes: [UInt8] in [
+            Array(Data(base64Encoded: "PHRw/mGYOhij8hV74PBrU3VM6r4xPPhVPHbKQWzXDFdCCRvtLyTqpEGnU7Q3YU76N1/HM//BL5JwoyI5Y1IRQ/s=")!),
+            Array("<gpx".utf8) + [0xFE] + Array("/>".utf8),
+            Array("<gpx a".utf8) + [0xC0, 0xAF] + Array("=\"1\"/>".utf8),
+            Array("<gpx><trk><x".utf8) + [0xFF] + Array("/></trk></gpx>".utf8),
+        ] {
+            #expect(throws: TrackReadError.self) { try GPXReader.read(Data(bytes)) }
+        }
+        let latin1 = Array(#"<gpx><trk><name>Caf"#.utf8) + [0xE9] + Array(#"</name><trkseg><trkpt lat="1" lon="2"><time>2024-01-01T00:00:00Z</time></trkpt></trkseg></trk></gpx>"#.utf8)
+        let r = try GPXReader.read(Data(latin1))
+        #expect(r.fixes.count == 1 && allSane(r.fixes))
+    }
+
     static func mutate(_ line: Substring, _ rng: inout SeededGenerator) -> String {
         var bytes = Array(line.utf8)
         for _ in 0..<Int.random(in: 1...3, using: &rng) {
