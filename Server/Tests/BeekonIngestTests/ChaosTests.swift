@@ -81,6 +81,29 @@ struct ChaosTests {
         try await Delivery.check(agent: agent, server: server.base, proxy: proxy, sessions: killed.sessions + second.sessions)
     }
 
+    /// The long-run harness itself, `scripts/chaos.sh`, for two short trials side by side
+    /// (random faults, rotating tokens or a static key, a disk-full agent where a tmpfs can be
+    /// mounted): the script works on this checkout and reports no loss, duplicate or crash.
+    @Test func chaosScriptShortRunKeepsEveryInvariant() async throws {
+        let dir = try ChaosDir()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let run = try await ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), [
+            "BEEKON_BINARY=\(try ChaosBinaries.agent().path)", "BEEKON_INGEST_BINARY=\(try ChaosBinaries.ingest().path)",
+            "bash", root.appendingPathComponent("scripts/chaos.sh").path,
+            "--trials", "2", "--jobs", "2", "--duration", "5", "--seed", "8", "--speeds", "max,240", "--auth", "mixed",
+        ], dir: dir, name: "chaos").finish(timeout: .seconds(600))
+        #expect(run.status == 0 && !run.signalled, "chaos.sh exit \(run.status):\n\(run.stdout)\n\(run.stderr.suffix(3000))")
+        #expect(run.stdout.contains("PASS"))
+        func row(_ name: String) -> Int? {
+            run.stdout.split(separator: "\n").first { $0.hasPrefix("| \(name) ") }
+                .flatMap { Int($0.split(separator: "|").last?.trimmingCharacters(in: .whitespaces) ?? "") }
+        }
+        #expect(row("fixes stored (agents)").map { $0 > 1000 } == true, "\(run.stdout)")
+        #expect(row("fixes stored (agents)") == row("fixes at server"))
+        for name in ["lost", "duplicated", "crashes"] { #expect(row(name) == 0, "\(name): \(run.stdout)") }
+    }
+
     /// The server process is SIGKILLed mid-run (a batch may be mid-commit) and started again
     /// on the same SQLite file; the agent rides it out on backoff and loses nothing.
     @Test func serverKilledAndRestartedMidRunLosesNothing() async throws {
