@@ -104,7 +104,7 @@ public enum CSVTrackReader {
             // Escaped control characters: a quoted field may hold a line break, and the message is one line.
             let shown = header.fields.prefix(8).map { field in
                 String(field.prefix(20)).unicodeScalars.map { c in
-                    c.properties.generalCategory == .control || Character(c).isNewline ? c.escaped(asASCII: false) : String(c)
+                    c.properties.generalCategory == .control || Character(c).isNewline ? c.escaped(asASCII: true) : String(c)
                 }.joined()
             }.joined(separator: ",")
             guard let lat = find(Self.latNames), let lon = find(Self.lonNames) else {

@@ -12,8 +12,15 @@ public enum TrackReadError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file is a track of the given format but not one record became a fix.
     case noFixes(file: String, diagnostics: TrackDiagnostics)
 
-    /// The one-line message.
+    /// The one-line message: control characters and line breaks echoed from the file (a
+    /// checksum, a header field) are escaped, so the message stays one line.
     public var description: String {
+        message.unicodeScalars.map { c in
+            c.properties.generalCategory == .control || Character(c).isNewline ? c.escaped(asASCII: true) : String(c)
+        }.joined()
+    }
+
+    private var message: String {
         switch self {
         case .unreadable(let file, let reason):
             return "\(file): cannot read the file: \(reason)"

@@ -11,9 +11,16 @@ struct AgentConfig: Sendable, Equatable {
     /// `geofences`: the complete set to watch; nil when the key is absent (stored fences are kept).
     var geofences: [Geofence]?
 
-    /// A problem with the config file, printed as one line.
+    /// A problem with the config file, printed as one line: control characters and line
+    /// breaks echoed from the file (a key, a geofence id) are escaped.
     struct Problem: Error, CustomStringConvertible, Equatable {
         var description: String
+
+        init(description: String) {
+            self.description = description.unicodeScalars.map { c in
+                c.properties.generalCategory == .control || Character(c).isNewline ? c.escaped(asASCII: true) : String(c)
+            }.joined()
+        }
     }
 
     static let knownKeys = [

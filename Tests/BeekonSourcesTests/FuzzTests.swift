@@ -61,6 +61,24 @@ struct FuzzTests {
         }
     }
 
+    /// Inputs the fuzzers found at scale 100 (random NMEA seed 8 #4094 and #18479, random CSV
+    /// #22834): the message echoed a checksum or header holding a form feed or line break. Every
+    /// reader error is now escaped to one line in `TrackReadError.description`.
+    @Test(arguments: [
+        (TrackFormat.nmea, "MSq/OFTeLjLiq3RzGzHWPDgAGSFDN2wqqjUMMzlRNVBGcHA="),
+        (.nmea, "Q1gvJNXzWjo5Q1loynuQOn9H0ENXEZYkKleA0gwwdLxnTUI91y90ujcSNXs5Fw/vcDNRU6h9dBNrAbFQa5xeb3M4dDRsgk5IOG8zojcgQRe0M1BWNg0kRDd0dLYza6UyRwp0JHI4Uy5HcFIqQ99tojxGdDA4NXFCsS5/VzZQqQsvPzWsnSwNu3BBxMwyVnR/pfYTPA=="),
+        (.csv, "DUFs6rNkwoV/Vy6gdEVSayrXkkSTRjokMk0qcSw0V0J9huAneplFMq9FKmo5OSo9NDJDmA00cw1GKuU1JDBsQo4NL3Q29KPLmUd0ti95RjQcPnRGIfMH9WA6JC5OQjY8RkTIU0NPPhp38KR9OmJWo6ccMi8gJDRGy2F0KvQ4vaA42FAuLuhyclf4B84dRlLHQ0EjQu5DMFM="),
+    ])
+    func readerErrorsFoundByFuzzingAreOneLine(_ format: TrackFormat, _ base64: String) {
+        let reader = Self.readers.first { $0.0 == format }!.1
+        do {
+            let r = try reader(Data(base64Encoded: base64)!)
+            Issue.record("random bytes produced \(r.fixes.count) fixes")
+        } catch {
+            #expect(Self.oneLine(error).isEmpty, "\(error.description.debugDescription)")
+        }
+    }
+
     /// An input the fuzzer found (random GPX, seed 8 #511): the first element's name holds
     /// invalid UTF-8 and FoundationXML trapped on it (it force-unwraps decoded names). Also the
     /// same in an attribute name and in a later element, and a track whose text holds a Latin-1

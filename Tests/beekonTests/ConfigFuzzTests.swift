@@ -45,8 +45,14 @@ struct ConfigFuzzTests {
         #expect(parsed > 0 && parsed < Self.inputs / 2, "most mutants are refused, some still parse: \(parsed) of \(Self.inputs)")
     }
 
-    /// Inputs on an edge of the parser: whole-number limits, denormals, NUL, cut files.
+    /// Inputs on an edge of the parser: whole-number limits, denormals, NUL, cut files; and the
+    /// shapes the fuzzer found at scale 100 (seed 8 #27050, #35289, #51419, #59535): a key or a
+    /// geofence id holding an escaped line break was echoed into a two-line error.
     @Test(arguments: [
+        #"{"minDist\nceBetweenLocationsMeters":10}"#,
+        #"{"geofences":[{"id":"depot","latitude":52.52,"longitude":13.405,"radiusMeters":150,"notify\nEntry":true}]}"#,
+        #"{"geofences":[{"id":"a\nb","latitude":52.52,"longitude":13.405,"radiusMeters":0}]}"#,
+        #"{"geofences":[{"id":"a\u2028b\u000bc","latitude":52.52,"longitude":13.405,"radiusMeters":-0}]}"#,
         #"{"sync":{"url":"http://127.0.0.1:9/v1/locations","batchSize":1e9}}"#,
         #"{"sync":{"url":"http://127.0.0.1:9/v1/locations","batchSize":1000000001}}"#,
         #"{"stationaryRadiusMeters":1e-320}"#,
