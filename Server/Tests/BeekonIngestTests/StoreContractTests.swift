@@ -72,6 +72,57 @@ extension Ingest {
         }
 
         @Test(arguments: Backend.all)
+        func everyFieldAndNullRoundTripsAndEventsDedupeAcrossBatches(_ backend: Backend) async throws {
+            try await withStore(backend) { store in
+                let session = Fixtures.ids.next(), install = Fixtures.ids.next()
+                // Every optional field both set and NULL, every enum value, ids out of order in the envelope.
+                let triggers: [Trigger] = [.interval, .motion, .checkIn, .geofence, .manual]
+                let motions: [Motion] = [.moving, .stationary, .unknown]
+                let qualities: [Quality?] = [nil, .lowAccuracy, .implausibleSpeed]
+                var fixes: [WireLocation] = []
+                for i in 0..<1_000 {
+                    let d = Double(i)
+                    var l = WireLocation(id: Fixtures.ids.next(), timestamp: WireTimestamp(millis: Fixtures.base + Int64(i) * 1_000),
+                                         latitude: -33.9 + d * 1e-5, longitude: 151.2 - d * 1e-5)
+                    l.trigger = triggers[i % 5]; l.motion = motions[i % 3]; l.isMock = i % 7 == 0
+                    l.accuracy = i % 2 == 0 ? nil : 3.25
+                    l.speed = i % 3 == 0 ? nil : 0.5
+                    l.bearing = i % 4 == 0 ? nil : 359.75
+                    l.altitude = i % 5 == 0 ? nil : -12.5
+                    l.activity = i % 6 == 0 ? nil : .cycling
+                    l.quality = qualities[i % 3]
+                    fixes.append(l)
+                }
+                let e1 = WireGeofenceEvent(id: Fixtures.ids.next(), geofenceId: "depot", type: .enter, timestamp: WireTimestamp(millis: Fixtures.base))
+                let e2 = WireGeofenceEvent(id: Fixtures.ids.next(), geofenceId: "depot", type: .exit, timestamp: WireTimestamp(millis: Fixtures.base + 9_000))
+                var a = Fixtures.envelope(Array(fixes[0..<600]).shuffled(), session: session, install: install, events: [e2, e1])
+                a.device.model = nil
+                let ra = try await store.ingest(IngestBatch(envelope: a, receivedAt: Self.now, principal: "api-key"))
+                #expect(ra == IngestResult(duplicateBatch: false, locationsStored: 600, locationsDuplicate: 0, eventsStored: 2, eventsDuplicate: 0))
+                // A new batch repeating fixes and an event of the first, plus new ones; only the new ones are stored.
+                let e3 = WireGeofenceEvent(id: Fixtures.ids.next(), geofenceId: "yard", type: .enter, timestamp: WireTimestamp(millis: Fixtures.base + 20_000))
+                let b = Fixtures.envelope(Array(fixes[500..<1_000].reversed()), session: session, install: install, events: [e3, e1])
+                let rb = try await store.ingest(IngestBatch(envelope: b, receivedAt: Self.now))
+                #expect(rb == IngestResult(duplicateBatch: false, locationsStored: 400, locationsDuplicate: 100, eventsStored: 1, eventsDuplicate: 1))
+                // A batch of events only, and its replay.
+                let c = Fixtures.envelope([], session: session, install: install, events: [WireGeofenceEvent(
+                    id: Fixtures.ids.next(), geofenceId: "yard", type: .exit, timestamp: WireTimestamp(millis: Fixtures.base + 30_000))])
+                #expect(try await store.ingest(IngestBatch(envelope: c, receivedAt: Self.now))
+                    == IngestResult(duplicateBatch: false, locationsStored: 0, locationsDuplicate: 0, eventsStored: 1, eventsDuplicate: 0))
+                #expect(try await store.ingest(IngestBatch(envelope: c, receivedAt: Self.now))
+                    == IngestResult(duplicateBatch: true, locationsStored: 0, locationsDuplicate: 0, eventsStored: 0, eventsDuplicate: 1))
+
+                let track = try await store.track(sessionId: session)
+                #expect(track.map(\.location) == fixes)
+                #expect(track.filter { $0.batchId == a.batchId }.count == 600)
+                let sessions = try await store.sessions(installId: install)
+                #expect(sessions.count == 1 && sessions[0].fixCount == 1_000 && sessions[0].eventCount == 4)
+                let devices = try await store.devices()
+                #expect(devices.count == 1 && devices[0].fixCount == 1_000 && devices[0].lastFix?.location == fixes[999])
+            }
+        }
+
+        @Test(arguments: Backend.all)
         func latestIsByFixTimeNotArrival(_ backend: Backend) async throws {
             try await withStore(backend) { store in
                 let install = Fixtures.ids.next(), s1 = Fixtures.ids.next(), s2 = Fixtures.ids.next()

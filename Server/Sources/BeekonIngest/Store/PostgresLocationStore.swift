@@ -13,8 +13,6 @@ public final class PostgresLocationStore: LocationStore, TokenStore {
     let logger: Logger
     /// Longest a request waits for the database before it is answered 503.
     let operationTimeout: Duration
-    /// Rows per multi-row INSERT (17 parameters each; PostgreSQL allows 65535).
-    static let rowsPerStatement = 1000
 
     /// Creates a store for `location`; nothing connects until the client service runs.
     /// An operation that cannot finish within `operationTimeout` (database down or
@@ -66,91 +64,49 @@ public final class PostgresLocationStore: LocationStore, TokenStore {
 
     public func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult {
         let e = batch.envelope
-        let locations = e.locations.sorted { $0.id.wireString < $1.id.wireString }
-        let events = e.geofenceEvents.sorted { $0.id.wireString < $1.id.wireString }
-        return try await transaction { conn in
-            let fresh = try await conn.query("""
-                INSERT INTO batches (batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
-                                     model, extras, principal, location_count, event_count)
-                VALUES (\(e.batchId), \(e.sessionId), \(e.device.installId), \(e.sentAt.millis), \(batch.receivedAt.millis),
-                        \(e.device.platform), \(e.device.sdkVersion), \(e.device.model), \(ExtrasJSON.encode(e.extras))::jsonb,
-                        \(batch.principal), \(e.locations.count), \(e.geofenceEvents.count))
-                ON CONFLICT (batch_id) DO NOTHING RETURNING 1
-                """, logger: self.logger).collect().count
-            guard fresh == 1 else {
-                return IngestResult(duplicateBatch: true, locationsStored: 0, locationsDuplicate: e.locations.count,
-                                    eventsStored: 0, eventsDuplicate: e.geofenceEvents.count)
+        // Id order (the uuid order PostgreSQL uses), so overlapping batches lock rows in the same order.
+        let statement = PostgresIngestStatement(
+            batch: batch,
+            locations: e.locations.sorted { Self.orderKey($0.id) < Self.orderKey($1.id) },
+            events: e.geofenceEvents.sorted { Self.orderKey($0.id) < Self.orderKey($1.id) })
+        // One statement in autocommit: one round trip, one transaction (see PostgresIngestStatement).
+        let (fresh, stored, eventsStored) = try await retryingConflicts {
+            try await self.client.withConnection { conn in
+                var row: PostgresIngestStatement.Row = (0, 0, 0)
+                for try await r in try await conn.execute(statement, logger: self.logger) { row = r }
+                return row
             }
-            var stored = 0
-            var start = 0
-            while start < locations.count {
-                let chunk = locations[start..<min(start + Self.rowsPerStatement, locations.count)]
-                stored += try await self.count(conn, Self.insertLocations(chunk, batch: batch))
-                start += chunk.count
-            }
-            var eventsStored = 0
-            if !events.isEmpty {
-                eventsStored = try await self.count(conn, Self.insertEvents(events, batch: batch))
-            }
-            return IngestResult(duplicateBatch: false, locationsStored: stored, locationsDuplicate: e.locations.count - stored,
-                                eventsStored: eventsStored, eventsDuplicate: events.count - eventsStored)
         }
+        guard fresh == 1 else {
+            return IngestResult(duplicateBatch: true, locationsStored: 0, locationsDuplicate: e.locations.count,
+                                eventsStored: 0, eventsDuplicate: e.geofenceEvents.count)
+        }
+        return IngestResult(duplicateBatch: false, locationsStored: Int(stored), locationsDuplicate: e.locations.count - Int(stored),
+                            eventsStored: Int(eventsStored), eventsDuplicate: e.geofenceEvents.count - Int(eventsStored))
     }
 
-    /// Runs a statement of the form `WITH ins AS (… RETURNING 1) SELECT count(*) FROM ins`.
-    func count(_ conn: PostgresConnection, _ query: PostgresQuery) async throws -> Int {
-        var n = 0
-        for try await c in try await conn.query(query, logger: logger).decode(Int64.self) { n = Int(c) }
-        return n
-    }
-
-    static func insertLocations(_ rows: ArraySlice<WireLocation>, batch: IngestBatch) -> PostgresQuery {
-        let e = batch.envelope
-        var binds = PostgresBindings(capacity: rows.count * 17)
-        var sql = """
-            WITH ins AS (INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy,
-                speed, bearing, altitude, trigger, motion, is_mock, activity, quality, received_at) VALUES
-            """
-        var p = 0
-        for (i, l) in rows.enumerated() {
-            sql += i == 0 ? "(" : ",("
-            sql += (1...17).map { "$\(p + $0)" }.joined(separator: ",")
-            sql += ")"
-            p += 17
-            binds.append(l.id); binds.append(e.device.installId); binds.append(e.sessionId); binds.append(e.batchId)
-            binds.append(l.timestamp.millis); binds.append(l.latitude); binds.append(l.longitude)
-            binds.append(l.accuracy); binds.append(l.speed); binds.append(l.bearing); binds.append(l.altitude)
-            binds.append(l.trigger.rawValue); binds.append(l.motion.rawValue); binds.append(l.isMock)
-            binds.append(l.activity?.rawValue); binds.append(l.quality?.rawValue); binds.append(batch.receivedAt.millis)
+    /// A UUID's bytes as two big-endian integers: tuples compare like PostgreSQL's `uuid`
+    /// (and like the lowercase text form), without making strings.
+    static func orderKey(_ id: UUID) -> (UInt64, UInt64) {
+        withUnsafeBytes(of: id.uuid) {
+            (UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+             UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
         }
-        sql += " ON CONFLICT (id) DO NOTHING RETURNING 1) SELECT count(*) FROM ins"
-        return PostgresQuery(unsafeSQL: sql, binds: binds)
-    }
-
-    static func insertEvents(_ rows: [WireGeofenceEvent], batch: IngestBatch) -> PostgresQuery {
-        let e = batch.envelope
-        var binds = PostgresBindings(capacity: rows.count * 8)
-        var sql = """
-            WITH ins AS (INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts,
-                received_at) VALUES
-            """
-        for (i, g) in rows.enumerated() {
-            sql += (i == 0 ? "(" : ",(") + (1...8).map { "$\(i * 8 + $0)" }.joined(separator: ",") + ")"
-            binds.append(g.id); binds.append(e.device.installId); binds.append(e.sessionId); binds.append(e.batchId)
-            binds.append(g.geofenceId); binds.append(g.type.rawValue); binds.append(g.timestamp.millis)
-            binds.append(batch.receivedAt.millis)
-        }
-        sql += " ON CONFLICT (id) DO NOTHING RETURNING 1) SELECT count(*) FROM ins"
-        return PostgresQuery(unsafeSQL: sql, binds: binds)
     }
 
     /// Runs `body` in a transaction, retrying a few times on deadlock / serialization failure.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws(StoreError) -> T {
+        try await retryingConflicts { try await self.client.withTransaction(logger: self.logger) { conn in try await body(conn) } }
+    }
+
+    /// Runs `operation` with the deadline, retrying a few times on deadlock / serialization
+    /// failure, mapping errors to `StoreError`.
+    func retryingConflicts<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws(StoreError) -> T {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try await withDeadline { try await self.client.withTransaction(logger: self.logger) { conn in try await body(conn) } }
+                return try await withDeadline(operation)
             } catch {
                 let state = (error as? PSQLError)?.serverInfo?[.sqlState]
                 if attempt < 4, state == "40P01" || state == "40001" {

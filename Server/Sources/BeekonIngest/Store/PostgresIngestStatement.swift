@@ -1,0 +1,110 @@
+import BeekonWire
+import Foundation
+import PostgresNIO
+
+/// The whole of one `ingest` as one statement, prepared once per connection and run
+/// in one round trip (autocommit: one statement is one transaction).
+///
+/// Data-modifying CTEs: `b` inserts the batch row (`ON CONFLICT (batch_id) DO NOTHING`);
+/// `l` and `g` insert the fixes and geofence events from column arrays (`unnest`) only
+/// when `b` inserted (`WHERE EXISTS (SELECT FROM b)`), each `ON CONFLICT (id) DO NOTHING`.
+/// A concurrent transaction inserting the same batch id makes `b` wait for its commit
+/// and then insert nothing, so a replay stores nothing; a fix id already stored is
+/// skipped. Rows arrive in the arrays in id order (see `PostgresLocationStore.ingest`),
+/// so overlapping batches take their row locks in the same order.
+struct PostgresIngestStatement: PostgresPreparedStatement {
+    static let name = "beekon_ingest_v1"
+
+    static let sql = """
+        WITH b AS (
+            INSERT INTO batches (batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
+                                 model, extras, principal, location_count, event_count)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12)
+            ON CONFLICT (batch_id) DO NOTHING RETURNING 1),
+        l AS (
+            INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy,
+                                   speed, bearing, altitude, trigger, motion, is_mock, activity, quality, received_at)
+            SELECT u.id, $3, $2, $1, u.ts, u.lat, u.lon, u.acc, u.spd, u.brg, u.alt, u.trg, u.mot, u.mock, u.act, u.qual, $5
+            FROM unnest($13::uuid[], $14::int8[], $15::float8[], $16::float8[], $17::float8[], $18::float8[],
+                        $19::float8[], $20::float8[], $21::text[], $22::text[], $23::bool[], $24::text[], $25::text[])
+                 AS u(id, ts, lat, lon, acc, spd, brg, alt, trg, mot, mock, act, qual)
+            WHERE EXISTS (SELECT FROM b)
+            ON CONFLICT (id) DO NOTHING RETURNING 1),
+        g AS (
+            INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts, received_at)
+            SELECT v.id, $3, $2, $1, v.gid, v.typ, v.ts, $5
+            FROM unnest($26::uuid[], $27::text[], $28::text[], $29::int8[]) AS v(id, gid, typ, ts)
+            WHERE EXISTS (SELECT FROM b)
+            ON CONFLICT (id) DO NOTHING RETURNING 1)
+        SELECT (SELECT count(*) FROM b), (SELECT count(*) FROM l), (SELECT count(*) FROM g)
+        """
+
+    static let bindingDataTypes: [PostgresDataType] = [
+        .uuid, .uuid, .uuid, .int8, .int8, .text, .text, .text, .text, .text, .int4, .int4,
+        .uuidArray, .int8Array, .float8Array, .float8Array, .float8Array, .float8Array, .float8Array, .float8Array,
+        .textArray, .textArray, .boolArray, .textArray, .textArray,
+        .uuidArray, .textArray, .textArray, .int8Array,
+    ]
+
+    /// (batch rows inserted: 0 or 1, locations inserted, events inserted)
+    typealias Row = (Int64, Int64, Int64)
+
+    let batch: IngestBatch
+    /// The envelope's rows, sorted by id.
+    let locations: [WireLocation]
+    let events: [WireGeofenceEvent]
+
+    func makeBindings() throws -> PostgresBindings {
+        let e = batch.envelope
+        var b = PostgresBindings(capacity: 29)
+        b.append(e.batchId); b.append(e.sessionId); b.append(e.device.installId)
+        b.append(e.sentAt.millis); b.append(batch.receivedAt.millis)
+        b.append(e.device.platform); b.append(e.device.sdkVersion); b.append(e.device.model)
+        b.append(ExtrasJSON.encode(e.extras)); b.append(batch.principal)
+        b.append(Int32(e.locations.count)); b.append(Int32(e.geofenceEvents.count))
+        let ls = locations
+        b.append(ls.map(\.id)); b.append(ls.map(\.timestamp.millis))
+        b.append(ls.map(\.latitude)); b.append(ls.map(\.longitude))
+        b.append(NullableArray(ls.map(\.accuracy))); b.append(NullableArray(ls.map(\.speed)))
+        b.append(NullableArray(ls.map(\.bearing))); b.append(NullableArray(ls.map(\.altitude)))
+        b.append(ls.map(\.trigger.rawValue)); b.append(ls.map(\.motion.rawValue)); b.append(ls.map(\.isMock))
+        b.append(NullableArray(ls.map(\.activity?.rawValue))); b.append(NullableArray(ls.map(\.quality?.rawValue)))
+        b.append(events.map(\.id)); b.append(events.map(\.geofenceId)); b.append(events.map(\.type.rawValue))
+        b.append(events.map(\.timestamp.millis))
+        return b
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// A one-dimensional PostgreSQL array (binary format) whose elements may be NULL;
+/// postgres-nio encodes only arrays of non-optional elements.
+struct NullableArray<Element: PostgresArrayEncodable & PostgresNonThrowingEncodable>: PostgresNonThrowingEncodable {
+    var elements: [Element?]
+
+    init(_ elements: [Element?]) { self.elements = elements }
+
+    static var psqlType: PostgresDataType { Element.psqlArrayType }
+    static var psqlFormat: PostgresFormat { .binary }
+
+    func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        // Header: dimensions, has-nulls flag, element type; then length and lower bound of the one dimension.
+        buffer.writeInteger(elements.isEmpty ? 0 : 1, as: Int32.self)
+        buffer.writeInteger(elements.contains { $0 == nil } ? 1 : 0, as: Int32.self)
+        buffer.writeInteger(Element.psqlType.rawValue)
+        guard !elements.isEmpty else { return }
+        buffer.writeInteger(Int32(elements.count), as: Int32.self)
+        buffer.writeInteger(1, as: Int32.self)
+        for element in elements {
+            guard let element else {
+                buffer.writeInteger(-1, as: Int32.self)    // NULL
+                continue
+            }
+            let lengthIndex = buffer.writerIndex
+            buffer.writeInteger(0, as: Int32.self)
+            let start = buffer.writerIndex
+            element.encode(into: &buffer, context: context)
+            buffer.setInteger(Int32(buffer.writerIndex - start), at: lengthIndex, as: Int32.self)
+        }
+    }
+}
