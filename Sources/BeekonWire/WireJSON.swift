@@ -112,6 +112,17 @@ public struct WireJSONWriter: Sendable {
     /// Appends a JSON string with the required escapes.
     public mutating func string(_ s: String) {
         bytes.append(0x22)
+        // Fast path: nothing to escape (ids, timestamps, enum values), one bulk append.
+        var s = s
+        let plain = s.withUTF8 { u in
+            guard !u.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else { return false }
+            bytes.append(contentsOf: u)
+            return true
+        }
+        if plain {
+            bytes.append(0x22)
+            return
+        }
         for c in s.utf8 {
             switch c {
             case 0x22: bytes.append(0x5C); bytes.append(0x22)

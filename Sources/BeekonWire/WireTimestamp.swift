@@ -28,17 +28,37 @@ public struct WireTimestamp: Hashable, Comparable, Sendable, CustomStringConvert
 
     public static func < (a: Self, b: Self) -> Bool { a.millis < b.millis }
 
-    /// The exact wire form, e.g. `2026-06-15T12:34:56.789Z`.
+    /// The exact wire form, e.g. `2026-06-15T12:34:56.789Z`. Written into a 24-byte
+    /// buffer (it is on the path of every encoded fix); a year outside 0…9999, which the
+    /// wire form cannot carry, is printed as it is.
     public var description: String {
         let (days, msOfDay) = Self.floorDivide(millis, 86_400_000)
         let (y, m, d) = Self.civil(fromDays: days)
         let h = msOfDay / 3_600_000, mi = msOfDay / 60_000 % 60, s = msOfDay / 1000 % 60, ms = msOfDay % 1000
-        var out = ""
-        out.reserveCapacity(24)
-        Self.pad(&out, y, 4); out += "-"; Self.pad(&out, m, 2); out += "-"; Self.pad(&out, d, 2)
-        out += "T"; Self.pad(&out, h, 2); out += ":"; Self.pad(&out, mi, 2); out += ":"; Self.pad(&out, s, 2)
-        out += "."; Self.pad(&out, ms, 3); out += "Z"
-        return out
+        guard (0...9999).contains(y) else {
+            var out = ""
+            Self.pad(&out, y, 4); out += "-"; Self.pad(&out, m, 2); out += "-"; Self.pad(&out, d, 2)
+            out += "T"; Self.pad(&out, h, 2); out += ":"; Self.pad(&out, mi, 2); out += ":"; Self.pad(&out, s, 2)
+            out += "."; Self.pad(&out, ms, 3); out += "Z"
+            return out
+        }
+        return String(unsafeUninitializedCapacity: 24) { out in
+            func put(_ value: Int64, _ width: Int, at start: Int) {
+                var v = value
+                for i in stride(from: start + width - 1, through: start, by: -1) {
+                    out[i] = UInt8(truncatingIfNeeded: 0x30 + v % 10)
+                    v /= 10
+                }
+            }
+            put(Int64(y), 4, at: 0); out[4] = 0x2D
+            put(Int64(m), 2, at: 5); out[7] = 0x2D
+            put(Int64(d), 2, at: 8); out[10] = 0x54
+            put(Int64(h), 2, at: 11); out[13] = 0x3A
+            put(Int64(mi), 2, at: 14); out[16] = 0x3A
+            put(Int64(s), 2, at: 17); out[19] = 0x2E
+            put(Int64(ms), 3, at: 20); out[23] = 0x5A
+            return 24
+        }
     }
 
     /// Parses the exact wire form only (24 characters); anything else is nil.

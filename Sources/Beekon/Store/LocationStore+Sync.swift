@@ -35,10 +35,11 @@ extension LocationStore {
     /// The oldest open batch (a retry: same id, rows and `sent_at`), else a new batch of up to
     /// `limit` pending fixes of one session plus pending geofence events, persisted before it
     /// is returned. Batches in `excluding` (the one in flight while the next is prepared) and
-    /// their rows are left out. Nil when nothing is pending.
+    /// their rows are left out. Nil when nothing is pending. Committed unforced (see
+    /// `writeUnforced`): membership survives a process death, as SY-6 needs.
     func nextBatch(limit: Int, now: Date, extras: [String: String], excluding: Set<UUID> = [],
                    makeID: @Sendable @escaping () -> UUID) async throws(BeekonError) -> PendingBatch? {
-        try await write("assembling an upload batch") { db in
+        try await writeUnforced("assembling an upload batch") { db in
             let excluded = excluding.map(\.wireString)
             let notExcluded = excluded.isEmpty ? "" : "id NOT IN (\(excluded.map { _ in "?" }.joined(separator: ",")))"
             // Rows of an excluded batch stay out; a pending row pointing at any other batch id
@@ -48,8 +49,12 @@ extension LocationStore {
                 SELECT * FROM upload_batch \(notExcluded.isEmpty ? "" : "WHERE " + notExcluded) ORDER BY created_at, id LIMIT 1
                 """, arguments: StatementArguments(excluded))
             if let open { return try Self.loadBatch(db, open) }
+            // The oldest session with pending fixes. Session ids are UUIDv7 (time-ordered), so
+            // this walks the pending index from its start instead of scanning every row ever
+            // stored in insertion order (the acknowledged ones first: quadratic in a backlog).
             let session = try String.fetchOne(db, sql: """
-                SELECT session_id FROM location WHERE upload_state = 0 \(freeRow) ORDER BY rowid LIMIT 1
+                SELECT session_id FROM location INDEXED BY location_pending
+                WHERE upload_state = 0 \(freeRow) ORDER BY session_id, ts LIMIT 1
                 """, arguments: StatementArguments(excluded))
             let eventCount = try Int.fetchOne(db, sql: """
                 SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0 \(freeRow)
@@ -100,7 +105,7 @@ extension LocationStore {
     }
 
     /// 2xx: the rows leave the queue at once (ST-4); they stay in history unless `keepLocations` is false.
-    /// Not forced to disk on its own (see `writeUnforced`): losing it only repeats the upload.
+    /// Committed unforced (see `writeUnforced`): losing it only repeats the upload.
     func acknowledge(_ batch: UUID, keepLocations: Bool) async throws(BeekonError) -> Int {
         let n = try await writeUnforced("acknowledging an upload") { db in
             let id = batch.wireString

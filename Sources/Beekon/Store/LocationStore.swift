@@ -72,10 +72,13 @@ final class LocationStore: Sendable {
         do { return try await pool.write(body) } catch { throw Self.storageError(error, what) }
     }
 
-    /// A transaction whose loss in a power cut costs nothing but a repeat: committed without
-    /// its own fsync (`synchronous = NORMAL`: in WAL mode it stays atomic and consistent, and
-    /// the next regular commit's fsync makes it durable too). Used for upload acknowledgements:
-    /// a lost one re-sends a batch the server dedupes, by batch id, in effect once.
+    /// A transaction committed without its own fsync (`synchronous = NORMAL`): in WAL mode it
+    /// is atomic, survives the death of the process (the OS holds the pages), and the next
+    /// regular commit's fsync makes it durable; only a power cut before then can undo it.
+    /// Used for the upload queue's bookkeeping, where such a loss costs a repeat the server
+    /// dedupes: an acknowledgement undone re-sends its batch (same batch id); a batch
+    /// assembly undone lets its rows go out again in a new batch, stored once by row id.
+    /// Fixes and events themselves are always written with a full fsync (ST-1).
     func writeUnforced<T: Sendable>(_ what: String, _ body: @Sendable @escaping (Database) throws -> T) async throws(BeekonError) -> T {
         do {
             return try await pool.writeWithoutTransaction { db in
