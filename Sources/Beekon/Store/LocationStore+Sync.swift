@@ -49,10 +49,15 @@ extension LocationStore {
                 SELECT * FROM upload_batch \(notExcluded.isEmpty ? "" : "WHERE " + notExcluded) ORDER BY created_at, id LIMIT 1
                 """, arguments: StatementArguments(excluded))
             if let open { return try Self.loadBatch(db, open) }
-            // The oldest session with pending fixes. Session ids are UUIDv7 (time-ordered), so
-            // this walks the pending index from its start instead of scanning every row ever
-            // stored in insertion order (the acknowledged ones first: quadratic in a backlog).
+            // The oldest session with pending fixes: sessions by start time, each probed through
+            // the pending index (a scan of `location` would walk every acknowledged row first,
+            // quadratic in a backlog); rows of a session missing from `session` come last.
             let session = try String.fetchOne(db, sql: """
+                SELECT id FROM session WHERE EXISTS (
+                    SELECT 1 FROM location INDEXED BY location_pending
+                    WHERE session_id = session.id AND upload_state = 0 \(freeRow))
+                ORDER BY started_at, id LIMIT 1
+                """, arguments: StatementArguments(excluded)) ?? String.fetchOne(db, sql: """
                 SELECT session_id FROM location INDEXED BY location_pending
                 WHERE upload_state = 0 \(freeRow) ORDER BY session_id, ts LIMIT 1
                 """, arguments: StatementArguments(excluded))
