@@ -24,18 +24,9 @@ out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 data=../shared/data
 
 echo "== building (release) =="
-# The two packages build side by side: a release build spends long stretches in one
-# single-threaded whole-module compile (GRDB, NIO), which leaves a core to the other.
-(swift build -c release --product beekon >"$out/build-root.log" 2>&1 \
-  && swift build -c release --product BeekonBench >>"$out/build-root.log" 2>&1) &
-root_build=$!
-(cd Server && swift build -c release --product beekon-ingest >"$out/build-server.log" 2>&1 \
-  && swift build -c release --product IngestBench >>"$out/build-server.log" 2>&1) &
-server_build=$!
-status=0
-wait "$root_build" || { status=1; tail -20 "$out/build-root.log" >&2; }
-wait "$server_build" || { status=1; tail -20 "$out/build-server.log" >&2; }
-[ "$status" = 0 ] || { echo "bench.sh: release build failed" >&2; exit 1; }
+swift build -c release --product beekon >/dev/null
+swift build -c release --product BeekonBench >/dev/null
+(cd Server && swift build -c release --product beekon-ingest >/dev/null && swift build -c release --product IngestBench >/dev/null)
 
 echo "== P1 P2 P3 P5 P6 (BeekonBench) =="
 .build/release/BeekonBench --runs "$runs" --json "$out/sdk.json" | tee "$out/sdk.txt"
