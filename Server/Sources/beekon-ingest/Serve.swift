@@ -19,6 +19,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Cap on the received (compressed) body in bytes.") var maxBodyBytes = 12 * 1024 * 1024
     @Option(help: "Cap on the body after gunzip in bytes (a 1,000-fix batch is ~0.3 MB).") var maxDecompressedBytes = 4 * 1024 * 1024
     @Option(help: "Seconds after which a device's newest fix counts as stale.") var staleAfter = 900
+    @Option(help: "Seconds a request may wait for PostgreSQL before it is answered 503 (1-300).") var databaseTimeout = 10
+
+    func validate() throws {
+        guard (1...300).contains(databaseTimeout) else { throw ValidationError("--database-timeout must be 1 to 300 seconds") }
+    }
 
     func run() async throws {
         guard let mode = AuthMode(rawValue: auth) else {
@@ -31,7 +36,8 @@ struct Serve: AsyncParsableCommand {
         let config = IngestConfiguration(
             host: host, port: port, database: try db.location(), ingestPath: ingestPath, authMode: mode, apiKeys: keys,
             accessTokenTTLSeconds: accessTokenTtl, refreshTokenTTLSeconds: refreshTokenTtl,
-            maxBodyBytes: maxBodyBytes, maxDecompressedBytes: maxDecompressedBytes, staleAfterSeconds: staleAfter)
+            maxBodyBytes: maxBodyBytes, maxDecompressedBytes: maxDecompressedBytes, staleAfterSeconds: staleAfter,
+            databaseTimeoutSeconds: databaseTimeout)
         let app = try IngestServer.buildApplication(config, logger: db.logger(), onListening: { host, port in
             // A plain line on stdout for scripts and tests that started us with --port 0.
             FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))

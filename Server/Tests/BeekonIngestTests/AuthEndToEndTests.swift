@@ -25,38 +25,48 @@ struct AuthEndToEndTests {
         do {
             let proxy = try ChaosProxy(upstreamPort: server.port, decide: { _ in .pass })
             defer { proxy.stop() }
-            // 24 real fixes at 1 Hz, replayed in real time (NDJSON is the agent's own export format).
-            let lines = try String(contentsOfFile: ChaosTests.track, encoding: .utf8)
-                .split(separator: "<trkpt").dropFirst().prefix(24).enumerated().map { i, chunk -> String in
-                    let lat = chunk.split(separator: "lat=\"")[1].prefix { $0 != "\"" }
-                    let lon = chunk.split(separator: "lon=\"")[1].prefix { $0 != "\"" }
-                    return #"{"timestamp":"\#(WireTimestamp(millis: 1_767_225_600_000 + Int64(i) * 1000))","latitude":\#(lat),"longitude":\#(lon)}"#
-                }
-            let track = dir.path("short.ndjson")
-            try (lines.joined(separator: "\n") + "\n").write(toFile: track, atomically: true, encoding: .utf8)
+            // Real fixes at 1 Hz, replayed in real time (NDJSON is the agent's own export format).
+            // The first run gets 180 s of track so the kill always lands while it is tracking,
+            // however slow the machine (a run whose source ended has stopped its session, and a
+            // restart would rightly start a new one); the resumed run gets 24 s.
+            func writeTrack(_ name: String, fixes: Int) throws -> String {
+                let lines = try String(contentsOfFile: ChaosTests.track, encoding: .utf8)
+                    .split(separator: "<trkpt").dropFirst().prefix(fixes).enumerated().map { i, chunk -> String in
+                        let lat = chunk.split(separator: "lat=\"")[1].prefix { $0 != "\"" }
+                        let lon = chunk.split(separator: "lon=\"")[1].prefix { $0 != "\"" }
+                        return #"{"timestamp":"\#(WireTimestamp(millis: 1_767_225_600_000 + Int64(i) * 1000))","latitude":\#(lat),"longitude":\#(lon)}"#
+                    }
+                let path = dir.path(name)
+                try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+                return path
+            }
+            let longTrack = try writeTrack("long.ndjson", fixes: 180), shortTrack = try writeTrack("short.ndjson", fixes: 24)
             let tokenURL = "http://127.0.0.1:\(proxy.port)/oauth/token"
             let auth = #","auth":{"accessToken":"\#(access)","refreshToken":"\#(refresh)","expiresAt":1,"skewMarginSeconds":1,"refreshUrl":"\#(tokenURL)","refreshPayload":{"grant_type":"refresh_token","refresh_token":"{refreshToken}"}}"#
             let agentDir = try ChaosDir()
             let agent = try ChaosAgent(dir: agentDir, url: "", extraConfig: auth)
             try agent.writeConfig(url: proxy.url, batchSize: 2)
-            let args = ["track", "--source", "replay:\(track)", "--speed", "1", "--rebase", "--db", agent.db,
-                        "--config", agent.config, "--drain-timeout", "45"]
+            func args(_ track: String) -> [String] {
+                ["track", "--source", "replay:\(track)", "--speed", "1", "--rebase", "--db", agent.db,
+                 "--config", agent.config, "--drain-timeout", "45"]
+            }
 
-            let first = try ChildProcess(agent.binary, args, dir: agentDir, name: "track")
+            let first = try ChildProcess(agent.binary, args(longTrack), dir: agentDir, name: "track")
             try await proxy.waitFor("three refreshes and three uploads", timeout: .seconds(60)) { log in
                 log.filter { $0.path == "/oauth/token" && $0.upstreamStatus == 200 }.count >= 3
                     && log.filter { $0.path == "/v1/locations" && $0.upstreamStatus == 200 }.count >= 3
             }
             kill(first.pid, SIGKILL)
             let killed = try await first.finish(timeout: .seconds(10))
-            #expect(killed.signalled)
-            let second = try await ChildProcess(agent.binary, args, dir: agentDir, name: "track").finish(timeout: .seconds(90))
+            try #require(killed.signalled && !killed.stdout.contains("source ended"),
+                          "the kill landed while the first run was tracking: \(killed.stdout.suffix(800))")
+            let second = try await ChildProcess(agent.binary, args(shortTrack), dir: agentDir, name: "track").finish(timeout: .seconds(90))
             #expect(second.status == 0 && !second.signalled, "exit \(second.status): \(second.stderr.suffix(1500))")
             #expect(second.stdout.contains("uploads complete"), "\(second.stdout.suffix(800))")
             #expect(second.sessions == killed.sessions, "the same session resumed")
 
             let refreshes = proxy.log.filter { $0.path == "/oauth/token" }
-            #expect(refreshes.count >= 5, "tokens expiring every 3 s over ~25 s: \(refreshes.count) refreshes")
+            #expect(refreshes.count >= 5, "tokens expiring every 3 s over > 30 s: \(refreshes.count) refreshes")
             #expect(refreshes.allSatisfy { $0.upstreamStatus == 200 },
                     "no refresh was rejected (no seed reuse after the restart, no racing refreshes):\n\(proxy.summary)")
             let uploads = proxy.log.filter { $0.path == "/v1/locations" }

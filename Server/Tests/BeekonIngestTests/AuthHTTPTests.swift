@@ -8,7 +8,7 @@ extension Ingest {
     @Suite struct AuthHTTP {
         /// Issues a grant through a second store on the same database (as `beekon-ingest issue-token` does).
         static func seed(_ db: TestDatabase, subject: String, accessTTL: Int = 900) async throws -> TokenGrant {
-            let store = try IngestServer.makeStore(IngestConfiguration(database: db.location), logger: testLogger)
+            let store = try IngestServer.makeStore(IngestConfiguration(database: db.location, databaseTimeoutSeconds: testDatabaseTimeout), logger: testLogger)
             return try await IngestServer.withServices(store.services, logger: testLogger) {
                 let tokens = TokenService(store: store.tokens, accessTTLSeconds: accessTTL, refreshTTLSeconds: 3600)
                 try await tokens.loadKey()

@@ -53,5 +53,20 @@ extension Ingest {
             #expect(process.terminationReason == .exit)
             #expect(process.terminationStatus == 0)
         }
+
+        @Test(arguments: ["0", "301", "ten"])
+        func refusesADatabaseTimeoutOutOfRange(_ value: String) throws {
+            let process = Process()
+            process.executableURL = Self.binary
+            process.arguments = ["--port", "0", "--database", "sqlite:/nonexistent/never-created.sqlite", "--database-timeout", value]
+            let err = Pipe()
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = err
+            try process.run()
+            let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 64, "usage error: \(message)")
+            #expect(message.contains("database-timeout"))
+        }
     }
 }

@@ -9,7 +9,7 @@ func withServer(_ backend: Backend, configure: (inout IngestConfiguration) -> Vo
                 _ body: @Sendable (TestServer, TestDatabase) async throws -> Void) async throws {
     let db = try backend.freshDatabase()
     defer { db.remove() }
-    var config = IngestConfiguration(database: db.location, authMode: .off)
+    var config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
     configure(&config)
     let server = try await TestServer.start(config)
     do {

@@ -74,7 +74,7 @@ struct IngestFuzzTests {
     @Test func ingestEndpointInProcessInVolume() async throws {
         let db = try Backend.sqlite.freshDatabase()
         defer { db.remove() }
-        var config = IngestConfiguration(database: db.location, authMode: .off)
+        var config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
         config.maxDecompressedBytes = 4 << 20
         let app = try IngestServer.buildApplication(config, logger: testLogger)
         let tally = Locked(IngestFuzzTally("ingest in-process (router)"))

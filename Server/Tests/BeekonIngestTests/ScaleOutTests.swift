@@ -14,7 +14,7 @@ extension Ingest {
                 return
             }
             let db = try Backend.postgres.freshDatabase()
-            let config = IngestConfiguration(database: db.location, authMode: .off)
+            let config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
             let a = try await TestServer.start(config)
             let b = try await TestServer.start(config)
             let install = Fixtures.ids.next(), session = Fixtures.ids.next()

@@ -7,7 +7,7 @@ import Testing
 func withStore<T: Sendable>(_ backend: Backend, _ body: @Sendable (any LocationStore) async throws -> T) async throws -> T {
     let db = try backend.freshDatabase()
     defer { db.remove() }
-    let store = try IngestServer.makeStore(IngestConfiguration(database: db.location), logger: testLogger)
+    let store = try IngestServer.makeStore(IngestConfiguration(database: db.location, databaseTimeoutSeconds: testDatabaseTimeout), logger: testLogger)
     return try await IngestServer.withServices(store.services, logger: testLogger) {
         try await store.migrate()
         try await store.migrate() // idempotent

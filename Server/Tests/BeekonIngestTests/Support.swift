@@ -48,6 +48,11 @@ struct TestDatabase: Sendable {
     }
 }
 
+/// How long test stores wait for PostgreSQL before answering 503. The suites run side by
+/// side on a loaded 2-core CI machine (a burst of 30 overlapping ingests once waited out the
+/// 10 s default there); the 503 path itself is tested with its own short deadline.
+let testDatabaseTimeout = 60
+
 let testLogger: Logger = {
     var l = Logger(label: "beekon-ingest-test")
     l.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error

@@ -11,7 +11,8 @@ public enum IngestServer {
     public static func makeStore(_ config: IngestConfiguration, logger: Logger) throws(StoreError) -> any LocationStore {
         switch config.database {
         case .sqlite(let path): return try SQLiteLocationStore(path: path, logger: logger)
-        case .postgres(let location): return PostgresLocationStore(location: location, logger: logger)
+        case .postgres(let location):
+            return PostgresLocationStore(location: location, operationTimeout: .seconds(config.databaseTimeoutSeconds), logger: logger)
         }
     }
 

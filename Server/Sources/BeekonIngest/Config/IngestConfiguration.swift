@@ -24,6 +24,9 @@ public struct IngestConfiguration: Sendable {
     public var maxDecompressedBytes: Int
     /// A device whose newest fix is older than this is reported as stale by the read API.
     public var staleAfterSeconds: Int
+    /// Longest a request waits for PostgreSQL (a free pooled connection and the answer)
+    /// before it is answered 503 with `Retry-After`; 1…300 seconds, default 10.
+    public var databaseTimeoutSeconds: Int
 
     /// Creates a configuration; every value has the documented default.
     public init(
@@ -37,7 +40,8 @@ public struct IngestConfiguration: Sendable {
         refreshTokenTTLSeconds: Int = 30 * 86_400,
         maxBodyBytes: Int = 12 * 1024 * 1024,
         maxDecompressedBytes: Int = 4 * 1024 * 1024,
-        staleAfterSeconds: Int = 900
+        staleAfterSeconds: Int = 900,
+        databaseTimeoutSeconds: Int = 10
     ) {
         self.host = host
         self.port = port
@@ -50,6 +54,7 @@ public struct IngestConfiguration: Sendable {
         self.maxBodyBytes = maxBodyBytes
         self.maxDecompressedBytes = maxDecompressedBytes
         self.staleAfterSeconds = staleAfterSeconds
+        self.databaseTimeoutSeconds = min(max(databaseTimeoutSeconds, 1), 300)
     }
 
     /// Whether authentication is enforced once `auto` is resolved: `auto` means
