@@ -27,7 +27,6 @@ struct SyncCommand: AsyncParsableCommand {
         do {
             try await beekon.configure(agentConfig.sdk)
             if let extras = agentConfig.extras { try await beekon.setExtras(extras) }
-            try await beekon.sync()
         } catch {
             Terminal.error(error.description)
             throw ExitCode(1)

@@ -151,7 +151,6 @@ struct AgentRunner {
             if let stopFailure {
                 // E.g. a full disk: the fixes already stored still go out before the error exit.
                 Terminal.error(stopFailure.description)
-                if try await beekon.configuration().sync != nil { try? await beekon.sync() }
             } else {
                 Terminal.out("source ended; session stopped")
             }

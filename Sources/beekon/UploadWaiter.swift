@@ -7,34 +7,67 @@ import Foundation
 struct UploadWaiter {
     let beekon: Beekon
 
-    /// Returns when nothing is pending; throws `ExitCode(3)` on auth/rejected/permanent
-    /// failure or when `timeout` real seconds pass with rows still pending.
+    private enum Event {
+        case status(SyncStatus)
+        /// The fresh attempt `drain` started has finished (or could not start).
+        case attempted(BeekonError?)
+        case deadline
+    }
+
+    /// Starts a fresh upload attempt, then returns when nothing is pending; throws
+    /// `ExitCode(3)` when that attempt (or a retry after it) ends in an auth, rejected or
+    /// permanent failure, or when `timeout` real seconds pass with rows still pending;
+    /// `ExitCode(1)` when the attempt cannot start.
+    ///
+    /// The attempt is what the exit is judged on. The status stream replays the latest
+    /// outcome, which may be a failure from minutes ago that holds uploads until the next
+    /// interval (a 401 to the retry after a token refresh, a 413): judged on that, the agent
+    /// would exit with rows pending without trying once more.
     func drain(timeout: Double) async throws {
         let deadline = Date().addingTimeInterval(timeout)
-        let (events, continuation) = AsyncStream<SyncStatus?>.makeStream()
+        let (events, continuation) = AsyncStream<Event>.makeStream()
         let watcher = Task {
-            for await status in beekon.syncStatus { continuation.yield(status) }
+            for await status in beekon.syncStatus { continuation.yield(.status(status)) }
+        }
+        let attempt = Task {
+            do throws(BeekonError) {
+                try await beekon.sync()
+                continuation.yield(.attempted(nil))
+            } catch {
+                continuation.yield(.attempted(error))
+            }
         }
         let timer = Task {
             try? await Task.sleep(for: .seconds(max(0, timeout)))
-            continuation.yield(nil)
+            continuation.yield(.deadline)
         }
-        defer { watcher.cancel(); timer.cancel() }
-        for await status in events {
+        defer { watcher.cancel(); attempt.cancel(); timer.cancel() }
+        var attempted = false
+        for await event in events {
             let pending = (try? await beekon.pendingUploadCount()) ?? -1
             if pending == 0 {
                 Terminal.out("uploads complete")
                 return
             }
-            switch status {
-            case .failed(let failure)?:
-                Terminal.error("upload failed: \(failure); \(pending) rows kept for a later run")
-                throw ExitCode(3)
-            case nil:
+            var failure: SyncFailure?
+            switch event {
+            case .attempted(let error?):
+                Terminal.error("upload failed: \(error.description); \(pending) rows kept for a later run")
+                throw ExitCode(1)
+            case .attempted(nil):
+                attempted = true
+                if case .failed(let f) = beekon.currentSyncStatus { failure = f }
+            case .status(.failed(let f)) where attempted:
+                failure = f
+            case .status:
+                if Date() >= deadline { continuation.yield(.deadline) }
+            case .deadline:
                 Terminal.error("upload queue not drained within \(Int(timeout)) s; \(pending) rows kept for a later run")
                 throw ExitCode(3)
-            default:
-                if Date() >= deadline { continuation.yield(nil) }
+            }
+            if let failure {
+                Terminal.error("upload failed: \(failure); \(pending) rows kept for a later run")
+                throw ExitCode(3)
             }
         }
     }

@@ -137,6 +137,31 @@ struct AgentSyncTests {
         #expect(problems.isEmpty, "\(problems.prefix(10).joined(separator: "\n"))")
     }
 
+    /// A failure that holds uploads until the next interval (here a 401 without refreshable
+    /// auth) early in the replay, then a server that accepts: the drain at the end of the
+    /// replay makes a fresh attempt instead of exiting on the stale failure, and every fix
+    /// arrives. (Found on CI: the agent exited 3 with rows pending after one 401.)
+    @Test func theFinalDrainTriesAgainAfterAHeldFailure() async throws {
+        let tmp = try TempDir()
+        let receiver = try FaultyReceiver(script: [.status(401)])
+        defer { receiver.stop() }
+        let db = tmp.path("agent.sqlite")
+        // Threshold wakes only; the interval (1 h of replay time) never comes during the 31 min walk.
+        let config = try tmp.write("sync.json", """
+            {"minTimeBetweenLocationsSeconds":0,"minDistanceBetweenLocationsMeters":0,
+             "sync":{"url":"\(receiver.url)","batchSize":100,"syncThreshold":100,"intervalSeconds":3600}}
+            """)
+        let run = try await AgentProcess.run(Self.trackArgs(db: db, config: config), timeout: .seconds(120))
+        #expect(run.status == 0 && !run.signalled, "exit \(run.status): \(run.stderr)\n\(receiver.log)")
+        #expect(run.stdout.contains("uploads complete"), "\(run.stdout.suffix(3))")
+        let received = receiver.received
+        try #require(received.count >= 2, "\(receiver.log)")
+        #expect(received[0].action == .status(401))
+        #expect(received[1].batchID == received[0].batchID, "the held batch goes first, same id:\n\(receiver.log)")
+        let problems = Self.deliveryProblems(history: try await HistoryRow.read(db: db), received: received)
+        #expect(problems.isEmpty, "\(problems.prefix(10).joined(separator: "\n"))")
+    }
+
     // MARK: - Crash with a batch in flight
 
     enum Restart: String, CaseIterable, Sendable { case sync, track }

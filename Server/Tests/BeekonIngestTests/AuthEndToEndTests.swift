@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// AU-1..9 with real processes: the agent uploads to beekon-ingest with `auth`, access
-/// tokens live 3 s so they expire and rotate many times during a real-time replay, the
+/// tokens live 4 s so they expire and rotate many times during a real-time replay, the
 /// agent is SIGKILLed mid-run and restarted, and every fix is acknowledged. The server
 /// rotates refresh tokens and revokes the whole chain when an old one is presented after
 /// its successor was used — so a refresh with the seed after the restart, or two refreshes
@@ -20,8 +20,12 @@ struct AuthEndToEndTests {
         let seed = try #require(try JSONSerialization.jsonObject(with: Data(issued.stdout.utf8)) as? [String: Any])
         let access = try #require(seed["access_token"] as? String), refresh = try #require(seed["refresh_token"] as? String)
 
-        let server = try await TestServer.start(IngestConfiguration(
-            database: .sqlite(path: database), authMode: .required, accessTokenTTLSeconds: 3))
+        // A beekon-ingest process, not an in-process server: that one shared this process's
+        // cooperative pool with the CPU-bound fuzz tests beside it, and on a loaded CI run an
+        // upload retried right after a successful refresh was refused 401 — most likely the
+        // server reached it after the 3 s token had expired (nothing else was wrong: every
+        // refresh got 200, and the run passes alone and under CPU load).
+        let server = try ServerProcess(database: database, dir: dir, extra: ["--auth", "required", "--access-token-ttl", "4"])
         do {
             let proxy = try ChaosProxy(upstreamPort: server.port, decide: { _ in .pass })
             defer { proxy.stop() }
@@ -47,7 +51,7 @@ struct AuthEndToEndTests {
             let agent = try ChaosAgent(dir: agentDir, url: "", extraConfig: auth)
             try agent.writeConfig(url: proxy.url, batchSize: 2)
             func args(_ track: String) -> [String] {
-                ["track", "--source", "replay:\(track)", "--speed", "1", "--rebase", "--db", agent.db,
+                ["track", "--log-level", "info", "--source", "replay:\(track)", "--speed", "1", "--rebase", "--db", agent.db,
                  "--config", agent.config, "--drain-timeout", "45"]
             }
 
@@ -61,12 +65,12 @@ struct AuthEndToEndTests {
             try #require(killed.signalled && !killed.stdout.contains("source ended"),
                           "the kill landed while the first run was tracking: \(killed.stdout.suffix(800))")
             let second = try await ChildProcess(agent.binary, args(shortTrack), dir: agentDir, name: "track").finish(timeout: .seconds(90))
-            #expect(second.status == 0 && !second.signalled, "exit \(second.status): \(second.stderr.suffix(1500))")
+            #expect(second.status == 0 && !second.signalled, "exit \(second.status): \(second.stderr.suffix(6000))\n\(proxy.summary)")
             #expect(second.stdout.contains("uploads complete"), "\(second.stdout.suffix(800))")
             #expect(second.sessions == killed.sessions, "the same session resumed")
 
             let refreshes = proxy.log.filter { $0.path == "/oauth/token" }
-            #expect(refreshes.count >= 5, "tokens expiring every 3 s over > 30 s: \(refreshes.count) refreshes")
+            #expect(refreshes.count >= 5, "tokens expiring every 4 s over > 30 s: \(refreshes.count) refreshes")
             #expect(refreshes.allSatisfy { $0.upstreamStatus == 200 },
                     "no refresh was rejected (no seed reuse after the restart, no racing refreshes):\n\(proxy.summary)")
             let uploads = proxy.log.filter { $0.path == "/v1/locations" }
@@ -76,9 +80,9 @@ struct AuthEndToEndTests {
             #expect(report["pending_uploads"] as? Int == 0, "every stored fix was acknowledged: \(status.stdout)")
             #expect((report["locations"] as? Int ?? 0) >= 20)
         } catch {
-            try await server.stop()
+            _ = server.terminate()
             throw error
         }
-        try await server.stop()
+        #expect(server.terminate() == 0, "beekon-ingest did not exit 0 on SIGTERM: \(server.output)")
     }
 }
