@@ -10,6 +10,9 @@ let package = Package(
         .library(name: "BeekonSources", targets: ["BeekonSources"]),
         .library(name: "BeekonTesting", targets: ["BeekonTesting"]),
         .executable(name: "beekon", targets: ["beekon"]),
+        // A product only so that scripts/bench.sh can build it inside the Server package's
+        // build, which compiles the shared dependencies (swift-crypto's BoringSSL, GRDB, …) once.
+        .executable(name: "BeekonBench", targets: ["BeekonBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
