@@ -1,5 +1,6 @@
 @testable import Beekon
 import BeekonTesting
+import GRDB
 import Foundation
 import Testing
 
@@ -128,6 +129,39 @@ struct SyncOrderingTests {
         #expect(sent.dropFirst().map(\.locations.count) == [2, 2, 1])
         let stored = try await beekon.history(from: .distantPast, to: .distantFuture).map(\.id)
         #expect(sent.dropFirst().flatMap(\.locations).map(\.id) == stored, "every fix once, oldest first")
+        #expect(try await beekon.pendingUploadCount() == 0)
+        #expect(try await beekon.storeReport().openBatches == 0)
+    }
+
+    /// The acknowledgement of an accepted batch commits while the next batch is in flight.
+    /// When that commit fails (injected: a trigger aborts it, as a full disk would), the
+    /// drain stops, both accepted batches stay queued under their ids, and the next drain
+    /// sends them again — same id, same rows — before the rest: duplicates the server
+    /// dedupes, nothing lost, nothing sent out of order.
+    @Test func aFailedAcknowledgementLeavesTheBatchQueuedUnderItsID() async throws {
+        let h = Harness()
+        let transport = ScriptedTransport()
+        let beekon = h.beekon(transport: transport)
+        try await configureSync(beekon, syncConfig(SyncConfig(url: loopbackURL, batchSize: 2)))
+        try await beekon.start()
+        await h.provider.send((0..<5).map { fix(Double($0), north: Double($0) * 10) })
+        let side = try DatabaseQueue(path: h.dir.db)
+        try await side.write { db in
+            try db.execute(sql: "CREATE TRIGGER fail_ack BEFORE DELETE ON upload_batch BEGIN SELECT RAISE(ABORT, 'injected fault'); END")
+        }
+        try await beekon.sync()
+        #expect(await transport.requests.count == 2, "b1 accepted, b2 sent while b1's acknowledgement failed")
+        #expect(try await beekon.pendingUploadCount() == 5)
+        #expect(try await beekon.storeReport().openBatches == 3, "b1 and b2 accepted but not recorded, b3 prepared meanwhile")
+        try await side.write { db in try db.execute(sql: "DROP TRIGGER fail_ack") }
+        try side.close()
+        try await beekon.sync()
+        let sent = await transport.requests.map(\.envelope)
+        try #require(sent.count == 5, "b1, b2, then b1, b2 again and b3: \(sent.map(\.locations.count))")
+        #expect(sent[2].batchId == sent[0].batchId && sent[2].locations == sent[0].locations)
+        #expect(sent[3].batchId == sent[1].batchId && sent[3].locations == sent[1].locations)
+        let stored = try await beekon.history(from: .distantPast, to: .distantFuture).map(\.id)
+        #expect(sent.dropFirst(2).flatMap(\.locations).map(\.id) == stored, "every fix once, oldest first")
         #expect(try await beekon.pendingUploadCount() == 0)
         #expect(try await beekon.storeReport().openBatches == 0)
     }

@@ -128,19 +128,26 @@ actor SyncEngine {
     }
 
     /// Sends batches until the queue is empty or one fails. While a full batch is in flight
-    /// the next one is assembled (persisted) and encoded, so the database work and the
-    /// compression overlap the network and the server; it is sent only after the one before
-    /// it was acknowledged (SY-4 order). If the drain stops first, the prepared batch stays
-    /// persisted and goes out, same id, after its predecessor on the next drain.
+    /// the next one is assembled (persisted) and encoded, and the one before it is marked
+    /// acknowledged, so the database work and the compression overlap the network and the
+    /// server. A batch is sent only after the server accepted the one before it (SY-4
+    /// order); its local acknowledgement may still be committing, and if that commit fails
+    /// the batch stays queued under its id and goes again later (the server dedupes it).
+    /// If the drain stops first, a prepared batch stays persisted and goes out, same id,
+    /// after its predecessor on the next drain.
     private func drain() async {
         status.publish(.inFlight)
         var next: PreparedBatch?
+        var acknowledging: Acknowledgement?
         while !stopped {
             let current: PreparedBatch
             if let prepared = next {
                 current = prepared
                 next = nil
             } else {
+                // Nothing prepared: the last acknowledgement must be committed first, or the
+                // assembly would find that batch still open and pick it again.
+                guard await settle(&acknowledging) else { scheduleRetry(status: nil, retryAfter: nil); return }
                 do {
                     guard let prepared = try await Self.prepare(store: store, excluding: [], config: config, device: device,
                                                                 now: clock.now(), makeID: makeID) else {
@@ -159,16 +166,34 @@ actor SyncEngine {
             var prefetch: Task<PreparedBatch?, Never>?
             if current.isFull(config) {
                 let (store, config, device, now, makeID) = (store, config, device, clock.now(), makeID)
-                let exclude: Set<UUID> = [current.batch.id]
+                var exclude: Set<UUID> = [current.batch.id]
+                if let acknowledging { exclude.insert(acknowledging.batch) }
                 prefetch = Task {
                     try? await Self.prepare(store: store, excluding: exclude, config: config, device: device, now: now, makeID: makeID)
                 }
             }
-            let proceed = await send(current)
+            let accepted = await send(current)
+            let acknowledged = await settle(&acknowledging)
             let prepared = await prefetch?.value
-            guard proceed else { return }
+            guard acknowledged else {
+                if accepted { scheduleRetry(status: nil, retryAfter: nil) }  // else send() already decided
+                return
+            }
+            guard accepted else { return }
+            acknowledging = Acknowledgement(batch: current.batch.id, store: store, keepLocations: config.keepUploadedLocations)
             next = prepared
         }
+        _ = await settle(&acknowledging)
+    }
+
+    /// Waits for the acknowledgement being committed, if any; false (logged) if it failed.
+    private func settle(_ acknowledging: inout Acknowledgement?) async -> Bool {
+        guard let pending = acknowledging else { return true }
+        acknowledging = nil
+        guard let error = await pending.commit.value else { return true }
+        logger.error("could not record an accepted upload; its batch goes again later (the server dedupes it)",
+                     metadata: ["batch": "\(pending.batch.wireString)", "error": "\(error)"])
+        return false
     }
 
     /// The next batch (an open one first, else a new one from the queue) with its encoded body.
@@ -180,7 +205,8 @@ actor SyncEngine {
         return PreparedBatch(batch: batch, device: device)
     }
 
-    /// Sends one batch and acts on the outcome; returns whether the drain may continue.
+    /// Sends one batch and acts on the outcome; returns whether the server accepted it
+    /// (the caller then records the acknowledgement) and the drain may continue.
     private func send(_ prepared: PreparedBatch) async -> Bool {
         let batch = prepared.batch
         var authorization: String?
@@ -211,7 +237,7 @@ actor SyncEngine {
         do {
             switch outcome {
             case .accepted:
-                _ = try await store.acknowledge(batch.id, keepLocations: config.keepUploadedLocations)
+                // Marked acknowledged by the drain, overlapping the next batch's upload.
                 consecutiveFailures = 0
                 logger.debug("batch accepted", metadata: meta)
                 return true
@@ -308,6 +334,24 @@ actor SyncEngine {
         }
         if prepared.gzipped { headers["Content-Encoding"] = "gzip" }
         return HTTPRequest(url: config.url, method: "POST", headers: headers, body: prepared.body, timeout: config.effectiveRequestTimeout)
+    }
+}
+
+/// An accepted batch's acknowledgement, committing while the next batch is in flight.
+struct Acknowledgement: Sendable {
+    let batch: UUID
+    let commit: Task<BeekonError?, Never>
+
+    init(batch: UUID, store: LocationStore, keepLocations: Bool) {
+        self.batch = batch
+        commit = Task {
+            do throws(BeekonError) {
+                _ = try await store.acknowledge(batch, keepLocations: keepLocations)
+                return nil
+            } catch {
+                return error
+            }
+        }
     }
 }
 
