@@ -111,12 +111,8 @@ struct SyncOrderingTests {
     /// the database overlap the network). When the first fails, both stay open and go out on
     /// the next drain in order, each with its own id, and no fix travels in two batch ids.
     @Test func theBatchPreparedDuringAFailedUploadGoesOutAfterItWithItsOwnID() async throws {
-        let h = Harness()
-        let transport = ScriptedTransport()
-        let beekon = h.beekon(transport: transport)
-        try await configureSync(beekon, syncConfig(SyncConfig(url: loopbackURL, batchSize: 2)))
-        try await beekon.start()
-        await h.provider.send((0..<5).map { fix(Double($0), north: Double($0) * 10) })
+        let (h, transport, beekon) = try await fiveFixesInBatchesOfTwo()
+        defer { withExtendedLifetime(h) {} }  // its directory holds the database
         await transport.enqueue(.failure(.network("offline")))
         try await beekon.sync()
         #expect(await transport.requests.count == 1)
@@ -139,13 +135,10 @@ struct SyncOrderingTests {
     /// sends them again — same id, same rows — before the rest: duplicates the server
     /// dedupes, nothing lost, nothing sent out of order.
     @Test func aFailedAcknowledgementLeavesTheBatchQueuedUnderItsID() async throws {
-        let h = Harness()
-        let transport = ScriptedTransport()
-        let beekon = h.beekon(transport: transport)
-        try await configureSync(beekon, syncConfig(SyncConfig(url: loopbackURL, batchSize: 2)))
-        try await beekon.start()
-        await h.provider.send((0..<5).map { fix(Double($0), north: Double($0) * 10) })
-        let side = try DatabaseQueue(path: h.dir.db)
+        let (h, transport, beekon) = try await fiveFixesInBatchesOfTwo()
+        var sideConfig = Configuration()
+        sideConfig.busyMode = .timeout(30)  // waits for the SDK's writer instead of failing
+        let side = try DatabaseQueue(path: h.dir.db, configuration: sideConfig)
         try await side.write { db in
             try db.execute(sql: "CREATE TRIGGER fail_ack BEFORE DELETE ON upload_batch BEGIN SELECT RAISE(ABORT, 'injected fault'); END")
         }
@@ -164,6 +157,17 @@ struct SyncOrderingTests {
         #expect(sent.dropFirst(2).flatMap(\.locations).map(\.id) == stored, "every fix once, oldest first")
         #expect(try await beekon.pendingUploadCount() == 0)
         #expect(try await beekon.storeReport().openBatches == 0)
+    }
+
+    /// Five fixes stored with sync in batches of two, nothing sent yet.
+    private func fiveFixesInBatchesOfTwo() async throws -> (Harness, ScriptedTransport, Beekon) {
+        let h = Harness()
+        let transport = ScriptedTransport()
+        let beekon = h.beekon(transport: transport)
+        try await configureSync(beekon, syncConfig(SyncConfig(url: loopbackURL, batchSize: 2)))
+        try await beekon.start()
+        await h.provider.send((0..<5).map { fix(Double($0), north: Double($0) * 10) })
+        return (h, transport, beekon)
     }
 
     @Test func unacknowledgedRowsAreExemptFromTheAgePruneButNotTheCap() async throws {
