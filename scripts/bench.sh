@@ -23,7 +23,9 @@ done
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 data=../shared/data
 
-echo "== building (release) =="
+SECONDS=0
+stage() { echo "== $1 (at ${SECONDS} s) =="; }
+stage "building (release)"
 # Every binary from the Server package's build, which depends on this package: the
 # dependencies both share (swift-crypto with its BoringSSL, GRDB, swift-argument-parser,
 # swift-log) are compiled once instead of once per package.
@@ -32,14 +34,14 @@ for product in beekon-ingest IngestBench beekon BeekonBench; do
 done
 bin=Server/.build/release
 
-echo "== P1 P2 P3 P5 P6 (BeekonBench) =="
+stage "P1 P2 P3 P5 P6 (BeekonBench)"
 BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --runs "$runs" --json "$out/sdk.json" | tee "$out/sdk.txt"
 
-echo "== P4 (IngestBench) =="
+stage "P4 (IngestBench)"
 fixes=100000; [ "$quick" = 1 ] && fixes=20000
 "$bin/IngestBench" --fixes "$fixes" --clients 4 | tee "$out/ingest.txt"
 
-echo "== P7 peak RSS =="
+stage "P7 peak RSS"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 agent_db="$out/agent.sqlite"
 cat > "$out/agent.json" <<JSON
@@ -63,7 +65,7 @@ python3 scripts/rss.py -- "$bin/beekon" track --source gpsd://127.0.0.1:1 --sour
 kill -TERM "$srv_pid"; wait "$srv_pid" || true
 python3 scripts/rss.py --load "http://127.0.0.1:$port/v1/locations" 400 -- "$srv" --port "$port" --database "sqlite:$out/load.sqlite" > "$out/srv-load.json"
 
-echo "== fidelity =="
+stage "fidelity"
 for f in "$data"/gpx/*.gpx; do "$bin/beekon" fidelity --source "replay:$f" --json > "$out/fidelity-$(basename "$f" .gpx).json"; done
 
 python3 - "$out" "$json" <<'PY'
@@ -107,3 +109,4 @@ if dest:
                "fidelity": fid}, open(dest, "w"), indent=2)
     print("written", dest)
 PY
+echo "== done in ${SECONDS} s =="

@@ -165,7 +165,7 @@ func p1(runs: Int, dir: URL) async throws -> Comparison {
         // Ours: the SDK actor end to end.
         let path = dir.appendingPathComponent("p1-sdk-\(run).sqlite").path
         removeDatabase(path)
-        let beekon = Beekon(dependencies: BeekonDependencies(databasePath: path, provider: ArrayProvider(fixes: fixes)))
+        let beekon = Beekon(dependencies: BeekonDependencies(databasePath: path, provider: ArrayProvider(fixes: fixes), logger: quietLogger))
         try await beekon.configure(BeekonConfig(minTimeBetweenLocationsSeconds: 0, minDistanceBetweenLocationsMeters: 0))
         let stream = beekon.positions
         let consumer = Task { () -> Int in
@@ -230,7 +230,7 @@ func p5(runs: Int, dir: URL) async throws -> Comparison {
     let step = Double(days * 86_400) / Double(total)        // 8.64 s between fixes
 
     // The SDK creates and migrates the file; rows go in with one bulk transaction.
-    let beekon = Beekon(dependencies: BeekonDependencies(databasePath: path, provider: ArrayProvider(fixes: [])))
+    let beekon = Beekon(dependencies: BeekonDependencies(databasePath: path, provider: ArrayProvider(fixes: []), logger: quietLogger))
     _ = try await beekon.storeReport()
     let pool = try rawPool(path)
     let ids = UUIDv7Generator()
