@@ -53,7 +53,7 @@ extension Beekon {
         let transport = deps.transport ?? URLSessionTransport()
         var refresher: TokenRefresher?
         if let auth = wanted.auth {
-            refresher = TokenRefresher(config: auth, transport: transport, clock: deps.clock, secrets: deps.effectiveSecretStore,
+            refresher = TokenRefresher(config: auth, transport: transport, clock: deps.authClock, secrets: deps.effectiveSecretStore,
                                        changes: authChangeBroadcast, logger: logger)
             await refresher?.start()
         }

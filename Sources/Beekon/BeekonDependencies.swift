@@ -11,6 +11,11 @@ public struct BeekonDependencies: Sendable {
     public var provider: any LocationProvider
     /// Wall-clock time and sleeping.
     public var clock: any BeekonClock
+    /// Real time for token lifetimes: when an access token is due for refresh (AU-6) and
+    /// how long the breaker stays open (AU-8). Servers issue expiries as real instants, so
+    /// a replay whose `clock` follows the track's timestamps passes the real clock here.
+    /// Defaults to `clock`.
+    public var authClock: any BeekonClock
     /// Id generator for fixes, sessions, batches and the install id.
     public var makeID: @Sendable () -> UUID
     /// Where the SDK logs (no tokens, no query strings).
@@ -36,8 +41,10 @@ public struct BeekonDependencies: Sendable {
         rowCap: Int = 100_000,
         transport: (any HTTPTransport)? = nil,
         randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-        secretStore: (any SecretStore)? = nil
+        secretStore: (any SecretStore)? = nil,
+        authClock: (any BeekonClock)? = nil
     ) {
+        self.authClock = authClock ?? clock
         self.secretStore = secretStore
         self.transport = transport
         self.randomUnit = randomUnit

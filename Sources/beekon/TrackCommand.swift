@@ -72,7 +72,7 @@ struct TrackCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let beekon = Beekon(dependencies: BeekonDependencies(
-            databasePath: dbPath, provider: provider, clock: clock, logger: logger))
+            databasePath: dbPath, provider: provider, clock: clock, logger: logger, authClock: clock.realClock))
         var runner = AgentRunner(beekon: beekon, logger: logger, drainTimeout: drainTimeout)
         runner.clock = clock
         runner.sourceFailure = { events.failure }

@@ -1,6 +1,7 @@
 @testable import Beekon
 import BeekonTesting
 import Foundation
+import Logging
 import Testing
 
 @Suite("Auth in the sync engine (AU-1, AU-5, AU-6, SY-7)")
@@ -162,6 +163,33 @@ struct AuthSyncTests {
         #expect(beekon.currentSyncStatus == .retrying(nextAttempt: h.clock.now().addingTimeInterval(30)))
         #expect(await t.ingest.requests.isEmpty, "no token: nothing is sent")
         #expect(try await beekon.pendingUploadCount() == 1)
+    }
+
+    /// Token lifetimes run on `authClock` (real time), not on the SDK clock, which a replay
+    /// moves with the track: a replay racing two hours ahead does not make a one-hour token
+    /// look expired (no refresh, the seed token is sent); the token expires when real time
+    /// says so.
+    @Test func tokenLifetimesFollowTheAuthClockNotTheReplayClock() async throws {
+        let h = Harness()
+        let real = TestClock()
+        let t = RoutingTransport()
+        await t.token.enqueue(tokenAnswer(#"{"access_token":"after-an-hour","expires_in":"3600"}"#))
+        let beekon = Beekon(dependencies: BeekonDependencies(
+            databasePath: h.dir.db, provider: h.provider, clock: h.clock, logger: Logger(label: "beekon.test"),
+            transport: t, randomUnit: { 0 }, secretStore: InMemorySecretStore(), authClock: real))
+        try await configureSync(beekon, syncConfig(auth: authRecipe(expiresAt: real.now().timeIntervalSince1970 + 3600)))
+        try await beekon.start()
+        h.clock.advance(by: .seconds(7200))  // the replay jumps two hours of track time
+        await h.provider.send(fix(7200))
+        try await beekon.sync()
+        #expect(await t.token.requests.isEmpty, "real time has not reached the token's expiry")
+        #expect(await t.ingest.requests.last?.headers["Authorization"] == "Bearer seed-access-AAAA")
+        real.advance(by: .seconds(3600))
+        await h.provider.send(fix(7201, north: 10))
+        try await beekon.sync()
+        #expect(await t.token.requests.count == 1, "due on the real clock: refreshed before the upload")
+        #expect(await t.ingest.requests.last?.headers["Authorization"] == "Bearer after-an-hour")
+        #expect(try await beekon.pendingUploadCount() == 0)
     }
 
     @Test func withoutRefreshUrlA401KeepsTodaysBehaviour() async throws {

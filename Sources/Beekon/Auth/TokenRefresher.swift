@@ -46,7 +46,8 @@ actor TokenRefresher {
     let config: AuthConfig
     nonisolated let canRefresh: Bool
     private let transport: any HTTPTransport
-    private let clock: any BeekonClock
+    /// The clock token lifetimes are measured on (`BeekonDependencies.authClock`).
+    nonisolated let clock: any BeekonClock
     private let secrets: any SecretStore
     private let changes: Broadcast<AuthChange>
     private let logger: Logger

@@ -294,7 +294,9 @@ actor SyncEngine {
     /// No usable token yet (refresh failed transiently): retry at the breaker's deadline, or
     /// after the regular backoff while the breaker is closed.
     private func waitForAuth(until: Date?) -> Bool {
-        let delay = until.map { Duration.milliseconds(Int64((max(0, $0.timeIntervalSince(clock.now())) * 1000).rounded(.up))) }
+        // The deadline is on the refresher's clock (real time during a replay).
+        let now = auth?.clock.now() ?? clock.now()
+        let delay = until.map { Duration.milliseconds(Int64((max(0, $0.timeIntervalSince(now)) * 1000).rounded(.up))) }
         scheduleRetry(status: nil, retryAfter: delay)
         return false
     }
