@@ -14,6 +14,16 @@ struct UploadWaiter {
         case deadline
     }
 
+    /// Waits for `task` to finish, or until `deadline` (real time).
+    private static func wait(for task: Task<Void, Never>, until deadline: Date) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await task.value }
+            group.addTask { try? await Task.sleep(for: .seconds(max(0, deadline.timeIntervalSinceNow))) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
     /// Starts a fresh upload attempt, then returns when nothing is pending; throws
     /// `ExitCode(3)` when that attempt (or a retry after it) ends in an auth, rejected or
     /// permanent failure, or when `timeout` real seconds pass with rows still pending;
@@ -46,6 +56,10 @@ struct UploadWaiter {
         for await event in events {
             let pending = (try? await beekon.pendingUploadCount()) ?? -1
             if pending == 0 {
+                // The drain that emptied the queue may still be winding down (its `sync()` has
+                // not returned): let it finish before the process exits, or exit() would tear
+                // down the runtime under it (seen as a SIGSEGV after "uploads complete").
+                await Self.wait(for: attempt, until: deadline.addingTimeInterval(5))
                 Terminal.out("uploads complete")
                 return
             }

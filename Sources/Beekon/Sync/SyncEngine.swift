@@ -302,9 +302,11 @@ actor SyncEngine {
     }
 
     /// Publishes a status and persists it for `beekon status` (best effort).
+    /// Stored first, then published: whoever reacts to the status (an agent about to exit)
+    /// finds the database work of this outcome done.
     private func report(_ new: SyncStatus) async {
-        status.publish(new)
         try? await store.setLastSyncOutcome("\(new)")
+        status.publish(new)
     }
 
     private func scheduleRetry(status code: Int?, retryAfter: Duration?) {
