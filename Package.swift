@@ -61,7 +61,7 @@ let package = Package(
         ),
         .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "Beekon", "BeekonTesting"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
-        .testTarget(name: "beekonTests", dependencies: ["beekon", "Beekon", "BeekonWire"]),
+        .testTarget(name: "beekonTests", dependencies: ["beekon", "Beekon", "BeekonWire", "BeekonTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

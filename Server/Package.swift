@@ -65,6 +65,7 @@ let package = Package(
             dependencies: [
                 "BeekonIngest", "PostgresTestCluster",
                 .product(name: "BeekonWire", package: "Beekon"),
+                .product(name: "BeekonTesting", package: "Beekon"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

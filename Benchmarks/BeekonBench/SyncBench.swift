@@ -15,6 +15,7 @@
 //     Server/.build/release/beekon-ingest) both go to a POSIX receiver answering 200 at once.
 
 import Beekon
+import BeekonTesting
 import Foundation
 import GRDB
 import Logging
@@ -253,37 +254,12 @@ final class BenchReceiver: @unchecked Sendable {
     private var stopped = false
 
     init() throws {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { throw BenchError(description: "socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else {
-            close(fd)
-            throw BenchError(description: "bind/listen: errno \(errno)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        listenFD = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let listener: (fd: Int32, port: Int)
+        do { listener = try LoopbackSocket.listen() } catch { throw BenchError(description: error.description) }
+        listenFD = listener.fd
+        port = listener.port
         Thread { [self] in
-            while true {
-                let c = accept(listenFD, nil, nil)
-                if c < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                var one: Int32 = 1
-                setsockopt(c, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            while let c = LoopbackSocket.accept(listenFD) {
                 Thread { [self] in serve(c); close(c) }.start()
             }
         }.start()
@@ -311,48 +287,19 @@ final class BenchReceiver: @unchecked Sendable {
     }
 
     private func serve(_ fd: Int32) {
-        var buffer = Data()
-        var chunk = [UInt8](repeating: 0, count: 256 * 1024)
-        func fill() -> Bool {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { return false }
-            buffer.append(contentsOf: chunk[0..<n])
-            return true
-        }
-        let separator = Data("\r\n\r\n".utf8)
-        while true {
-            var headEnd = buffer.range(of: separator)
-            while headEnd == nil {
-                guard fill() else { return }
-                headEnd = buffer.range(of: separator)
+        var reader = HTTPMessageReader(fd: fd)
+        while let head = reader.readHead() {
+            var headers: [String: String] = [:]
+            for line in head.split(separator: "\r\n").dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             }
-            let head = String(decoding: buffer[buffer.startIndex..<headEnd!.lowerBound], as: UTF8.self).lowercased()
-            buffer.removeSubrange(buffer.startIndex..<headEnd!.upperBound)
-            var length = 0
-            for line in head.split(separator: "\r\n") where line.hasPrefix("content-length:") {
-                length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+            if headers["expect"]?.lowercased() == "100-continue" {
+                guard LoopbackSocket.sendAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
             }
-            if head.contains("expect: 100-continue") { guard write(fd, "HTTP/1.1 100 Continue\r\n\r\n") else { return } }
-            while buffer.count < length { guard fill() else { return } }
-            let body = Data(buffer.prefix(length))
-            buffer.removeSubrange(buffer.startIndex..<buffer.startIndex + length)
-            lock.withLock { bodies.append(body) }
-            guard write(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}") else { return }
+            guard let body = reader.readBody(headers: headers) else { return }
+            lock.withLock { bodies.append(Data(body)) }
+            guard LoopbackSocket.sendAll(fd, Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}".utf8)) else { return }
         }
-    }
-
-    private func write(_ fd: Int32, _ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            #if canImport(Glibc)
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
-            #else
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + offset, bytes.count - offset, 0) }
-            #endif
-            if n <= 0 { return false }
-            offset += n
-        }
-        return true
     }
 }

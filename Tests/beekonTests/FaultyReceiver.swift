@@ -1,4 +1,5 @@
 @testable import Beekon
+import BeekonTesting
 import BeekonWire
 import Foundation
 #if canImport(Glibc)
@@ -100,38 +101,15 @@ final class FaultyReceiver: @unchecked Sendable {
         self.script = script
         self.defaultAction = defaultAction
         self.freshConnectionBeforeDrop = freshConnectionBeforeDrop
-        let fd = socket(AF_INET, Self.streamType, 0)
-        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else {
-            close(fd)
-            throw Failure(description: "bind/listen: errno \(errno)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        listenFD = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let listener: (fd: Int32, port: Int)
+        do { listener = try LoopbackSocket.listen() } catch { throw Failure(description: error.description) }
+        listenFD = listener.fd
+        port = listener.port
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }
 
     deinit { stop() }
-
-    #if canImport(Glibc)
-    private static let streamType = Int32(SOCK_STREAM.rawValue)
-    #else
-    private static let streamType = SOCK_STREAM
-    #endif
 
     // MARK: - What the tests see
 
@@ -200,20 +178,13 @@ final class FaultyReceiver: @unchecked Sendable {
     // MARK: - Server
 
     private func acceptLoop() {
-        while true {
-            let fd = accept(listenFD, nil, nil)
-            if fd < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+        while let fd = LoopbackSocket.accept(listenFD) {
             let keep: Bool = lock.withLock {
                 guard !stopped else { return false }
                 openFDs.insert(fd)
                 return true
             }
             guard keep else { close(fd); return }
-            var one: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             let thread = Thread { [self] in
                 serve(fd)
                 lock.withLock { _ = openFDs.remove(fd) }
@@ -225,20 +196,14 @@ final class FaultyReceiver: @unchecked Sendable {
 
     /// Serves requests on one connection until it closes or an action ends it.
     private func serve(_ fd: Int32) {
-        var reader = SocketReader(fd: fd)
+        var reader = HTTPMessageReader(fd: fd)
         while let head = reader.readHead() {
             guard let (method, path, headers) = Self.parseHead(head) else { return }
             if headers["expect"]?.lowercased() == "100-continue" {
-                guard Self.write(fd, Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
+                guard LoopbackSocket.sendAll(fd, Data("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
             }
-            let body: Data
-            if headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
-                guard let b = reader.readChunked() else { return }
-                body = b
-            } else {
-                guard let b = reader.read(count: Int(headers["content-length"] ?? "0") ?? 0) else { return }
-                body = b
-            }
+            guard let bytes = reader.readBody(headers: headers) else { return }
+            let body = Data(bytes)
             let (action, nextDrops) = record(method: method, path: path, headers: headers, body: body)
             switch action {
             case .status(let code, let extra):
@@ -249,7 +214,7 @@ final class FaultyReceiver: @unchecked Sendable {
                 // `lostAnswerAfterAKeepAliveExchange` in AgentSyncTests for the reuse case).
                 if nextDrops && freshConnectionBeforeDrop { response += "Connection: close\r\n" }
                 response += "\r\n{}"
-                guard Self.write(fd, Data(response.utf8)) else { return }
+                guard LoopbackSocket.sendAll(fd, Data(response.utf8)) else { return }
                 if nextDrops && freshConnectionBeforeDrop { return }
             case .storeThenDrop:
                 shutdown(fd, Int32(SHUT_RDWR))
@@ -274,7 +239,7 @@ final class FaultyReceiver: @unchecked Sendable {
                     _ = releaseCondition.wait(until: deadline)
                 }
                 releaseCondition.unlock()
-                _ = Self.write(fd, Data("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}".utf8))
+                _ = LoopbackSocket.sendAll(fd, Data("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}".utf8))
                 return
             }
         }
@@ -341,93 +306,6 @@ final class FaultyReceiver: @unchecked Sendable {
         case 500: return "Internal Server Error"
         case 503: return "Service Unavailable"
         default: return "Status"
-        }
-    }
-
-    @discardableResult
-    private static func write(_ fd: Int32, _ data: Data) -> Bool {
-        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> Bool in
-            var offset = 0
-            while offset < buffer.count {
-                #if canImport(Glibc)
-                let n = send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                #else
-                let n = send(fd, buffer.baseAddress! + offset, buffer.count - offset, 0)
-                #endif
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return false }
-                offset += n
-            }
-            return true
-        }
-    }
-}
-
-/// Buffered reads from a socket: the request head, a sized body, a chunked body.
-struct SocketReader {
-    let fd: Int32
-    private var buffer = Data()
-
-    init(fd: Int32) { self.fd = fd }
-
-    /// More bytes from the socket; false at EOF or error.
-    private mutating func fill() -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            buffer.append(contentsOf: chunk[0..<n])
-            return true
-        }
-    }
-
-    /// The request line and headers (without the blank line); nil at EOF.
-    mutating func readHead() -> String? {
-        let separator = Data("\r\n\r\n".utf8)
-        while true {
-            if let r = buffer.range(of: separator) {
-                let head = String(decoding: buffer[buffer.startIndex..<r.lowerBound], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex..<r.upperBound)
-                return head
-            }
-            guard fill() else { return nil }
-        }
-    }
-
-    /// Exactly `count` bytes; nil at EOF before that.
-    mutating func read(count: Int) -> Data? {
-        while buffer.count < count {
-            guard fill() else { return nil }
-        }
-        let out = Data(buffer.prefix(count))
-        buffer.removeSubrange(buffer.startIndex..<buffer.startIndex + count)
-        return out
-    }
-
-    private mutating func readLine() -> String? {
-        let crlf = Data("\r\n".utf8)
-        while true {
-            if let r = buffer.range(of: crlf) {
-                let line = String(decoding: buffer[buffer.startIndex..<r.lowerBound], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex..<r.upperBound)
-                return line
-            }
-            guard fill() else { return nil }
-        }
-    }
-
-    /// A `Transfer-Encoding: chunked` body (trailers skipped).
-    mutating func readChunked() -> Data? {
-        var body = Data()
-        while true {
-            guard let line = readLine(), let size = Int(line.split(separator: ";").first ?? "", radix: 16) else { return nil }
-            if size == 0 {
-                while let trailer = readLine(), !trailer.isEmpty {}
-                return body
-            }
-            guard let chunk = read(count: size), readLine() != nil else { return nil }
-            body.append(chunk)
         }
     }
 }

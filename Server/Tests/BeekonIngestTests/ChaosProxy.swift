@@ -1,5 +1,6 @@
 import BeekonIngest
 import BeekonWire
+import BeekonTesting
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -71,24 +72,10 @@ final class ChaosProxy: @unchecked Sendable {
         upstream = upstreamPort
         self.decide = decide
         self.onCommitted = onCommitted
-        let fd = socket(AF_INET, Self.streamType, 0)
-        guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
-        var one: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = Self.loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else {
-            close(fd)
-            throw TestFailure("bind/listen: errno \(errno)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        listenFD = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let listener: (fd: Int32, port: Int)
+        do { listener = try LoopbackSocket.listen() } catch { throw TestFailure(error.description) }
+        listenFD = listener.fd
+        port = listener.port
         Thread { [self] in acceptLoop() }.start()
     }
 
@@ -128,29 +115,8 @@ final class ChaosProxy: @unchecked Sendable {
 
     // MARK: - Proxy
 
-    #if canImport(Glibc)
-    private static let streamType = Int32(SOCK_STREAM.rawValue)
-    private static let noSignal = Int32(MSG_NOSIGNAL)
-    #else
-    private static let streamType = SOCK_STREAM
-    private static let noSignal: Int32 = 0
-    #endif
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_port = UInt16(port).bigEndian
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return a
-    }
-
     private func acceptLoop() {
-        while true {
-            let fd = accept(listenFD, nil, nil)
-            if fd < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+        while let fd = LoopbackSocket.accept(listenFD) {
             let keep: Bool = lock.withLock {
                 guard !stopped else { return false }
                 openFDs.insert(fd)
@@ -167,18 +133,18 @@ final class ChaosProxy: @unchecked Sendable {
     }
 
     private func serve(_ fd: Int32) {
-        var reader = ByteReader(fd: fd)
-        while let head = reader.head() {
+        var reader = HTTPMessageReader(fd: fd)
+        while let head = reader.readHead() {
             guard let request = HTTPHead(head) else { return }
             if request.headers["expect"]?.lowercased() == "100-continue" {
-                guard Self.sendAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
+                guard LoopbackSocket.sendAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
             }
-            guard let body = reader.body(request.headers) else { return }
+            guard let body = reader.readBody(headers: request.headers) else { return }
             let (index, fault) = record(path: request.path, body: body, headers: request.headers)
             switch fault {
             case .status(let code, let retryAfter):
                 let extra = retryAfter.map { "Retry-After: \($0)\r\n" } ?? ""
-                guard Self.sendAll(fd, Array("HTTP/1.1 \(code) Fault\r\nContent-Length: 2\r\n\(extra)\r\n{}".utf8)) else { return }
+                guard LoopbackSocket.sendAll(fd, Array("HTTP/1.1 \(code) Fault\r\nContent-Length: 2\r\n\(extra)\r\n{}".utf8)) else { return }
                 continue
             case .delay(let seconds):
                 Thread.sleep(forTimeInterval: seconds) // the fault itself: a slow network
@@ -197,7 +163,7 @@ final class ChaosProxy: @unchecked Sendable {
                 onCommitted(index)
                 return
             default:
-                guard Self.sendAll(fd, answer.bytes) else { return }
+                guard LoopbackSocket.sendAll(fd, answer.bytes) else { return }
             }
         }
     }
@@ -221,24 +187,16 @@ final class ChaosProxy: @unchecked Sendable {
 
     /// One exchange with the server; nil when it is unreachable or hangs up.
     private func forward(_ request: HTTPHead, body: [UInt8]) -> (status: Int, bytes: [UInt8], body: [UInt8])? {
-        let fd = socket(AF_INET, Self.streamType, 0)
-        guard fd >= 0 else { return nil }
+        guard let fd = LoopbackSocket.connect(port: lock.withLock { upstream }) else { return nil }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 40, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = Self.loopback(port: lock.withLock { upstream })
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return nil }
         var head = "\(request.method) \(request.path) HTTP/1.1\r\n"
         for (k, v) in request.headers where !["connection", "content-length", "transfer-encoding", "keep-alive", "expect"].contains(k) {
             head += "\(k): \(v)\r\n"
         }
         head += "content-length: \(body.count)\r\nconnection: close\r\n\r\n"
-        guard Self.sendAll(fd, Array(head.utf8) + body) else { return nil }
-        var reader = ByteReader(fd: fd)
-        guard let responseHead = reader.head(), let statusLine = responseHead.split(separator: "\r\n").first else { return nil }
+        guard LoopbackSocket.sendAll(fd, Array(head.utf8) + body) else { return nil }
+        var reader = HTTPMessageReader(fd: fd)
+        guard let responseHead = reader.readHead(), let statusLine = responseHead.split(separator: "\r\n").first else { return nil }
         let parts = statusLine.split(separator: " ")
         guard parts.count >= 2, let status = Int(parts[1]) else { return nil }
         var headers: [String: String] = [:]
@@ -246,24 +204,11 @@ final class ChaosProxy: @unchecked Sendable {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        guard let responseBody = reader.body(headers) else { return nil }
+        guard let responseBody = reader.readBody(headers: headers) else { return nil }
         var out = "HTTP/1.1 \(status) Relayed\r\ncontent-length: \(responseBody.count)\r\n"
         for k in ["content-type", "retry-after", "www-authenticate"] { if let v = headers[k] { out += "\(k): \(v)\r\n" } }
         out += "\r\n"
         return (status, Array(out.utf8) + responseBody, responseBody)
-    }
-
-    private static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = send(fd, buffer.baseAddress! + offset, buffer.count - offset, noSignal)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return false }
-                offset += n
-            }
-            return true
-        }
     }
 }
 
@@ -282,75 +227,5 @@ private struct HTTPHead {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-    }
-}
-
-/// Buffered socket reads: a message head, then a sized, chunked or until-EOF body.
-private struct ByteReader {
-    let fd: Int32
-    private var buffer: [UInt8] = []
-
-    init(fd: Int32) { self.fd = fd }
-
-    private mutating func fill() -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            buffer.append(contentsOf: chunk[0..<n])
-            return true
-        }
-    }
-
-    private func find(_ pattern: [UInt8]) -> Int? {
-        guard buffer.count >= pattern.count else { return nil }
-        for i in 0...(buffer.count - pattern.count) where buffer[i] == pattern[0] && Array(buffer[i..<i + pattern.count]) == pattern {
-            return i
-        }
-        return nil
-    }
-
-    mutating func head() -> String? {
-        while true {
-            if let i = find([13, 10, 13, 10]) {
-                let head = String(decoding: buffer[0..<i], as: UTF8.self)
-                buffer.removeFirst(i + 4)
-                return head
-            }
-            guard fill() else { return nil }
-        }
-    }
-
-    mutating func read(_ count: Int) -> [UInt8]? {
-        while buffer.count < count { guard fill() else { return nil } }
-        defer { buffer.removeFirst(count) }
-        return Array(buffer[0..<count])
-    }
-
-    private mutating func line() -> String? {
-        while true {
-            if let i = find([13, 10]) {
-                defer { buffer.removeFirst(i + 2) }
-                return String(decoding: buffer[0..<i], as: UTF8.self)
-            }
-            guard fill() else { return nil }
-        }
-    }
-
-    mutating func body(_ headers: [String: String]) -> [UInt8]? {
-        if headers["transfer-encoding"]?.lowercased().contains("chunked") == true {
-            var body: [UInt8] = []
-            while true {
-                guard let l = line(), let size = Int(l.split(separator: ";").first ?? "", radix: 16) else { return nil }
-                if size == 0 {
-                    while let trailer = line(), !trailer.isEmpty {}
-                    return body
-                }
-                guard let chunk = read(size), line() != nil else { return nil }
-                body += chunk
-            }
-        }
-        return read(Int(headers["content-length"] ?? "0") ?? 0)
     }
 }
