@@ -74,7 +74,7 @@ struct UploadWaiter {
             case .status(.failed(let f)) where attempted:
                 failure = f
             case .status:
-                if Date() >= deadline { continuation.yield(.deadline) }
+                break  // progress; the timer reports the deadline
             case .deadline:
                 Terminal.error("upload queue not drained within \(Int(timeout)) s; \(pending) rows kept for a later run")
                 throw ExitCode(3)

@@ -25,8 +25,7 @@ struct AuthEndToEndTests {
         // upload retried right after a successful refresh was refused 401 — most likely the
         // server reached it after the 3 s token had expired (nothing else was wrong: every
         // refresh got 200, and the run passes alone and under CPU load).
-        let server = try ServerProcess(database: database, dir: dir, extra: ["--auth", "required", "--access-token-ttl", "4"])
-        do {
+        try await ChaosTests.withServerProcess(database: database, extra: ["--auth", "required", "--access-token-ttl", "4"]) { server in
             let proxy = try ChaosProxy(upstreamPort: server.port, decide: { _ in .pass })
             defer { proxy.stop() }
             // Real fixes at 1 Hz, replayed in real time (NDJSON is the agent's own export format).
@@ -79,10 +78,6 @@ struct AuthEndToEndTests {
             let report = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
             #expect(report["pending_uploads"] as? Int == 0, "every stored fix was acknowledged: \(status.stdout)")
             #expect((report["locations"] as? Int ?? 0) >= 20)
-        } catch {
-            _ = server.terminate()
-            throw error
         }
-        #expect(server.terminate() == 0, "beekon-ingest did not exit 0 on SIGTERM: \(server.output)")
     }
 }

@@ -31,9 +31,11 @@ struct ChaosTests {
     /// A `beekon-ingest` process on a fresh SQLite file: its latency does not depend on this
     /// test process (in-process servers shared the cooperative pool with the CPU-bound fuzz
     /// tests running beside them and answered a loaded CI run after more than 5 s).
-    static func withServerProcess(_ body: (ServerProcess) async throws -> Void) async throws {
+    /// `database` defaults to a fresh file; `extra` are more `beekon-ingest` arguments.
+    static func withServerProcess(database: String? = nil, extra: [String] = [],
+                                  _ body: (ServerProcess) async throws -> Void) async throws {
         let dir = try ChaosDir()
-        let server = try ServerProcess(database: dir.path("ingest.sqlite"), dir: dir)
+        let server = try ServerProcess(database: database ?? dir.path("ingest.sqlite"), dir: dir, extra: extra)
         do {
             try await body(server)
         } catch {

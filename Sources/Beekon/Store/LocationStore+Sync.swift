@@ -37,7 +37,7 @@ extension LocationStore {
     /// is returned. Batches in `excluding` (the one in flight while the next is prepared) and
     /// their rows are left out. Nil when nothing is pending. Committed unforced (see
     /// `writeUnforced`): membership survives a process death, as SY-6 needs.
-    func nextBatch(limit: Int, now: Date, extras: [String: String], excluding: Set<UUID> = [],
+    func nextBatch(limit: Int, now: Date, excluding: Set<UUID> = [],
                    makeID: @Sendable @escaping () -> UUID) async throws(BeekonError) -> PendingBatch? {
         try await writeUnforced("assembling an upload batch") { db in
             let excluded = excluding.map(\.wireString)
@@ -70,7 +70,8 @@ extension LocationStore {
                 ?? String.fetchOne(db, sql: "SELECT id FROM session ORDER BY started_at DESC LIMIT 1")
                 ?? Self.meta(db, MetaKey.installID)!
             let batchID = makeID().wireString
-            let extrasJSON = String(decoding: try JSONEncoder().encode(extras), as: UTF8.self)
+            // The extras in effect now (SY-9), as `setExtras` stored them.
+            let extrasJSON = try Self.meta(db, "extras") ?? "{}"
             try db.execute(sql: "INSERT INTO upload_batch(id, session_id, created_at, extras) VALUES (?, ?, ?, ?)",
                            arguments: [batchID, sessionID, WireTimestamp(now).millis, extrasJSON])
             if let session {
@@ -171,13 +172,6 @@ extension LocationStore {
         try await read("reading rejected rows") { db in
             try LocationRow.fetchLocations(db, where: "WHERE upload_state = 2 ORDER BY ts, rowid")
         }
-    }
-
-    /// The persisted extras (SY-9).
-    func extras() async throws(BeekonError) -> [String: String] {
-        let json = try await read("reading extras") { db in try Self.meta(db, "extras") }
-        guard let json else { return [:] }
-        return (try? JSONDecoder().decode([String: String].self, from: Data(json.utf8))) ?? [:]
     }
 
     /// Persists extras attached to every later batch.

@@ -199,8 +199,7 @@ actor SyncEngine {
     /// The next batch (an open one first, else a new one from the queue) with its encoded body.
     private static func prepare(store: LocationStore, excluding: Set<UUID>, config: SyncConfig, device: WireDevice, now: Date,
                                 makeID: @escaping @Sendable () -> UUID) async throws(BeekonError) -> PreparedBatch? {
-        let extras = try await store.extras()
-        guard let batch = try await store.nextBatch(limit: config.effectiveBatchSize, now: now, extras: extras,
+        guard let batch = try await store.nextBatch(limit: config.effectiveBatchSize, now: now,
                                                     excluding: excluding, makeID: makeID) else { return nil }
         return PreparedBatch(batch: batch, device: device)
     }
