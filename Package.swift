@@ -9,7 +9,7 @@ let package = Package(
         .library(name: "BeekonWire", targets: ["BeekonWire"]),
         .library(name: "BeekonSources", targets: ["BeekonSources"]),
         .library(name: "BeekonTesting", targets: ["BeekonTesting"]),
-        .executable(name: "beekon", targets: ["beekon"]),
+        .executable(name: "beekon", targets: ["BeekonAgent"]),
         // A product only so that scripts/bench.sh can build it inside the Server package's
         // build, which compiles the shared dependencies (swift-crypto's BoringSSL, GRDB, …) once.
         .executable(name: "BeekonBench", targets: ["BeekonBench"]),
@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "BeekonSources", dependencies: ["Beekon", "BeekonWire"]),
         .target(name: "BeekonTesting", dependencies: ["Beekon"]),
         .executableTarget(
-            name: "beekon",
+            name: "BeekonAgent",
             dependencies: [
                 "Beekon", "BeekonSources",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -61,7 +61,7 @@ let package = Package(
         ),
         .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "Beekon", "BeekonTesting"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
-        .testTarget(name: "beekonTests", dependencies: ["beekon", "Beekon", "BeekonWire", "BeekonTesting"]),
+        .testTarget(name: "BeekonAgentTests", dependencies: ["BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,7 +8,7 @@
 #   P3 drain of 100,000 fixes vs raw HTTP client   P4 ingest with dedupe vs COPY / raw SQLite inserts
 #   P5 one day of history vs raw SQL               P6 geofence evaluation 1k/10k/100k vs brute force
 #   P7 peak RSS: agent tracking vs agent idle; server under load vs server idle
-#   Fidelity: `beekon fidelity` for every track in ../shared/data/gpx (stored %, max/p95 error)
+#   Fidelity: `beekon fidelity` for every track in Tests/Data/gpx (stored %, max/p95 error)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=5; json=""; quick=0
@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
-data=../shared/data
+data=Tests/Data
 
 SECONDS=0
 stage() { echo "== $1 (at ${SECONDS} s) =="; }

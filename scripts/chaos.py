@@ -36,7 +36,7 @@ import urllib.request
 
 API_KEY = "chaos-api-key-0123456789"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
+DATA = os.path.join(ROOT, "Tests", "Data")  # the recordings kept in the repository (NOTICE.md there)
 TRACKS = [
     "gpx/togeojson_apple_watch_walk_1hz.gpx",
     "gpx/movingpandas_304_to_UL_bus_1hz.gpx",

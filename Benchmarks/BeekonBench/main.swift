@@ -126,11 +126,11 @@ func removeDatabase(_ path: String) {
 
 // MARK: - Input fixes
 
-/// The real 1 Hz walk (../shared/data) with time order fixed and duplicates dropped, shifted
+/// The real 1 Hz walk (Tests/Data) with time order fixed and duplicates dropped, shifted
 /// to end an hour ago; a synthetic 1 Hz walk of the same length when the file is missing.
 func benchFixes() -> (fixes: [RawFix], source: String) {
     let walk = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().appendingPathComponent("../../../shared/data/gpx/togeojson_apple_watch_walk_1hz.gpx")
+        .deletingLastPathComponent().appendingPathComponent("../../Tests/Data/gpx/togeojson_apple_watch_walk_1hz.gpx")
         .standardizedFileURL
     var fixes: [RawFix]
     var source = walk.lastPathComponent

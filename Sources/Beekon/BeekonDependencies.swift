@@ -30,6 +30,9 @@ public struct BeekonDependencies: Sendable {
     /// Where the live auth tokens are kept (AU-9); nil means the platform vault for this
     /// database: `FileSecretStore` next to it on Linux, the Keychain on Apple platforms.
     public var secretStore: (any SecretStore)?
+    /// How long the host lets the SDK keep working in the background (uploads, beacon
+    /// ranging). Unlimited by default; on iOS the app's background-task budget.
+    public var executionBudget: any ExecutionBudget
 
     /// Creates dependencies; ids default to UUIDv7 read from `clock`.
     public init(
@@ -42,8 +45,10 @@ public struct BeekonDependencies: Sendable {
         transport: (any HTTPTransport)? = nil,
         randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         secretStore: (any SecretStore)? = nil,
-        authClock: (any BeekonClock)? = nil
+        authClock: (any BeekonClock)? = nil,
+        executionBudget: any ExecutionBudget = UnlimitedExecutionBudget()
     ) {
+        self.executionBudget = executionBudget
         self.authClock = authClock ?? clock
         self.secretStore = secretStore
         self.transport = transport

@@ -3,11 +3,11 @@ import Testing
 import Beekon
 @testable import BeekonSources
 
-/// The shared real recordings: …/Tests/BeekonSourcesTests/TestSupport.swift → ../../../shared/data.
+/// The real recordings kept in the repository: …/Tests/BeekonSourcesTests/TestSupport.swift → ../Data (see its NOTICE.md).
 enum SharedData {
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent()
-        .appendingPathComponent("../../../shared/data")
+        .appendingPathComponent("../Data")
         .standardizedFileURL
 
     static func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }

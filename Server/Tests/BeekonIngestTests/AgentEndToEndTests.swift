@@ -13,10 +13,10 @@ extension Ingest {
     /// then returns exactly the fixes in the agent's own history — same ids, timestamps,
     /// coordinates and every other field.
     @Suite struct AgentEndToEnd {
-        /// The 1 Hz walk from `shared/data` (the root package's sibling), every fix admitted.
+        /// The 1 Hz walk from the root package's `Tests/Data`, every fix admitted.
         static let track = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent()
-            .appendingPathComponent("../../../../shared/data/gpx/togeojson_apple_watch_walk_1hz.gpx")
+            .appendingPathComponent("../../../../Tests/Data/gpx/togeojson_apple_watch_walk_1hz.gpx")
             .standardizedFileURL.path
 
         /// A flat JSON object with comparable values: strings as `s:…`, numbers and booleans as `n:…`.

@@ -3,14 +3,14 @@ import Testing
 
 /// Paths, temporary directories and output parsing shared by the agent tests.
 enum Fixtures {
-    /// …/Tests/beekonTests/Fixtures.swift → the package root.
+    /// …/Tests/BeekonAgentTests/Fixtures.swift → the package root.
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The shared real recordings: the package root's sibling `shared/data`.
+    /// The real recordings kept in the repository: `Tests/Data` (see its NOTICE.md).
     static let dataRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent()
-        .appendingPathComponent("../../../shared/data")
+        .appendingPathComponent("../Data")
         .standardizedFileURL
 
     static func data(_ relative: String) -> String { dataRoot.appendingPathComponent(relative).path }

@@ -1,7 +1,7 @@
 import Beekon
 import Foundation
 import Testing
-@testable import beekon
+@testable import BeekonAgent
 
 /// The `--config` parser in volume, in-process: the same mutants as the binary sample in
 /// `AgentHardeningTests` (`600 × BEEKON_FUZZ_SCALE`, from `BEEKON_FUZZ_SEED`). A mutant is

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Fails when two tracked paths differ only by case (they collapse into one on a
+# case-insensitive volume, the default on macOS): every path and every parent folder.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+collisions=$(git ls-files | awk -F/ '{ p = ""; for (i = 1; i <= NF; i++) { p = (i == 1 ? $1 : p "/" $i); print p } }' \
+  | sort -u | awk '{ k = tolower($0); if (k in seen && seen[k] != $0) print seen[k] " <-> " $0; else seen[k] = $0 }')
+if [ -n "$collisions" ]; then
+  echo "paths that differ only by case:" >&2
+  echo "$collisions" >&2
+  exit 1
+fi
+echo "no tracked paths differ only by case"
