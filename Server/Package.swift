@@ -37,12 +37,16 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 "CIngestZlib",
-            ]
+            ],
+            // The published contract, compiled into the binary and served at /openapi.json
+            // and /schemas/envelope-v1.json (no resource bundle to ship beside the executable).
+            resources: [.embedInCode("Contract/openapi.json"), .embedInCode("Contract/envelope-v1.schema.json")]
         ),
         .executableTarget(
             name: "beekon-ingest",
             dependencies: [
                 "BeekonIngest",
+                .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Beekon
+import BeekonWire
 import Foundation
 import Logging
 
@@ -8,6 +9,7 @@ struct BeekonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beekon",
         abstract: "Beekon tracking agent: track from a location source, store durably, export history.",
+        version: BeekonVersion.current,
         subcommands: [TrackCommand.self, HistoryCommand.self, StatusCommand.self, SyncCommand.self, StopCommand.self, FidelityCommand.self, DemoCommand.self]
     )
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BeekonIngest
+import BeekonWire
 import Foundation
 import Logging
 
@@ -9,6 +10,7 @@ struct BeekonIngestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beekon-ingest",
         abstract: "Receives Beekon schema-v1 uploads, dedupes and stores them, and serves them back.",
+        version: BeekonVersion.current,
         subcommands: [Serve.self, IssueToken.self],
         defaultSubcommand: Serve.self)
 }

@@ -14,6 +14,19 @@ extension Ingest {
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("beekon-ingest")
         }
 
+        @Test func versionFlagPrintsTheOneVersionConstant() throws {
+            let process = Process()
+            process.executableURL = Self.binary
+            process.arguments = ["--version"]
+            let out = Pipe()
+            process.standardOutput = out
+            try process.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            #expect(text.trimmingCharacters(in: .whitespacesAndNewlines) == BeekonVersion.current)
+        }
+
         @Test func reportsItsPortAndStopsOnSIGTERM() async throws {
             let binary = Self.binary
             try #require(FileManager.default.isExecutableFile(atPath: binary.path), "build the executable first: \(binary.path)")

@@ -1,9 +1,10 @@
+import BeekonWire
 import Foundation
 
 /// The `device` object of every batch: constant per install.
 enum DeviceInfo {
-    /// The SDK version reported as `sdk_version`.
-    static let sdkVersion = "0.1.0"
+    /// The SDK version reported as `sdk_version` (the repository's one version constant).
+    static let sdkVersion = BeekonVersion.current
 
     /// `linux`, `macos` or `ios` — `linux`/`macos` are must-ignore additions to the schema enum.
     static var platform: String {

@@ -38,15 +38,7 @@ public enum IngestServer {
     ) -> some ApplicationProtocol & Service {
         let tokens = TokenService(store: store.tokens, accessTTLSeconds: config.accessTokenTTLSeconds,
                                   refreshTTLSeconds: config.refreshTokenTTLSeconds, now: now)
-        let auth = Authenticator(required: config.authRequired, apiKeys: config.apiKeys, tokens: tokens)
-        let metrics = IngestMetrics()
-        let router = Router()
-        IngestController(store: store, auth: auth, metrics: metrics, maxBodyBytes: config.maxBodyBytes,
-                         maxDecompressedBytes: config.maxDecompressedBytes, now: now)
-            .register(on: router, path: config.ingestPath)
-        TokenController(tokens: tokens, metrics: metrics).register(on: router)
-        ReadController(store: store, auth: auth, staleAfterSeconds: config.staleAfterSeconds, now: now).register(on: router)
-        HealthController(store: store, metrics: metrics).register(on: router)
+        let router = makeRouter(config, store: store, tokens: tokens, now: now)
 
         let host = config.host
         var app = Application(
@@ -70,5 +62,26 @@ public enum IngestServer {
             }
         }
         return app
+    }
+
+    /// Every route of the server on one router (the contract test lists them against
+    /// `openapi.json`: a route added without documentation fails it).
+    package static func makeRouter(
+        _ config: IngestConfiguration,
+        store: any LocationStore,
+        tokens: TokenService,
+        now: @escaping @Sendable () -> Date
+    ) -> Router<BasicRequestContext> {
+        let auth = Authenticator(required: config.authRequired, apiKeys: config.apiKeys, tokens: tokens)
+        let metrics = IngestMetrics()
+        let router = Router()
+        IngestController(store: store, auth: auth, metrics: metrics, maxBodyBytes: config.maxBodyBytes,
+                         maxDecompressedBytes: config.maxDecompressedBytes, now: now)
+            .register(on: router, path: config.ingestPath)
+        TokenController(tokens: tokens, metrics: metrics).register(on: router)
+        ReadController(store: store, auth: auth, staleAfterSeconds: config.staleAfterSeconds, now: now).register(on: router)
+        HealthController(store: store, metrics: metrics).register(on: router)
+        ContractController().register(on: router)
+        return router
     }
 }

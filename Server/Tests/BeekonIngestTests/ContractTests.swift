@@ -1,0 +1,187 @@
+@testable import BeekonIngest
+import BeekonWire
+import Foundation
+import Hummingbird
+import Testing
+
+extension Ingest {
+    /// The published contract (`Sources/BeekonIngest/Contract`) against the server itself:
+    /// the routes it registers, the documents it serves, and what its decoder accepts.
+    @Suite struct Contract {
+        static let contractDir = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().appendingPathComponent("../../Sources/BeekonIngest/Contract").standardizedFileURL
+        static let goldenDir = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().appendingPathComponent("../../../Tests/BeekonWireTests/Golden").standardizedFileURL
+
+        static func document() throws -> [String: Any] {
+            let data = try Data(contentsOf: contractDir.appendingPathComponent("openapi.json"))
+            return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        }
+
+        /// `METHOD /path/{}` for every documented operation.
+        static func documentedRoutes() throws -> Set<String> {
+            let paths = try #require(try document()["paths"] as? [String: [String: Any]])
+            var out = Set<String>()
+            for (path, item) in paths {
+                for method in item.keys where ["get", "post", "put", "patch", "delete", "head"].contains(method) {
+                    out.insert("\(method.uppercased()) \(normalised(path))")
+                }
+            }
+            return out
+        }
+
+        /// Path parameters spelled `{name}` (OpenAPI) or `:name` (Hummingbird) become `{}`.
+        static func normalised(_ path: String) -> String {
+            path.split(separator: "/", omittingEmptySubsequences: false).map { part in
+                part.hasPrefix(":") || (part.hasPrefix("{") && part.hasSuffix("}")) ? "{}" : String(part)
+            }.joined(separator: "/")
+        }
+
+        @Test("every route the server registers is documented in openapi.json, and every documented route exists")
+        func routesAndDocumentAgree() throws {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-contract-\(UUID().uuidString).sqlite").path
+            defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+            let config = IngestConfiguration(database: .sqlite(path: path), authMode: .off)
+            let store = try SQLiteLocationStore(path: path, logger: testLogger)
+            let tokens = TokenService(store: store.tokens, accessTTLSeconds: 900, refreshTTLSeconds: 86_400)
+            let router = IngestServer.makeRouter(config, store: store, tokens: tokens, now: { Date() })
+            let registered = Set(router.routes.map { "\($0.method.rawValue) \(Self.normalised($0.path.description))" })
+            let documented = try Self.documentedRoutes()
+            #expect(registered.count >= 9)
+            #expect(registered.subtracting(documented).isEmpty, "routes without documentation: \(registered.subtracting(documented).sorted())")
+            #expect(documented.subtracting(registered).isEmpty, "documented routes the server lacks: \(documented.subtracting(registered).sorted())")
+        }
+
+        @Test("the server serves the repository's openapi.json and envelope schema byte for byte")
+        func servedDocumentsAreTheFiles() async throws {
+            try await withServer(.sqlite) { server, _ in
+                let doc = try await HTTP.send("GET", server.base + "/openapi.json")
+                #expect(doc.status == 200)
+                #expect(doc.headers["content-type"] == "application/json")
+                #expect(doc.body == [UInt8](try Data(contentsOf: Self.contractDir.appendingPathComponent("openapi.json"))))
+                let schema = try await HTTP.send("GET", server.base + "/schemas/envelope-v1.json")
+                #expect(schema.status == 200)
+                #expect(schema.headers["content-type"] == "application/schema+json")
+                #expect(schema.body == [UInt8](try Data(contentsOf: Self.contractDir.appendingPathComponent("envelope-v1.schema.json"))))
+                let version = try #require(try Self.document()["info"] as? [String: Any])["version"] as? String
+                #expect(version == BeekonVersion.current, "openapi.json info.version must follow BeekonVersion.current")
+            }
+        }
+
+        @Test("the OpenAPI document's Envelope is the published JSON Schema, with its $defs as components")
+        func envelopeComponentIsTheSchema() throws {
+            let schemaData = try Data(contentsOf: Self.contractDir.appendingPathComponent("envelope-v1.schema.json"))
+            var schema = try #require(try JSONSerialization.jsonObject(with: schemaData) as? [String: Any])
+            let defs = try #require(schema.removeValue(forKey: "$defs") as? [String: Any])
+            schema["$schema"] = nil
+            schema["$id"] = nil
+            let components = try #require((try Self.document()["components"] as? [String: Any])?["schemas"] as? [String: Any])
+            let names = ["uuid": "UUID", "timestamp": "Timestamp", "device": "Device", "location": "Location", "geofenceEvent": "GeofenceEvent"]
+            func rewrite(_ value: Any) -> Any {
+                if let object = value as? [String: Any] {
+                    var out: [String: Any] = [:]
+                    for (key, v) in object {
+                        if key == "$ref", let ref = v as? String, ref.hasPrefix("#/$defs/"), let name = names[String(ref.dropFirst(8))] {
+                            out[key] = "#/components/schemas/\(name)"
+                        } else {
+                            out[key] = rewrite(v)
+                        }
+                    }
+                    return out
+                }
+                if let array = value as? [Any] { return array.map(rewrite) }
+                return value
+            }
+            #expect(NSDictionary(dictionary: rewrite(schema) as! [String: Any]).isEqual(to: components["Envelope"] as? [String: Any] ?? [:]))
+            for (def, name) in names {
+                let published = try #require(defs[def] as? [String: Any])
+                #expect(NSDictionary(dictionary: rewrite(published) as! [String: Any]).isEqual(to: components[name] as? [String: Any] ?? [:]),
+                        "components.schemas.\(name) differs from $defs.\(def)")
+            }
+        }
+
+        /// Envelopes the schema and the server's decoder must judge alike: the golden files
+        /// (valid) and hand-made breaks of them (invalid).
+        static func judgedEnvelopes() throws -> [(name: String, json: String, valid: Bool)] {
+            var out: [(String, String, Bool)] = []
+            let files = try FileManager.default.contentsOfDirectory(atPath: goldenDir.path).filter { $0.hasSuffix(".json") }.sorted()
+            for file in files {
+                out.append((file, try String(contentsOf: goldenDir.appendingPathComponent(file), encoding: .utf8), true))
+            }
+            let full = try String(contentsOf: goldenDir.appendingPathComponent("full.json"), encoding: .utf8)
+            let breaks: [(String, String, String)] = [
+                ("bearing 360", #""bearing":"#, #""bearing":360,"ignored":"#),
+                ("unknown trigger", #""trigger":""#, #""trigger":"teleport","was":""#),
+                ("schema_version 2", #""schema_version":1"#, #""schema_version":2"#),
+                ("timestamp without millis", #""sent_at":""#, #""sent_at":"2026-06-15T12:34:56Z","old_sent_at":""#),
+                ("latitude 91", #""latitude":"#, #""latitude":91,"lat0":"#),
+            ]
+            for (name, find, replacement) in breaks {
+                let range = try #require(full.range(of: find), "full.json has no \(find)")
+                out.append((name, full.replacingCharacters(in: range, with: replacement), false))
+            }
+            out.append(("an unknown field (must-ignore)", String(full.dropLast(full.hasSuffix("}\n") ? 2 : 1)) + #","future_field":{"x":1}}"#, true))
+            return out
+        }
+
+        @Test("golden envelopes validate against the JSON Schema, and the schema and the server's decoder agree on breaks")
+        func schemaAndDecoderAgree() throws {
+            let cases = try Self.judgedEnvelopes()
+            for c in cases {
+                let decoded = (try? WireEnvelope.decode(Data(c.json.utf8))) != nil
+                #expect(decoded == c.valid, "the decoder judged '\(c.name)' \(decoded ? "valid" : "invalid")")
+            }
+            let verdicts = try PythonCheck.run("""
+                import json, sys, jsonschema
+                schema = json.load(open(sys.argv[1]))
+                jsonschema.Draft202012Validator.check_schema(schema)
+                v = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+                for doc in json.load(sys.stdin):
+                    print("valid" if v.is_valid(json.loads(doc)) else "invalid")
+                """, arguments: [Self.contractDir.appendingPathComponent("envelope-v1.schema.json").path],
+                input: try JSONSerialization.data(withJSONObject: cases.map(\.json)))
+            let lines = verdicts.split(separator: "\n").map(String.init)
+            try #require(lines.count == cases.count, "python printed: \(verdicts)")
+            for (c, verdict) in zip(cases, lines) {
+                #expect(verdict == (c.valid ? "valid" : "invalid"), "the JSON Schema judged '\(c.name)' \(verdict)")
+            }
+        }
+
+        @Test("openapi.json validates as OpenAPI 3.1 (openapi-spec-validator)")
+        func documentIsValidOpenAPI() throws {
+            let out = try PythonCheck.run("""
+                import json, sys
+                from openapi_spec_validator import validate
+                from openapi_spec_validator.validation import OpenAPIV31SpecValidator
+                validate(json.load(open(sys.argv[1])), cls=OpenAPIV31SpecValidator)
+                print("ok")
+                """, arguments: [Self.contractDir.appendingPathComponent("openapi.json").path])
+            #expect(out.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
+        }
+    }
+}
+
+/// Runs a short Python program (jsonschema and openapi-spec-validator from PyPI; `.ci/run`
+/// installs them) and returns its standard output; a non-zero exit is a test failure.
+enum PythonCheck {
+    static func run(_ program: String, arguments: [String] = [], input: Data = Data()) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", program] + arguments
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        stdin.fileHandleForWriting.write(input)
+        try stdin.fileHandleForWriting.close()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TestFailure("python3 exited \(process.terminationStatus) (pip install jsonschema openapi-spec-validator): "
+                + String(decoding: err, as: UTF8.self).split(separator: "\n").suffix(3).joined(separator: " | "))
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
