@@ -17,6 +17,7 @@ import Beekon
 /// bad time is skipped and counted; blank lines are ignored.
 public enum CSVTrackReader {
     /// Reads CSV text; `source` names it in messages.
+    /// - Throws: `TrackReadError` with a one-line message naming `source`: no latitude/longitude columns, no usable row.
     public static func read(_ data: Data, source: String = "<csv>") throws(TrackReadError) -> TrackReadResult {
         var text = Substring(String(decoding: data, as: UTF8.self))
         if text.first == "\u{FEFF}" { text = text.dropFirst() }
@@ -75,6 +76,7 @@ public enum CSVTrackReader {
     }
 
     /// Reads a CSV file.
+    /// - Throws: `TrackReadError` when the file cannot be read or holds no usable row.
     public static func read(contentsOf url: URL) throws(TrackReadError) -> TrackReadResult {
         try read(TrackFile.load(url), source: url.lastPathComponent)
     }

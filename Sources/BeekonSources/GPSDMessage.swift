@@ -88,6 +88,7 @@ public enum GPSDMessage: Sendable, Equatable {
     public static let maxLineLength = 64 * 1024
 
     /// Decodes one line (without its terminator).
+    /// - Throws: `DecodeError` when the line is not a JSON object with a `class`.
     public static func decode<C: Collection>(_ line: C) throws(DecodeError) -> GPSDMessage where C.Element == UInt8 {
         guard line.count <= maxLineLength else { throw .tooLong(line.count) }
         // A cheap pre-check keeps noise away from the JSON parser.

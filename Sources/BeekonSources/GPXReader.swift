@@ -19,6 +19,7 @@ import Beekon
 /// before the break and reports the break in the diagnostics.
 public enum GPXReader {
     /// Reads a GPX document; `source` names it in messages.
+    /// - Throws: `TrackReadError` with a one-line message naming `source`: not XML, not GPX, or no timed track point.
     public static func read(_ data: Data, source: String = "<gpx>") throws(TrackReadError) -> TrackReadResult {
         guard !data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else {
             throw .notATrack(file: source, format: .gpx, reason: "the file is empty")
@@ -79,6 +80,7 @@ public enum GPXReader {
     }
 
     /// Reads a GPX file.
+    /// - Throws: `TrackReadError` when the file cannot be read or is not a usable GPX track.
     public static func read(contentsOf url: URL) throws(TrackReadError) -> TrackReadResult {
         try read(TrackFile.load(url), source: url.lastPathComponent)
     }

@@ -14,6 +14,7 @@ import Beekon
 /// skipped and counted; blank lines are ignored.
 public enum NDJSONTrackReader {
     /// Reads NDJSON text; `source` names it in messages.
+    /// - Throws: `TrackReadError` with a one-line message naming `source` when no line is a usable fix.
     public static func read(_ data: Data, source: String = "<ndjson>") throws(TrackReadError) -> TrackReadResult {
         var d = TrackDiagnostics(format: .ndjson)
         var fixes: [RawFix] = []
@@ -51,6 +52,7 @@ public enum NDJSONTrackReader {
     }
 
     /// Reads an NDJSON file.
+    /// - Throws: `TrackReadError` when the file cannot be read or holds no usable fix.
     public static func read(contentsOf url: URL) throws(TrackReadError) -> TrackReadResult {
         try read(TrackFile.load(url), source: url.lastPathComponent)
     }

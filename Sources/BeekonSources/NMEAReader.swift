@@ -23,6 +23,7 @@ public enum NMEAReader {
     }
 
     /// Reads an NMEA log file.
+    /// - Throws: `TrackReadError` when the file cannot be read or holds no valid RMC epoch.
     public static func read(contentsOf url: URL) throws(TrackReadError) -> TrackReadResult {
         try read(TrackFile.load(url), source: url.lastPathComponent)
     }

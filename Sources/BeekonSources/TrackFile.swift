@@ -7,12 +7,14 @@ public enum TrackFile {
     public static let maxFileSize = 256 * 1024 * 1024
 
     /// Reads a track file; `format` overrides detection.
+    /// - Throws: `TrackReadError` when the file cannot be read, its format is unknown, or it holds no usable fix.
     public static func read(contentsOf url: URL, format: TrackFormat? = nil) throws(TrackReadError) -> TrackReadResult {
         let data = try load(url)
         return try read(data, name: url.lastPathComponent, format: format)
     }
 
     /// Reads track data; `name` (a file name) is used for detection by extension and in messages.
+    /// - Throws: `TrackReadError` when the format is unknown or the data holds no usable fix.
     public static func read(_ data: Data, name: String, format: TrackFormat? = nil) throws(TrackReadError) -> TrackReadResult {
         guard let format = format ?? detectFormat(name: name, data: data) else {
             throw .unknownFormat(file: name)

@@ -25,12 +25,14 @@ public final class InMemorySecretStore: SecretStore, @unchecked Sendable {
     /// While `refuse` is true, `save` throws `.io` and keeps the old contents (a full disk).
     public func refuseSaves(_ refuse: Bool) { lock.withLock { refusingSaves = refuse } }
 
+    /// - Throws: The failure scripted for loads, if any.
     public func load() throws(SecretStoreError) -> Data? {
         let (data, fail): (Data?, Bool) = lock.withLock { (blob, failing) }
         if fail { throw .corrupt("simulated corruption") }
         return data
     }
 
+    /// - Throws: The failure scripted for saves, if any.
     public func save(_ data: Data) throws(SecretStoreError) {
         let refused: Bool = lock.withLock {
             saves += 1
@@ -41,6 +43,7 @@ public final class InMemorySecretStore: SecretStore, @unchecked Sendable {
         if refused { throw .io("no space left on device (simulated)") }
     }
 
+    /// - Throws: The failure scripted for deletions, if any.
     public func delete() throws(SecretStoreError) {
         lock.withLock { blob = nil; failing = false }
     }

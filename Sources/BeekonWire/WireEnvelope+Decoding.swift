@@ -22,6 +22,7 @@ extension WireEnvelope {
     /// Decodes and validates a schema-v1 body. Unknown fields are ignored
     /// (must-ignore); unknown `platform` values are accepted; every other
     /// field is checked for type, range and format.
+    /// - Throws: `WireDecodingError.malformed` for bytes that are not JSON of the envelope's shape, `.invalid(path:reason:)` naming the first field that breaks schema v1, `.unsupportedSchemaVersion` for a `schema_version` other than 1.
     public static func decode(_ data: Data) throws(WireDecodingError) -> WireEnvelope {
         let raw: RawEnvelope
         do {

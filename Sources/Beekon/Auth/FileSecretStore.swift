@@ -33,6 +33,7 @@ public struct FileSecretStore: SecretStore {
         self.init(path: databasePath + ".tokens", keyPath: databasePath + ".tokens.key")
     }
 
+    /// - Throws: `SecretStoreError` when the vault or its key cannot be read or does not decrypt (tampered or foreign file).
     public func load() throws(SecretStoreError) -> Data? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         guard let sealed = FileManager.default.contents(atPath: path) else { throw .io("cannot read the token vault") }
@@ -50,6 +51,7 @@ public struct FileSecretStore: SecretStore {
         }
     }
 
+    /// - Throws: `SecretStoreError` when the key or the vault cannot be written (disk full, read-only).
     public func save(_ data: Data) throws(SecretStoreError) {
         let key: SymmetricKey
         if let existing = try? readKey() { key = existing } else { key = try createKey() }
@@ -72,6 +74,7 @@ public struct FileSecretStore: SecretStore {
         Self.syncDirectory(of: path)
     }
 
+    /// - Throws: `SecretStoreError` when the vault file exists but cannot be removed.
     public func delete() throws(SecretStoreError) {
         if unlink(path) != 0 && errno != ENOENT { throw .io("could not delete the vault: \(String(cString: strerror(errno)))") }
     }

@@ -27,6 +27,7 @@ public struct KeychainSecretStore: SecretStore {
          kSecAttrAccount as String: account]
     }
 
+    /// - Throws: `SecretStoreError` when the Keychain refuses the read (e.g. the device is locked).
     public func load() throws(SecretStoreError) -> Data? {
         var q = query
         q[kSecReturnData as String] = true
@@ -44,6 +45,7 @@ public struct KeychainSecretStore: SecretStore {
         }
     }
 
+    /// - Throws: `SecretStoreError` when the Keychain refuses the write.
     public func save(_ data: Data) throws(SecretStoreError) {
         let attributes: [String: Any] = [
             kSecValueData as String: data,
@@ -58,6 +60,7 @@ public struct KeychainSecretStore: SecretStore {
         guard status == errSecSuccess else { throw .io("keychain write failed (OSStatus \(status))") }
     }
 
+    /// - Throws: `SecretStoreError` when the Keychain refuses the deletion.
     public func delete() throws(SecretStoreError) {
         let status = SecItemDelete(query as CFDictionary)
         guard status == errSecSuccess || status == errSecItemNotFound else {

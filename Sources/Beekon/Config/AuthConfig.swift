@@ -83,6 +83,7 @@ public struct AuthConfig: Sendable, Hashable, Codable {
     }
 
     /// Checks the refresh URL rule (same as SY-2) and the numbers; errors never contain tokens.
+    /// - Throws: `BeekonError.invalidConfiguration` naming the field: a refresh URL that is not absolute https (or http to a loopback host), a negative `skewMarginSeconds`, a non-finite `expiresAt`.
     public func validate() throws(BeekonError) {
         if let refreshUrl {
             guard let scheme = refreshUrl.scheme?.lowercased(), let host = refreshUrl.host, !host.isEmpty else {
