@@ -55,14 +55,16 @@ let package = Package(
             ],
             path: "Benchmarks/BeekonBench"
         ),
+        // Tags of the slow suites and the BEEKON_SKIP_TAGS switch, shared by the test targets (not a product).
+        .target(name: "BeekonTestSupport", path: "Tests/BeekonTestSupport"),
         .testTarget(name: "BeekonWireTests", dependencies: ["BeekonWire"], resources: [.copy("Golden")]),
         .testTarget(
             name: "BeekonTests",
-            dependencies: ["Beekon", "BeekonTesting", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Beekon", "BeekonTesting", "BeekonTestSupport", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "Beekon", "BeekonTesting"]),
+        .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "Beekon", "BeekonTesting", "BeekonTestSupport"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
-        .testTarget(name: "BeekonAgentTests", dependencies: ["BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting"]),
+        .testTarget(name: "BeekonAgentTests", dependencies: ["BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -39,7 +39,7 @@ done
 [ -n "$port" ] || { echo "beekon-ingest did not listen within 30 s" >&2; exit 1; }
 echo "== schemathesis against beekon-ingest on 127.0.0.1:$port ($examples examples per operation, seed $seed) =="
 status=0
-timeout "$limit" python3 -m schemathesis.cli --no-color run "http://127.0.0.1:$port/openapi.json" \
+timeout "$limit" python3 -m schemathesis.cli --no-color --config-file scripts/schemathesis.toml run "http://127.0.0.1:$port/openapi.json" \
   --checks all --max-examples "$examples" --seed "$seed" --workers 1 \
   --request-timeout 20 || status=$?
 if ! kill -0 "$pid" 2>/dev/null; then

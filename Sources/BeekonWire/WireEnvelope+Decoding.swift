@@ -33,6 +33,8 @@ extension WireEnvelope {
             throw .malformed("\(error)")
         }
         guard raw.schema_version == 1 else { throw .unsupportedSchemaVersion(raw.schema_version) }
+        if raw.nullExtras { throw .invalid(path: "extras", reason: "must be omitted when empty, not null") }
+        if raw.device.nullModel { throw .invalid(path: "device.model", reason: "must be omitted when blank, not null") }
         let device = WireDevice(
             installId: try uuid(raw.device.install_id, "device.install_id"),
             platform: try nonEmpty(raw.device.platform, "device.platform", max: 64),
@@ -43,6 +45,7 @@ extension WireEnvelope {
         locations.reserveCapacity(raw.locations.count)
         for (i, l) in raw.locations.enumerated() {
             let p = "locations[\(i)]"
+            if let name = l.nullOptionals.first { throw .invalid(path: "\(p).\(name)", reason: "must be omitted when absent, not null") }
             guard let trigger = Trigger(rawValue: l.trigger) else { throw .invalid(path: "\(p).trigger", reason: "unknown value \"\(l.trigger)\"") }
             guard let motion = Motion(rawValue: l.motion) else { throw .invalid(path: "\(p).motion", reason: "unknown value \"\(l.motion)\"") }
             guard l.latitude.isFinite, (-90...90).contains(l.latitude) else { throw .invalid(path: "\(p).latitude", reason: "must be within -90...90") }
@@ -122,6 +125,25 @@ private struct RawEnvelope: Decodable {
     var extras: [String: String]?
     var locations: [RawLocation]
     var geofence_events: [RawEvent]
+    /// `extras` sent as an explicit `null` (omitted when empty, never null).
+    var nullExtras = false
+
+    private enum CodingKeys: String, CodingKey {
+        case schema_version, batch_id, session_id, sent_at, device, extras, locations, geofence_events
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        schema_version = try c.decode(Int.self, forKey: .schema_version)
+        batch_id = try c.decode(String.self, forKey: .batch_id)
+        session_id = try c.decode(String.self, forKey: .session_id)
+        sent_at = try c.decode(String.self, forKey: .sent_at)
+        device = try c.decode(RawDevice.self, forKey: .device)
+        extras = try c.decodeIfPresent([String: String].self, forKey: .extras)
+        locations = try c.decode([RawLocation].self, forKey: .locations)
+        geofence_events = try c.decode([RawEvent].self, forKey: .geofence_events)
+        nullExtras = try c.contains(.extras) && c.decodeNil(forKey: .extras)
+    }
 }
 
 private struct RawDevice: Decodable {
@@ -129,6 +151,19 @@ private struct RawDevice: Decodable {
     var platform: String
     var sdk_version: String
     var model: String?
+    /// `model` sent as an explicit `null` (omitted when blank, never null).
+    var nullModel = false
+
+    private enum CodingKeys: String, CodingKey { case install_id, platform, sdk_version, model }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        install_id = try c.decode(String.self, forKey: .install_id)
+        platform = try c.decode(String.self, forKey: .platform)
+        sdk_version = try c.decode(String.self, forKey: .sdk_version)
+        model = try c.decodeIfPresent(String.self, forKey: .model)
+        nullModel = try c.contains(.model) && c.decodeNil(forKey: .model)
+    }
 }
 
 private struct RawLocation: Decodable {
@@ -145,6 +180,33 @@ private struct RawLocation: Decodable {
     var altitude: Double?
     var activity: String?
     var quality: String?
+    /// Optional fields sent as an explicit `null`: schema v1 omits an absent optional,
+    /// so a null is a producer bug the validator names (JSONDecoder alone reads it as absent).
+    var nullOptionals: [String] = []
+
+    private enum CodingKeys: String, CodingKey {
+        case id, timestamp, trigger, motion, is_mock, latitude, longitude, accuracy, speed, bearing, altitude, activity, quality
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        timestamp = try c.decode(String.self, forKey: .timestamp)
+        trigger = try c.decode(String.self, forKey: .trigger)
+        motion = try c.decode(String.self, forKey: .motion)
+        is_mock = try c.decode(Bool.self, forKey: .is_mock)
+        latitude = try c.decode(Double.self, forKey: .latitude)
+        longitude = try c.decode(Double.self, forKey: .longitude)
+        accuracy = try c.decodeIfPresent(Double.self, forKey: .accuracy)
+        speed = try c.decodeIfPresent(Double.self, forKey: .speed)
+        bearing = try c.decodeIfPresent(Double.self, forKey: .bearing)
+        altitude = try c.decodeIfPresent(Double.self, forKey: .altitude)
+        activity = try c.decodeIfPresent(String.self, forKey: .activity)
+        quality = try c.decodeIfPresent(String.self, forKey: .quality)
+        for key in [CodingKeys.accuracy, .speed, .bearing, .altitude, .activity, .quality] where c.contains(key) {
+            if try c.decodeNil(forKey: key) { nullOptionals.append(key.stringValue) }
+        }
+    }
 }
 
 private struct RawEvent: Decodable {

@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -5,7 +6,7 @@ import Glibc
 #endif
 
 /// The agent with a real gpsd (gpsfake) and as a systemd `Type=notify` service.
-@Suite("Agent: gpsd source and service mode", .serialized)
+@Suite("Agent: gpsd source and service mode", .serialized, .tags(.gpsd, .slow), .skippable(.gpsd, .slow))
 struct AgentGPSDTests {
     /// Stores fixes from gpsd; SIGTERM + restart continues the same session; gpsd
     /// gone for good → exit 1 with a clear message and the intent kept.

@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import Beekon
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Darwin
 #endif
 
 /// LC-6/LC-7 end to end: a real `beekon track` process killed and restarted.
-@Suite("Agent lifecycle: kill, terminate, interrupt, stop", .serialized)
+@Suite("Agent lifecycle: kill, terminate, interrupt, stop", .serialized, .tags(.chaos, .slow), .skippable(.chaos, .slow))
 struct AgentLifecycleTests {
     static func trackArgs(_ track: String, speed: String, db: String, config: String) -> [String] {
         ["track", "--source", "replay:\(track)", "--speed", speed, "--db", db, "--config", config]

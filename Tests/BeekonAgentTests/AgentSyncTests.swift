@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import BeekonWire
 import Foundation
 import Testing
@@ -11,7 +12,7 @@ import Darwin
 /// `FaultyReceiver` that fails, throttles, loses answers, hangs — and the agent is killed
 /// with a batch in flight. Afterwards every stored fix has reached the receiver, nothing
 /// the agent did not store arrived, and a duplicate is only ever the same batch re-sent.
-@Suite("Agent sync over HTTP: faults, lost answers, crash", .serialized)
+@Suite("Agent sync over HTTP: faults, lost answers, crash", .serialized, .tags(.chaos, .slow), .skippable(.chaos, .slow))
 struct AgentSyncTests {
     /// The real 1 Hz walk, gate off: 1,852 fixes stored (of 1,856 points, 4 not later) → 19 batches of ≤ 100.
     static let track = Fixtures.walkGPX

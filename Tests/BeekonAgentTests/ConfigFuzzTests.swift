@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import Beekon
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// `AgentHardeningTests` (`600 × BEEKON_FUZZ_SCALE`, from `BEEKON_FUZZ_SEED`). A mutant is
 /// either refused with one line that names no token value, or it parses into a config the
 /// SDK accepts as it is.
-@Suite("Config fuzzing in-process")
+@Suite("Config fuzzing in-process", .tags(.fuzz), .skippable(.fuzz))
 struct ConfigFuzzTests {
     static let inputs = 600 * ConfigFuzz.scale
     static let tokens = ["SECRET-AT-7", "SECRET-RT-7"]

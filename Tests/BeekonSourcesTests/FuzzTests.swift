@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import Foundation
 import Testing
 import Beekon
@@ -7,7 +8,7 @@ import Beekon
 /// reader. Nothing may crash, garbage may not become a fix, every fix that does
 /// come out is sane, and every error is one line. Sized by `BEEKON_FUZZ_SCALE`,
 /// seeded by `BEEKON_FUZZ_SEED` (see `Fuzz`).
-@Suite("Fuzz")
+@Suite("Fuzz", .tags(.fuzz), .skippable(.fuzz))
 struct FuzzTests {
     static let readers: [(TrackFormat, @Sendable (Data) throws(TrackReadError) -> TrackReadResult)] = [
         (.gpx, { d throws(TrackReadError) in try GPXReader.read(d) }),

@@ -1,10 +1,11 @@
+import BeekonTestSupport
 import Foundation
 import Testing
 import Beekon
 @testable import BeekonSources
 
 /// SRC-2 against a real gpsd fed by gpsfake on a free loopback port.
-@Suite("GPSD provider with gpsfake", .serialized)
+@Suite("GPSD provider with gpsfake", .serialized, .tags(.gpsd), .skippable(.gpsd))
 struct GPSDProviderTests {
     static let walk = "nmea/derived_apple_watch_walk.nmea"
 

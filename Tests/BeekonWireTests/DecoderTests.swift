@@ -202,6 +202,12 @@ struct DecoderTests {
             r("null device.platform", .malformed("device.platform: null where a value is required")) { try body(set: ["device", "platform"], to: NSNull()) },
             r("null locations", .malformed("locations: null where a value is required")) { try body(set: ["locations"], to: NSNull()) },
             r("null geofence type", .malformed("geofence_events[0].type: null where a value is required")) { try body(set: ["geofence_events", 0, "type"], to: NSNull()) },
+            // Found by schemathesis (scripts/contract.sh): optionals are omitted, never null (SY-5).
+            r("null quality", .invalid("locations[0].quality")) { try body(set: ["locations", 0, "quality"], to: NSNull()) },
+            r("null accuracy", .invalid("locations[0].accuracy")) { try body(set: ["locations", 0, "accuracy"], to: NSNull()) },
+            r("null activity", .invalid("locations[0].activity")) { try body(set: ["locations", 0, "activity"], to: NSNull()) },
+            r("null extras", .invalid("extras")) { try body(set: ["extras"], to: NSNull()) },
+            r("null device.model", .invalid("device.model")) { try body(set: ["device", "model"], to: NSNull()) },
         ]
         // Format and range violations.
         list += [

@@ -8,8 +8,13 @@ import Glibc
 /// Shared by the tests (fsync off) and the P4 benchmark (fsync on).
 package final class PostgresCluster: Sendable {
     package static let binDir = ProcessInfo.processInfo.environment["BEEKON_PG_BIN"] ?? "/usr/lib/postgresql/15/bin"
-    /// Set `BEEKON_SKIP_POSTGRES=1` to run only the SQLite cases when PostgreSQL is not installed.
-    package static let skipped = ProcessInfo.processInfo.environment["BEEKON_SKIP_POSTGRES"] == "1"
+    /// Set `BEEKON_SKIP_POSTGRES=1` (or name `postgres` in `BEEKON_SKIP_TAGS`, the fast test subset)
+    /// to run only the SQLite cases.
+    package static let skipped: Bool = {
+        let env = ProcessInfo.processInfo.environment
+        let tags = (env["BEEKON_SKIP_TAGS"] ?? "").lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        return env["BEEKON_SKIP_POSTGRES"] == "1" || tags.contains("postgres")
+    }()
 
     package enum Failure: Error, CustomStringConvertible {
         case missingBinaries(String)

@@ -12,7 +12,7 @@ extension Ingest {
     /// with sync to a real `beekon-ingest` (SQLite and PostgreSQL); the server's read API
     /// then returns exactly the fixes in the agent's own history — same ids, timestamps,
     /// coordinates and every other field.
-    @Suite struct AgentEndToEnd {
+    @Suite("Agent end to end: a real beekon against a real beekon-ingest", .tags(.slow), .skippable(.slow)) struct AgentEndToEnd {
         /// The 1 Hz walk from the root package's `Tests/Data`, every fix admitted.
         static let track = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent()

@@ -9,7 +9,7 @@ import Testing
 /// rotates refresh tokens and revokes the whole chain when an old one is presented after
 /// its successor was used — so a refresh with the seed after the restart, or two refreshes
 /// racing with the same token, would turn into invalid_grant and stop the uploads.
-@Suite("Auth end to end: rotating tokens, SIGKILL, restart")
+@Suite("Auth end to end: rotating tokens, SIGKILL, restart", .tags(.chaos, .slow), .skippable(.chaos, .slow))
 struct AuthEndToEndTests {
     @Test func tokensExpiringDuringAReplaySurviveAKillAndEveryFixArrives() async throws {
         let dir = try ChaosDir()

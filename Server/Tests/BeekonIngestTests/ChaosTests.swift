@@ -15,7 +15,7 @@ import Darwin
 /// exactly once (by id), nothing else is, the session id never changed, no fix travelled
 /// in two batches, and the server never answered 500 to a well-formed batch.
 /// The long run is `scripts/chaos.sh --trials N`.
-@Suite("Chaos: agent + server under faults", .serialized)
+@Suite("Chaos: agent + server under faults", .serialized, .tags(.chaos, .slow), .skippable(.chaos, .slow))
 struct ChaosTests {
     static let track = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../../../Tests/Data/gpx/togeojson_apple_watch_walk_1hz.gpx").standardizedFileURL.path

@@ -15,7 +15,7 @@ import Testing
 /// only up to 2×; `BEEKON_FUZZ_ITERATIONS` / `BEEKON_FUZZ_DECODE_ITERATIONS` /
 /// `BEEKON_FUZZ_ROUTER_ITERATIONS` set them outright); `BEEKON_FUZZ_REPORT` gets one JSON
 /// line per fuzzer (see `scripts/fuzz.sh`).
-@Suite("Ingest fuzzing", .serialized)
+@Suite("Ingest fuzzing", .serialized, .tags(.fuzz), .skippable(.fuzz))
 struct IngestFuzzTests {
     static let env = ProcessInfo.processInfo.environment
     static let seed = UInt64(env["BEEKON_FUZZ_SEED"] ?? "") ?? 8

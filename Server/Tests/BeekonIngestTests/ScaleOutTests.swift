@@ -7,7 +7,7 @@ import Testing
 extension Ingest {
     /// Two stateless instances on one PostgreSQL database receive the same
     /// batches at the same time; dedupe rests on the database's unique keys.
-    @Suite struct ScaleOut {
+    @Suite("Scale-out: two instances on one PostgreSQL", .tags(.postgres), .skippable(.postgres)) struct ScaleOut {
         @Test func twoInstancesStoreEveryFixOnce() async throws {
             guard PostgresClusterTrait.current != nil else {
                 #expect(PostgresCluster.skipped, "no PostgreSQL cluster")

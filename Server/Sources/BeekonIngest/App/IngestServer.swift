@@ -82,6 +82,10 @@ public enum IngestServer {
         ReadController(store: store, auth: auth, staleAfterSeconds: config.staleAfterSeconds, now: now).register(on: router)
         HealthController(store: store, metrics: metrics).register(on: router)
         ContractController().register(on: router)
+        // Last, so that it only sees requests no route matched: a known path with another
+        // method gets 405 and `Allow`, an unknown path 404.
+        router.add(middleware: MethodNotAllowedMiddleware<BasicRequestContext>(
+            routes: router.routes.map { (path: $0.path.description, method: $0.method.rawValue) }))
         return router
     }
 }
