@@ -65,6 +65,35 @@ let package = Package(
         .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "Beekon", "BeekonTesting", "BeekonTestSupport"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
         .testTarget(name: "BeekonAgentTests", dependencies: ["BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport"]),
+        .testTarget(
+            name: "BeekonPlatformTests",
+            dependencies: [
+                "Beekon", "BeekonTesting", "BeekonWire", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Linux only: type-check the Apple glue (Sources/Beekon/Platform/Apple, reached through the
+// symlink Shims/BeekonAppleGlueCheck/Apple) against shims of CoreLocation, UIKit and
+// BackgroundTasks declared from Apple's published iOS 18.0 SDK interfaces (Shims/README.md).
+// On Apple platforms these targets do not exist: the real frameworks are used, and the
+// glue is compiled into `Beekon` itself.
+#if os(Linux)
+package.targets += [
+    .target(name: "CoreLocation", path: "Shims/AppleSDK/CoreLocation"),
+    .target(name: "UIKit", path: "Shims/AppleSDK/UIKit"),
+    .target(name: "BackgroundTasks", path: "Shims/AppleSDK/BackgroundTasks"),
+    .target(
+        name: "BeekonAppleGlueCheck",
+        dependencies: ["Beekon", "CoreLocation", "UIKit", "BackgroundTasks"],
+        path: "Shims/BeekonAppleGlueCheck",
+        swiftSettings: [.define("BEEKON_APPLE_SHIM")]
+    ),
+]
+// Compiling the tests compiles the glue: a shim signature the glue does not match fails CI.
+for target in package.targets where target.name == "BeekonPlatformTests" {
+    target.dependencies.append("BeekonAppleGlueCheck")
+}
+#endif

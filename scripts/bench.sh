@@ -7,6 +7,7 @@
 #   P1 per-fix pipeline vs raw GRDB insert        P2 gzipped bytes per fix at batch 1/10/100/1000
 #   P3 drain of 100,000 fixes vs raw HTTP client   P4 ingest with dedupe vs COPY / raw SQLite inserts
 #   P5 one day of history vs raw SQL               P6 geofence evaluation 1k/10k/100k vs brute force
+#   P6-page Apple region re-page at 100k fences (target < 1 ms) vs a scan of every fence
 #   P7 peak RSS: agent tracking vs agent idle; server under load vs server idle
 #   Fidelity: `beekon fidelity` for every track in Tests/Data/gpx (stored %, max/p95 error)
 set -euo pipefail

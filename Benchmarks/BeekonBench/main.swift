@@ -332,7 +332,7 @@ enum BeekonBench {
         if wanted("P5") { results.append(try await p5(runs: runs, dir: work)) }
         if wanted("P2") { results += try await p2(dir: work) }              // SyncBench.swift
         if wanted("P3") { results.append(try await p3(runs: runs, dir: work)) }
-        if wanted("P6") { results += p6(runs: runs) }                       // GeofenceBench.swift
+        if wanted("P6") { results += p6(runs: runs) + p6Paging(runs: runs) }  // GeofenceBench.swift, RegionPagerBench.swift
 
         func f(_ v: Double) -> String { v >= 100 ? String(format: "%.0f", v) : v >= 10 ? String(format: "%.1f", v) : String(format: "%.2f", v) }
         let header = ["", "unit", "ours median (min–max)", "baseline median (min–max)", "ratio"]

@@ -12,6 +12,7 @@ extension Beekon {
         try engine.add(fences)
         try await store.saveGeofences(fences.map { engine.fence(id: $0.id) ?? $0 }, inside: engine.insideIDs)
         geofenceEngine = engine
+        await geofencesDidChange()
     }
 
     /// Removes geofences by id; unknown ids are ignored.
@@ -21,6 +22,7 @@ extension Beekon {
         engine.remove(ids: ids)
         try await store.saveGeofences([], inside: engine.insideIDs, removing: ids)
         geofenceEngine = engine
+        await geofencesDidChange()
     }
 
     /// Makes `fences` the complete set: adds or replaces them and removes every other fence, atomically.
@@ -33,6 +35,7 @@ extension Beekon {
         engine.remove(ids: stale)
         try await store.saveGeofences(fences.map { engine.fence(id: $0.id) ?? $0 }, inside: engine.insideIDs, removing: stale)
         geofenceEngine = engine
+        await geofencesDidChange()
     }
 
     /// Every registered geofence, sorted by id.
@@ -51,6 +54,13 @@ extension Beekon {
     public func getCurrentLocation(timeout: Duration, accuracy: PowerMode = .high) async -> RawFix? {
         guard let raw = try? await deps.provider.currentLocation(timeout: timeout, mode: accuracy) else { return nil }
         return FixSanitiser.sanitise(raw)
+    }
+
+    /// Tells a provider that pages fences into OS region monitoring (CoreLocation) the
+    /// complete fence set, so the OS can wake the app near any of them (GF-4).
+    func geofencesDidChange() async {
+        guard let observer = deps.provider as? any GeofenceRegionObserver else { return }
+        await observer.geofencesChanged(geofenceEngine.list())
     }
 
     /// The motion state the stationary detector reports (FX-6).

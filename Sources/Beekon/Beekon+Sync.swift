@@ -60,7 +60,7 @@ extension Beekon {
         let engine = SyncEngine(
             config: wanted, store: store, transport: transport, clock: deps.clock,
             makeID: deps.makeID, randomUnit: deps.randomUnit, status: syncStatusBroadcast,
-            logger: logger, installID: installID, auth: refresher)
+            logger: logger, installID: installID, auth: refresher, budget: deps.executionBudget)
         syncEngine = engine
         await engine.start()
         logger.info("sync on", metadata: ["url": "\(SyncConfig.redacted(wanted.url))", "batch": "\(wanted.effectiveBatchSize)"])

@@ -11,10 +11,12 @@ import Logging
 /// for await location in beekon.positions { print(location.latitude, location.longitude) }
 /// ```
 public actor Beekon {
-    /// The process-wide instance with default dependencies (default database path;
-    /// on Linux no built-in source, so create your own instance with a provider).
-    public static let shared = Beekon(dependencies: BeekonDependencies(
-        databasePath: BeekonDependencies.defaultDatabasePath, provider: UnavailableProvider()))
+    /// The process-wide instance. On Apple platforms: the CoreLocation provider, the
+    /// Keychain vault, the app's background-task budget, and auto-resume of a persisted
+    /// session on first use (no restore call). On Linux there is no built-in location
+    /// source: `start()` fails with `locationServicesDisabled` naming how to create an
+    /// instance with a provider (`Beekon(dependencies:)` with gpsd, NMEA or replay).
+    public static let shared = Beekon(dependencies: .platformDefault)
 
     let deps: BeekonDependencies
     var logger: Logger { deps.logger }
@@ -42,6 +44,10 @@ public actor Beekon {
     var probingWhilePaused = false
     /// How often a paused source is woken for one fix while stationary (clock time).
     static let stationaryProbeInterval: Duration = .seconds(60)
+    /// Whether this process made its launch decision (auto-resume, see `Beekon+Launch`).
+    var launchDecided = false
+    /// Claimed by the first stream subscription of an auto-resuming instance.
+    nonisolated let firstSubscription = OnceFlag()
 
     /// Creates an SDK instance over explicit dependencies (for the agent and for tests).
     /// Nothing is opened until the first call that needs the database.
@@ -52,7 +58,10 @@ public actor Beekon {
     // MARK: - Streams
 
     /// Lifecycle state: hot, replay-1, any number of subscribers (LC-3).
-    public nonisolated var state: AsyncStream<BeekonState> { stateBroadcast.stream() }
+    public nonisolated var state: AsyncStream<BeekonState> {
+        touchOnFirstSubscription()
+        return stateBroadcast.stream()
+    }
 
     /// The current lifecycle state.
     public nonisolated var currentState: BeekonState { stateBroadcast.current ?? .idle }
@@ -191,7 +200,9 @@ public actor Beekon {
             let (fences, inside) = try await store.loadGeofences()
             geofenceEngine = GeofenceEngine(fences: fences, insideIDs: inside)
             configLoaded = true
+            if !fences.isEmpty { await geofencesDidChange() }
         }
+        if !launchDecided { await decideLaunch(store: store) }
         return store
     }
 }

@@ -33,6 +33,11 @@ public struct BeekonDependencies: Sendable {
     /// How long the host lets the SDK keep working in the background (uploads, beacon
     /// ranging). Unlimited by default; on iOS the app's background-task budget.
     public var executionBudget: any ExecutionBudget
+    /// Whether the instance resumes a persisted session by itself on first use (the
+    /// database is opened by any call or by the first `state` subscription): what an app
+    /// relaunched in the background by the OS needs. Off by default (the agent and tests
+    /// call `resumeIfNeeded()`); on for `Beekon.shared` on Apple platforms.
+    public var resumesOnFirstUse: Bool
 
     /// Creates dependencies; ids default to UUIDv7 read from `clock`.
     public init(
@@ -46,8 +51,10 @@ public struct BeekonDependencies: Sendable {
         randomUnit: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         secretStore: (any SecretStore)? = nil,
         authClock: (any BeekonClock)? = nil,
-        executionBudget: any ExecutionBudget = UnlimitedExecutionBudget()
+        executionBudget: any ExecutionBudget = UnlimitedExecutionBudget(),
+        resumesOnFirstUse: Bool = false
     ) {
+        self.resumesOnFirstUse = resumesOnFirstUse
         self.executionBudget = executionBudget
         self.authClock = authClock ?? clock
         self.secretStore = secretStore
@@ -69,7 +76,7 @@ public struct BeekonDependencies: Sendable {
     /// The secret store in effect: the injected one, else the platform vault for `databasePath`.
     var effectiveSecretStore: any SecretStore {
         if let secretStore { return secretStore }
-        #if canImport(Security)
+        #if canImport(Security) && !os(Linux)
         return KeychainSecretStore(databasePath: databasePath)
         #else
         return FileSecretStore(databasePath: databasePath)
@@ -86,6 +93,19 @@ public struct BeekonDependencies: Sendable {
         #else
         let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first!
         return base.appendingPathComponent("Beekon/beekon.sqlite").path
+        #endif
+    }
+}
+
+extension BeekonDependencies {
+    /// What `Beekon.shared` runs on: on Apple platforms the CoreLocation provider, the
+    /// Keychain, the UIKit background-task budget (iOS) and auto-resume; elsewhere the
+    /// default database path and a provider whose `start()` explains how to supply one.
+    public static var platformDefault: BeekonDependencies {
+        #if canImport(CoreLocation) && !os(Linux)
+        return .apple(databasePath: defaultDatabasePath)
+        #else
+        return BeekonDependencies(databasePath: defaultDatabasePath, provider: UnavailableProvider())
         #endif
     }
 }

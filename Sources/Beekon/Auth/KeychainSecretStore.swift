@@ -1,9 +1,11 @@
-#if canImport(Security)
+#if canImport(Security) && !os(Linux)
 import Foundation
 import Security
 
 /// The Apple-platform vault (AU-9): one generic-password Keychain item, readable after
 /// the first unlock (so background refresh works), never synced or migrated off the device.
+/// Before the first unlock after a boot the item cannot be read or written: that throws
+/// `SecretStoreError.unavailable`, and the SDK defers instead of treating the vault as empty.
 public struct KeychainSecretStore: SecretStore {
     /// Keychain service name.
     public let service: String
@@ -33,16 +35,11 @@ public struct KeychainSecretStore: SecretStore {
         q[kSecReturnData as String] = true
         q[kSecMatchLimit as String] = kSecMatchLimitOne
         var result: CFTypeRef?
-        let status = SecItemCopyMatching(q as CFDictionary, &result)
-        switch status {
-        case errSecSuccess:
-            guard let data = result as? Data else { throw .corrupt("keychain item holds no data") }
-            return data
-        case errSecItemNotFound:
-            return nil
-        default:
-            throw .io("keychain read failed (OSStatus \(status))")
-        }
+        let status = KeychainStatus(SecItemCopyMatching(q as CFDictionary, &result))
+        if let error = status.error("read") { throw error }
+        guard status == .success else { return nil }
+        guard let data = result as? Data else { throw .corrupt("keychain item holds no data") }
+        return data
     }
 
     /// - Throws: `SecretStoreError` when the Keychain refuses the write.
@@ -57,15 +54,12 @@ public struct KeychainSecretStore: SecretStore {
             for (k, v) in attributes { add[k] = v }
             status = SecItemAdd(add as CFDictionary, nil)
         }
-        guard status == errSecSuccess else { throw .io("keychain write failed (OSStatus \(status))") }
+        if let error = KeychainStatus(status).error("write") { throw error }
     }
 
     /// - Throws: `SecretStoreError` when the Keychain refuses the deletion.
     public func delete() throws(SecretStoreError) {
-        let status = SecItemDelete(query as CFDictionary)
-        guard status == errSecSuccess || status == errSecItemNotFound else {
-            throw .io("keychain delete failed (OSStatus \(status))")
-        }
+        if let error = KeychainStatus(SecItemDelete(query as CFDictionary)).error("delete") { throw error }
     }
 }
 #endif

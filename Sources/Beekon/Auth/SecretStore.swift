@@ -20,11 +20,15 @@ public enum SecretStoreError: Error, Sendable, Hashable, CustomStringConvertible
     case io(String)
     /// Stored data exists but failed to decrypt or authenticate (tampered, wrong key).
     case corrupt(String)
+    /// Not readable or writable yet (the Keychain of a device not unlocked since boot):
+    /// the SDK defers and tries again later, and never overwrites what is stored.
+    case unavailable(String)
 
     public var description: String {
         switch self {
         case .io(let why): return "secret store I/O error: \(why)"
         case .corrupt(let why): return "secret store unreadable: \(why)"
+        case .unavailable(let why): return "secret store not available yet: \(why)"
         }
     }
 }

@@ -61,6 +61,9 @@ actor TokenRefresher {
     private var inflight: Task<RefreshResult, Never>?
     private var timer: Task<Void, Never>?
     private var started = false
+    private var vaultLocked = false
+    /// How long an upload waits while the vault is locked before trying again.
+    static let lockedVaultRetrySeconds: Double = 60
     private var stopped = false
 
     init(config: AuthConfig, transport: any HTTPTransport, clock: any BeekonClock, secrets: any SecretStore,
@@ -74,10 +77,14 @@ actor TokenRefresher {
     // MARK: - Lifecycle
 
     /// Loads the vault, adopts the seed if it is new, and arms the proactive timer.
+    /// While the vault is unreadable (a locked device, AU-9) nothing is adopted or
+    /// written, so no rotated token is overwritten; the next upload tries again.
     func start() {
         guard !started else { return }
-        started = true
+        vaultLocked = false
         let stored = loadRecord()
+        if vaultLocked { return }
+        started = true
         let fingerprint = RefreshExchange.seedFingerprint(config)
         if let fingerprint, stored?.seedFingerprint != fingerprint {
             // A seed the SDK has not seen (first run, or configure() with different tokens): adopt it.
@@ -111,6 +118,7 @@ actor TokenRefresher {
     /// missing or due (`expiresAt − skew` passed) — the proactive path as seen by a send.
     func authorization() async -> Decision {
         start()
+        if !started { return .wait(until: clock.now().addingTimeInterval(Self.lockedVaultRetrySeconds)) }
         if isDead { return .dead }
         if canRefresh && isDue(clock.now()) {
             switch await refresh() {
@@ -128,6 +136,7 @@ actor TokenRefresher {
     /// already running, or use a token that replaced `rejected` meanwhile) — AU-6/AU-7.
     func unauthorized(rejected: String?) async -> Decision {
         start()
+        if !started { return .wait(until: clock.now().addingTimeInterval(Self.lockedVaultRetrySeconds)) }
         if isDead { return .dead }
         guard canRefresh else { return .proceed(authorization: header) }
         if let current = header, current != rejected { return .proceed(authorization: current) }
@@ -267,6 +276,10 @@ actor TokenRefresher {
         do {
             guard let data = try secrets.load() else { return nil }
             return try JSONDecoder().decode(VaultRecord.self, from: data)
+        } catch SecretStoreError.unavailable(let why) {
+            vaultLocked = true
+            logger.warning("auth: the token vault is not readable yet; uploads wait", metadata: ["why": "\(why)"])
+            return nil
         } catch {
             logger.error("auth: the token vault could not be read; treating it as empty",
                          metadata: ["error": "\(error is DecodingError ? "malformed record" : "\(error)")"])

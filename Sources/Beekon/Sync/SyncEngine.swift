@@ -23,15 +23,17 @@ actor SyncEngine {
     let config: SyncConfig
     private let store: LocationStore
     private let transport: any HTTPTransport
-    private let clock: any BeekonClock
+    let clock: any BeekonClock
     private let makeID: @Sendable () -> UUID
     private let randomUnit: @Sendable () -> Double
-    private let status: Broadcast<SyncStatus>
-    private let logger: Logger
+    let status: Broadcast<SyncStatus>
+    let logger: Logger
     private let device: WireDevice
     /// The token refresher when `config.auth` is set (AU-1..9).
     let auth: TokenRefresher?
     private let backoff = Backoff()
+    /// How long the host lets a drain run (iOS background time); see `SyncEngine+Budget`.
+    let budget: any ExecutionBudget
 
     private var triggers: Set<SyncTrigger> = []
     private var waiting: CheckedContinuation<Void, Never>?
@@ -45,8 +47,10 @@ actor SyncEngine {
 
     init(config: SyncConfig, store: LocationStore, transport: any HTTPTransport, clock: any BeekonClock,
          makeID: @escaping @Sendable () -> UUID, randomUnit: @escaping @Sendable () -> Double,
-         status: Broadcast<SyncStatus>, logger: Logger, installID: UUID, auth: TokenRefresher? = nil) {
+         status: Broadcast<SyncStatus>, logger: Logger, installID: UUID, auth: TokenRefresher? = nil,
+         budget: any ExecutionBudget = UnlimitedExecutionBudget()) {
         self.auth = auth
+        self.budget = budget
         self.config = config; self.store = store; self.transport = transport; self.clock = clock
         self.makeID = makeID; self.randomUnit = randomUnit; self.status = status; self.logger = logger
         self.device = WireDevice(installId: installID, platform: DeviceInfo.platform,
@@ -111,7 +115,7 @@ actor SyncEngine {
             triggers = []
             let waiters = queuedWaiters
             queuedWaiters = []
-            if allowed(current) { await drain() }
+            if allowed(current) { await drainWithinBudget() }
             for w in waiters { w.resume() }
         }
     }
@@ -135,7 +139,7 @@ actor SyncEngine {
     /// the batch stays queued under its id and goes again later (the server dedupes it).
     /// If the drain stops first, a prepared batch stays persisted and goes out, same id,
     /// after its predecessor on the next drain.
-    private func drain() async {
+    func drain(within lease: any ExecutionLease) async {
         status.publish(.inFlight)
         var next: PreparedBatch?
         var acknowledging: Acknowledgement?
@@ -172,7 +176,7 @@ actor SyncEngine {
                     try? await Self.prepare(store: store, excluding: exclude, config: config, device: device, now: now, makeID: makeID)
                 }
             }
-            let accepted = await send(current)
+            let accepted = await send(current, within: lease)
             let acknowledged = await settle(&acknowledging)
             let prepared = await prefetch?.value
             guard acknowledged else {
@@ -206,7 +210,7 @@ actor SyncEngine {
 
     /// Sends one batch and acts on the outcome; returns whether the server accepted it
     /// (the caller then records the acknowledgement) and the drain may continue.
-    private func send(_ prepared: PreparedBatch) async -> Bool {
+    private func send(_ prepared: PreparedBatch, within lease: any ExecutionLease) async -> Bool {
         let batch = prepared.batch
         var authorization: String?
         if let auth {
@@ -216,7 +220,9 @@ actor SyncEngine {
             case .wait(let until): return waitForAuth(until: until)
             }
         }
-        var result = await exchange(prepared, authorization: authorization)
+        guard var result = await exchange(prepared, authorization: authorization, within: lease) else {
+            return budgetExpired(batch)
+        }
         var outcome = StatusPolicy.classify(result, now: clock.now())
         // 401/403 with refreshable auth (AU-6): one refresh, then one retry of the same batch.
         if case .unauthorized(let s) = outcome, let auth, auth.canRefresh {
@@ -224,7 +230,10 @@ actor SyncEngine {
             logger.info("upload unauthorized; refreshing the token and retrying once", metadata: ["batch": "\(batch.id.wireString)"])
             switch await auth.unauthorized(rejected: authorization) {
             case .proceed(let value):
-                result = await exchange(prepared, authorization: value)
+                guard let retried = await exchange(prepared, authorization: value, within: lease) else {
+                    return budgetExpired(batch)
+                }
+                result = retried
                 outcome = StatusPolicy.classify(result, now: clock.now())
             case .dead: return await holdForDeadCredentials(status: s)
             case .wait(let until): return waitForAuth(until: until)
@@ -271,7 +280,7 @@ actor SyncEngine {
         }
     }
 
-    private func exchange(_ prepared: PreparedBatch, authorization: String?) async -> Result<HTTPResponse, HTTPTransportError> {
+    func exchange(_ prepared: PreparedBatch, authorization: String?) async -> Result<HTTPResponse, HTTPTransportError> {
         do {
             return .success(try await transport.send(request(for: prepared, authorization: authorization)))
         } catch {
@@ -303,7 +312,7 @@ actor SyncEngine {
     /// Publishes a status and persists it for `beekon status` (best effort).
     /// Stored first, then published: whoever reacts to the status (an agent about to exit)
     /// finds the database work of this outcome done.
-    private func report(_ new: SyncStatus) async {
+    func report(_ new: SyncStatus) async {
         try? await store.setLastSyncOutcome("\(new)")
         status.publish(new)
     }

@@ -55,29 +55,45 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         let once = OnceBox()
         let (session, finish) = session()
         defer { finish(session) }
-        let result: Result<HTTPResponse, HTTPTransportError> = await withCheckedContinuation { continuation in
-            once.set(continuation)
-            let task = session.dataTask(with: r) { data, response, error in
-                if let http = response as? HTTPURLResponse, error == nil {
-                    var headers: [String: String] = [:]
-                    for (k, v) in http.allHeaderFields { headers["\(k)".lowercased()] = "\(v)" }
-                    once.resume(.success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())))
-                } else if let error = error as? URLError {
-                    once.resume(.failure(error.code == .timedOut ? .timeout : .network("\(error.code.rawValue) \(error.localizedDescription)")))
-                } else {
-                    once.resume(.failure(.network(error.map { "\($0)" } ?? "no HTTP response")))
+        // Cancelling the calling task (the execution budget ran out) cancels the request.
+        let running = RunningTask()
+        let result: Result<HTTPResponse, HTTPTransportError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                once.set(continuation)
+                let task = session.dataTask(with: r) { data, response, error in
+                    if let http = response as? HTTPURLResponse, error == nil {
+                        var headers: [String: String] = [:]
+                        for (k, v) in http.allHeaderFields { headers["\(k)".lowercased()] = "\(v)" }
+                        once.resume(.success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())))
+                    } else if let error = error as? URLError {
+                        once.resume(.failure(error.code == .timedOut ? .timeout : .network("\(error.code.rawValue) \(error.localizedDescription)")))
+                    } else {
+                        once.resume(.failure(.network(error.map { "\($0)" } ?? "no HTTP response")))
+                    }
                 }
+                running.set(task)
+                task.resume()
+                // Hard deadline: cancel the task and answer `.timeout`, whatever the socket does.
+                let deadline = request.timeout
+                Task {
+                    try? await Task.sleep(for: deadline)
+                    if once.resume(.failure(.timeout)) { task.cancel() }
+                }
+                if Task.isCancelled, once.resume(.failure(.network("cancelled"))) { task.cancel() }
             }
-            task.resume()
-            // Hard deadline: cancel the task and answer `.timeout`, whatever the socket does.
-            let deadline = request.timeout
-            Task {
-                try? await Task.sleep(for: deadline)
-                if once.resume(.failure(.timeout)) { task.cancel() }
-            }
+        } onCancel: {
+            if once.resume(.failure(.network("cancelled"))) { running.cancel() }
         }
         return try result.get()
     }
+}
+
+/// The data task of one exchange, for cancelling it from the task-cancellation handler.
+private final class RunningTask: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    func set(_ t: URLSessionDataTask) { lock.withLock { task = t } }
+    func cancel() { lock.withLock { task }?.cancel() }
 }
 
 /// Resumes a continuation exactly once, from whichever side finishes first.
