@@ -76,7 +76,7 @@ let package = Package(
 )
 
 // Linux only: type-check the Apple glue (Sources/Beekon/Platform/Apple, reached through the
-// symlink Shims/BeekonAppleGlueCheck/Apple) against shims of CoreLocation, UIKit and
+// symlink Shims/BeekonAppleGlueCheck/Apple) against shims of CoreLocation, UIKit, Security and
 // BackgroundTasks declared from Apple's published iOS 18.0 SDK interfaces (Shims/README.md).
 // On Apple platforms these targets do not exist: the real frameworks are used, and the
 // glue is compiled into `Beekon` itself.
@@ -85,9 +85,10 @@ package.targets += [
     .target(name: "CoreLocation", path: "Shims/AppleSDK/CoreLocation"),
     .target(name: "UIKit", path: "Shims/AppleSDK/UIKit"),
     .target(name: "BackgroundTasks", path: "Shims/AppleSDK/BackgroundTasks"),
+    .target(name: "Security", path: "Shims/AppleSDK/Security"),
     .target(
         name: "BeekonAppleGlueCheck",
-        dependencies: ["Beekon", "CoreLocation", "UIKit", "BackgroundTasks"],
+        dependencies: ["Beekon", "CoreLocation", "UIKit", "BackgroundTasks", "Security"],
         path: "Shims/BeekonAppleGlueCheck",
         swiftSettings: [.define("BEEKON_APPLE_SHIM")]
     ),

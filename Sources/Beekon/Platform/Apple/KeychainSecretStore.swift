@@ -1,6 +1,9 @@
-#if canImport(Security) && !os(Linux)
+#if (canImport(Security) && !os(Linux)) || BEEKON_APPLE_SHIM
 import Foundation
 import Security
+#if BEEKON_APPLE_SHIM
+import Beekon
+#endif
 
 /// The Apple-platform vault (AU-9): one generic-password Keychain item, readable after
 /// the first unlock (so background refresh works), never synced or migrated off the device.
