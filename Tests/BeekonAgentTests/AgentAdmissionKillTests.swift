@@ -76,4 +76,19 @@ struct AgentAdmissionKillTests {
         #expect(worst <= 25, "worst distance \(worst) m over \(rows.count) stored fixes")
         #expect(rows.count < 40, "it still compresses: \(rows.count)")
     }
+
+    /// `beekon fidelity` prints the mode's rows next to offline Douglas–Peucker at the same tolerance.
+    @Test func fidelityPrintsTheModeNextToDouglasPeucker() async throws {
+        let out = try await AgentProcess.run(["fidelity", "--source", "replay:\(Fixtures.walkGPX)", "--json", "--tolerance", "25"])
+        #expect(out.status == 0, "\(out.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(out.stdoutText.utf8)) as? [[String: Any]])
+        let by = Dictionary(uniqueKeysWithValues: rows.compactMap { r in (r["config"] as? String).map { ($0, r) } })
+        let dp = try #require(by["douglas-peucker25"]?["stored"] as? Int)
+        for name in ["deviation25", "faithful25"] {
+            let row = try #require(by[name], "no \(name) row")
+            #expect((row["max_error_m"] as? Double ?? .infinity) <= 25)
+            #expect(Double(row["stored"] as? Int ?? .max) <= 1.5 * Double(dp))
+        }
+        #expect((by["balanced"]?["max_error_m"] as? Double ?? 0) > 25, "the SPEC gate has no such bound")
+    }
 }
