@@ -1,5 +1,6 @@
 @testable import Beekon
 import Foundation
+import Logging
 import Testing
 
 /// A seeded random walk: 1 Hz with gaps, turns, U-turns, speed changes, stops with jitter.
@@ -101,5 +102,22 @@ struct DeviationWindowTests {
         #expect(window.held == b)
         #expect(window.offer(c, force: true) == [b, c])
         #expect(window.held == nil && window.anchor?.timestamp == c.timestamp)
+    }
+
+    @Test func theHeldFixSurvivesTheStoreWithEveryField() async throws {
+        let dir = TempDir()
+        let store = try LocationStore(path: dir.db, logger: Logger(label: "test"))
+        let full = Location(id: UUID(), sessionId: session, timestamp: Date(timeIntervalSince1970: 1_767_225_600.123),
+                            latitude: 48.123456789012, longitude: -11.000000000001, accuracy: 3.25, speed: 1.5,
+                            bearing: 359.5, altitude: -12.75, trigger: .motion, motion: .moving, isMock: true,
+                            activity: .walking, quality: .lowAccuracy)
+        let bare = Location(id: UUID(), sessionId: session, timestamp: Date(timeIntervalSince1970: 1_767_225_601),
+                            latitude: 0, longitude: 0)
+        for l in [full, bare] {
+            try await store.setHeldFix(l)
+            #expect(try await store.heldFix() == l)
+        }
+        try await store.setHeldFix(nil)
+        #expect(try await store.heldFix() == nil)
     }
 }
