@@ -120,4 +120,29 @@ struct DeviationWindowTests {
         try await store.setHeldFix(nil)
         #expect(try await store.heldFix() == nil)
     }
+
+    /// The machine closes the window before anything else on stop and on a new tolerance.
+    @Test func stopAndANewToleranceStoreTheHeldFixFirst() throws {
+        let config = BeekonConfig(whenStationary: .keepTracking, maxDeviationMeters: 10)
+        var machine = TrackingMachine(config: config)
+        _ = machine.start(session: session, resumeFrom: nil)
+        let t = Date(timeIntervalSince1970: 1_767_225_600)
+        func admitted(_ s: Double, _ north: Double) throws -> Location {
+            let raw = RawFix(timestamp: t + s, latitude: 48 + north / 111_195, longitude: 11)
+            guard case .admit(let l) = machine.decide(raw, id: UUID()) else { throw CancellationError() }
+            return l
+        }
+        let a = try admitted(0, 0), b = try admitted(1, 10)
+        #expect(machine.admit(a, force: false) == [a])
+        #expect(machine.admit(b, force: false).isEmpty)
+        #expect(machine.decide(RawFix(timestamp: t + 1, latitude: 48, longitude: 11), id: UUID()) == .rejected(.notLater),
+                "not later than the held fix")
+        var relaxed = config
+        relaxed.maxDeviationMeters = 50
+        #expect(machine.configure(relaxed) == [.store(b)])
+        let c = try admitted(2, 20)
+        #expect(machine.admit(c, force: false).isEmpty)
+        #expect(machine.stop(.user).first == .store(c))
+        #expect(machine.held == nil)
+    }
 }
