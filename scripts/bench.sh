@@ -9,7 +9,8 @@
 #   P5 one day of history vs raw SQL               P6 geofence evaluation 1k/10k/100k vs brute force
 #   P6-page Apple region re-page at 100k fences (target < 1 ms) vs a scan of every fence
 #   P7 peak RSS: agent tracking vs agent idle; server under load vs server idle
-#   Fidelity: `beekon fidelity` for every track in Tests/Data/gpx (stored %, max/p95 error)
+#   Fidelity: `beekon fidelity` for every track in Tests/Data/gpx (stored %, max/p95 error), with the
+#   error-bounded rows (maxDeviationMeters 25) and offline Douglas–Peucker at 25 m, and their ratio
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=5; json=""; quick=0
@@ -105,6 +106,12 @@ for track, items in fid.items():
     print("  " + track)
     for i in items:
         print("    %-20s %5.1f%%  max %6.1f  p95 %6.1f" % (i["config"], i["stored_percent"], i["max_error_m"], i["p95_error_m"]))
+    by = {i["config"]: i for i in items}
+    for name, row in by.items():
+        m = re.match(r"(deviation|faithful)(\d+)$", name)
+        dp = by.get("douglas-peucker" + m.group(2)) if m else None
+        if dp and dp["stored"]:
+            print("    %-20s %.2f× the fixes of offline Douglas–Peucker (target ≤ 1.3×, limit 1.5×)" % (name, row["stored"] / dp["stored"]))
 if dest:
     json.dump({"rows": [dict(zip(["id","unit","ours","ours_min","ours_max","baseline","baseline_min","baseline_max","ratio"], r)) for r in rows],
                "fidelity": fid}, open(dest, "w"), indent=2)

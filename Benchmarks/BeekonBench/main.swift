@@ -153,11 +153,13 @@ func benchFixes() -> (fixes: [RawFix], source: String) {
 
 // MARK: - P1
 
-func p1(runs: Int, dir: URL) async throws -> Comparison {
+func p1(runs: Int, dir: URL) async throws -> [Comparison] {
     let (fixes, source) = benchFixes()
     let n = fixes.count
     var ours: [Double] = []
     var raw: [Double] = []
+    var deviation: [Double] = []
+    var deviationStored = 0
     var rows: [Location] = []
     var ddl: [String] = []
 
@@ -192,6 +194,21 @@ func p1(runs: Int, dir: URL) async throws -> Comparison {
         }
         removeDatabase(path)
 
+        // The same fixes with error-bounded admission at 25 m (BY-9): per raw fix, until the
+        // source ended and stop() stored the held fix.
+        let devPath = dir.appendingPathComponent("p1-dev-\(run).sqlite").path
+        removeDatabase(devPath)
+        let dev = Beekon(dependencies: BeekonDependencies(databasePath: devPath, provider: ArrayProvider(fixes: fixes), logger: quietLogger))
+        try await dev.configure(BeekonConfig(whenStationary: .keepTracking, maxDeviationMeters: 25))
+        let td = try await measure {
+            try await dev.start()
+            await dev.waitUntilSourceEnds()
+            try await dev.stop()
+        }
+        deviationStored = await dev.statistics.stored
+        if run > 0 { deviation.append(td / Double(n)) }
+        removeDatabase(devPath)
+
         // Baseline: the same rows, one INSERT per transaction, same table shape and pragmas.
         let rawPath = dir.appendingPathComponent("p1-raw-\(run).sqlite").path
         removeDatabase(rawPath)
@@ -210,12 +227,18 @@ func p1(runs: Int, dir: URL) async throws -> Comparison {
         try pool.close()
         removeDatabase(rawPath)
     }
-    let o = Stats(ours.map { $0 * 1e6 }), b = Stats(raw.map { $0 * 1e6 })
-    return Comparison(
+    let o = Stats(ours.map { $0 * 1e6 }), b = Stats(raw.map { $0 * 1e6 }), d = Stats(deviation.map { $0 * 1e6 })
+    let withDeviation = Comparison(
+        id: "P1-dev25", what: "P1 with maxDeviationMeters 25 vs P1 without, per raw fix", unit: "µs/fix",
+        ours: d, baseline: o, ratio: d.median / o.median,
+        details: ["fixes_per_run": "\(n)", "stored": "\(deviationStored)", "source": source,
+                  "baseline": "P1 (gate 0 s / 0 m, every fix stored) in the same run"])
+    return [Comparison(
         id: "P1", what: "raw fix → gate → durable store → emitted on positions, per fix", unit: "µs/fix",
         ours: o, baseline: b, ratio: o.median / b.median,
         details: ["fixes_per_run": "\(n)", "source": source, "gate": "0 s / 0 m",
-                  "baseline": "GRDB DatabasePool.write per row (one transaction each), WAL, synchronous=FULL"])
+                  "baseline": "GRDB DatabasePool.write per row (one transaction each), WAL, synchronous=FULL"]),
+        withDeviation]
 }
 
 // MARK: - P5
@@ -328,7 +351,7 @@ enum BeekonBench {
         print("Beekon benchmarks — \(runs) runs each (+1 warm-up), databases in \(work.path)")
         func wanted(_ id: String) -> Bool { only?.contains(id) ?? true }
         var results: [Comparison] = []
-        if wanted("P1") { results.append(try await p1(runs: runs, dir: work)) }
+        if wanted("P1") { results += try await p1(runs: runs, dir: work) }
         if wanted("P5") { results.append(try await p5(runs: runs, dir: work)) }
         if wanted("P2") { results += try await p2(dir: work) }              // SyncBench.swift
         if wanted("P3") { results.append(try await p3(runs: runs, dir: work)) }

@@ -104,7 +104,7 @@ extension Beekon {
                 }
             }
         case .admit(let location):
-            if await record(location, events: records, states: crossing.stateChanges) {
+            if await admitAndRecord(location, force: trigger != .interval, events: records, states: crossing.stateChanges) {
                 geofenceEngine = fences
                 publishEvents(crossing.events)
             }
@@ -178,6 +178,7 @@ extension Beekon {
         for action in actions {
             switch action {
             case .pauseProvider:
+                await storeHeld()
                 if machine.session != nil { await deps.provider.setPowerMode(.paused) }
             case .resumeProvider:
                 if machine.session != nil { await deps.provider.setPowerMode(machine.config.preset.powerMode) }
@@ -249,7 +250,7 @@ extension Beekon {
             // From the cached position with a fresh timestamp: the hardware is not asked.
             if case .admit(let location) = machine.decide(
                 cached, id: deps.makeID(), motion: .stationary, trigger: .checkIn, bypassGate: true) {
-                await record(location)
+                _ = await admitAndRecord(location, force: true)
             }
         }
         armCheckIn()
@@ -322,6 +323,9 @@ extension Beekon {
         case .emitState(let state):
             logger.info("state changed", metadata: ["state": "\(state)"])
             stateBroadcast.publish(state)
+        case .store(let location):
+            await record(location)
+            await persistHeld(always: true)
         }
     }
 }

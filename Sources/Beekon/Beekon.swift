@@ -92,8 +92,9 @@ public actor Beekon {
     /// Starts a new session and returns once tracking (LC-4). Does nothing when already tracking.
     /// Throws `permissionDenied`, `locationServicesDisabled` or `storage` when it cannot proceed.
     public func start() async throws(BeekonError) {
-        _ = try await ready()
+        let store = try await ready()
         guard machine.session == nil else { return }
+        await storePersistedHeld(store)
         try await begin(session: deps.makeID(), resumeFrom: nil)
         try await applySync()
     }
@@ -104,6 +105,7 @@ public actor Beekon {
     public func resumeIfNeeded() async throws(BeekonError) -> Bool {
         let store = try await ready()
         guard machine.session == nil, let session = try await store.trackingIntent() else { return false }
+        await storePersistedHeld(store)
         let last = try await store.lastLocation(session: session)
         logger.info("resuming session", metadata: ["session": "\(session.wireString)"])
         try await begin(session: session, resumeFrom: last.map {

@@ -26,7 +26,7 @@ struct AgentConfig: Sendable, Equatable {
     static let knownKeys = [
         "preset", "minTimeBetweenLocationsSeconds", "minDistanceBetweenLocationsMeters", "sync", "extras",
         "geofences", "whenStationary", "stationaryRadiusMeters", "checkInIntervalSeconds",
-        "turnThresholdDegrees", "turnMinTimeSeconds",
+        "turnThresholdDegrees", "turnMinTimeSeconds", "maxDeviationMeters", "maxIntervalBetweenLocationsSeconds",
     ]
     static let knownGeofenceKeys = ["id", "latitude", "longitude", "radiusMeters", "notifyOnEntry", "notifyOnExit"]
     static let knownSyncKeys = ["url", "headers", "intervalSeconds", "batchSize", "syncThreshold", "keepUploadedLocations", "requestTimeoutSeconds", "auth"]
@@ -83,6 +83,10 @@ struct AgentConfig: Sendable, Equatable {
                 config.sdk.turnThresholdDegrees = try number(key, value)
             case "turnMinTimeSeconds":
                 config.sdk.turnMinTimeSeconds = try number(key, value)
+            case "maxDeviationMeters":
+                config.sdk.maxDeviationMeters = try number(key, value)
+            case "maxIntervalBetweenLocationsSeconds":
+                config.sdk.maxIntervalBetweenLocationsSeconds = try number(key, value)
             default:
                 throw Problem(description: "unknown key '\(key)' (known: \(knownKeys.joined(separator: ", ")))")
             }

@@ -13,7 +13,10 @@ struct FidelityCommand: AsyncParsableCommand {
             For each configuration: fixes stored as a percentage of raw fixes, and the maximum and \
             95th-percentile distance (metres) from every raw fix to the polyline of the stored fixes. \
             Each preset is measured as specified (SPEC gate) and with turn-aware admission \
-            (--turn-degrees, default 30).
+            (--turn-degrees, default 30), then with error-bounded admission (maxDeviationMeters = \
+            --tolerance, default 25; `deviation` with the stationary policy off, `faithful` as \
+            BeekonConfig.faithful), next to offline Douglas–Peucker at the same tolerance over the \
+            same fixes (`douglas-peucker`, the whole track known in advance: the reference).
             """)
 
     @Option(name: .long, help: "Track to replay: replay:PATH (GPX, NMEA, CSV, NDJSON).")
@@ -24,6 +27,9 @@ struct FidelityCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Heading change (degrees) for the turn-aware rows.")
     var turnDegrees: Double = 30
+
+    @Option(name: .long, help: "Tolerance (metres) for the error-bounded and Douglas–Peucker rows.")
+    var tolerance: Double = 25
 
     @Flag(name: .long, help: "Print JSON instead of a table.")
     var json = false
@@ -48,6 +54,13 @@ struct FidelityCommand: AsyncParsableCommand {
             variants.append(("\(preset.rawValue)+turn\(Int(turnDegrees))",
                              BeekonConfig(preset: preset, whenStationary: .keepTracking, turnThresholdDegrees: turnDegrees)))
         }
+        guard tolerance.isFinite, tolerance >= 1, tolerance <= 100_000 else {
+            Terminal.error("--tolerance must be within 1…100000 metres")
+            throw ExitCode(2)
+        }
+        let t = Int(tolerance)
+        variants.append(("deviation\(t)", BeekonConfig(whenStationary: .keepTracking, maxDeviationMeters: tolerance)))
+        variants.append(("faithful\(t)", .faithful(maxDeviationMeters: tolerance)))
         if let agentConfig {
             var c = agentConfig.sdk
             c.sync = nil
@@ -57,6 +70,7 @@ struct FidelityCommand: AsyncParsableCommand {
         for (name, config) in variants {
             rows.append(try await FidelityReport.measure(name: name, fixes: track.fixes, config: config))
         }
+        rows.append(FidelityReport.douglasPeucker(name: "douglas-peucker\(t)", fixes: track.fixes, tolerance: tolerance))
         if json {
             let items = rows.map {
                 "{\"config\":\"\($0.name)\",\"raw\":\($0.raw),\"stored\":\($0.stored),\"stored_percent\":\(fmt($0.storedPercent))," +
@@ -98,33 +112,28 @@ struct FidelityReport: Sendable {
         await beekon.waitUntilSourceEnds()
         try await beekon.stop()
         let stored = try await beekon.history(from: .distantPast, to: .distantFuture)
-        let errors = TrackError.distances(
-            from: fixes.filter { $0.latitude.isFinite && $0.longitude.isFinite },
-            to: stored.map { ($0.latitude, $0.longitude) }).sorted()
-        let p95 = errors.isEmpty ? 0 : errors[min(errors.count - 1, Int((Double(errors.count) * 0.95).rounded(.up)) - 1)]
-        return FidelityReport(name: name, raw: fixes.count, stored: stored.count, maxError: errors.last ?? 0, p95Error: p95)
+        return report(name: name, raw: fixes.count, line: stored.map { ($0.latitude, $0.longitude) },
+                      fixes: fixes.filter { $0.latitude.isFinite && $0.longitude.isFinite })
     }
-}
 
-/// Distance from points to a polyline on a local flat projection (metres; exact enough at track scale).
-enum TrackError {
-    static func distances(from raw: [RawFix], to line: [(Double, Double)]) -> [Double] {
-        guard let first = line.first else { return [] }
-        let lat0 = first.0 * .pi / 180
-        let k = 6_371_008.8 * .pi / 180
-        func xy(_ lat: Double, _ lon: Double) -> (Double, Double) { (lon * k * cos(lat0), lat * k) }
-        let pts = line.map { xy($0.0, $0.1) }
-        return raw.map { fix in
-            let p = xy(fix.latitude, fix.longitude)
-            if pts.count == 1 { return hypot(p.0 - pts[0].0, p.1 - pts[0].1) }
-            var best = Double.infinity
-            for (a, b) in zip(pts, pts.dropFirst()) {
-                let dx = b.0 - a.0, dy = b.1 - a.1
-                let len2 = dx * dx + dy * dy
-                let t = len2 == 0 ? 0 : max(0, min(1, ((p.0 - a.0) * dx + (p.1 - a.1) * dy) / len2))
-                best = min(best, hypot(p.0 - (a.0 + t * dx), p.1 - (a.1 + t * dy)))
-            }
-            return best
+    /// Offline Douglas–Peucker over the fixes the SDK accepts (valid, strictly later in time).
+    static func douglasPeucker(name: String, fixes: [RawFix], tolerance: Double) -> FidelityReport {
+        var accepted: [RawFix] = []
+        for f in fixes where abs(f.latitude) <= 90 && abs(f.longitude) <= 180
+            && accepted.last.map({ millis(f) > millis($0) }) ?? true {
+            accepted.append(f)
         }
+        let points = accepted.map { ($0.latitude, $0.longitude) }
+        let kept = TrackDeviation.douglasPeucker(points, tolerance: tolerance).map { points[$0] }
+        return report(name: name, raw: fixes.count, line: kept, fixes: accepted)
+    }
+
+    /// Fix time at the store's precision: the SDK rejects a fix not later than the previous one.
+    private static func millis(_ f: RawFix) -> Double { (f.timestamp.timeIntervalSince1970 * 1000).rounded(.down) }
+
+    private static func report(name: String, raw: Int, line: [(Double, Double)], fixes: [RawFix]) -> FidelityReport {
+        let errors = TrackDeviation.distances(from: fixes.map { ($0.latitude, $0.longitude) }, to: line).sorted()
+        let p95 = errors.isEmpty ? 0 : errors[min(errors.count - 1, Int((Double(errors.count) * 0.95).rounded(.up)) - 1)]
+        return FidelityReport(name: name, raw: raw, stored: line.count, maxError: errors.last ?? 0, p95Error: p95)
     }
 }

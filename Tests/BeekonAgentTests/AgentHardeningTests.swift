@@ -59,7 +59,7 @@ struct AgentHardeningTests {
     static let base = #"""
         {"preset":"balanced","minTimeBetweenLocationsSeconds":5,"minDistanceBetweenLocationsMeters":10,
          "whenStationary":"pauseWithCheckIns","stationaryRadiusMeters":20,"checkInIntervalSeconds":600,
-         "turnThresholdDegrees":30,"turnMinTimeSeconds":5,
+         "turnThresholdDegrees":30,"turnMinTimeSeconds":5,"maxDeviationMeters":25,"maxIntervalBetweenLocationsSeconds":300,
          "sync":{"url":"http://127.0.0.1:9/v1/locations","headers":{"X-Fleet":"f1"},"intervalSeconds":120,"batchSize":50,
                  "syncThreshold":10,"keepUploadedLocations":true,
                  "auth":{"accessToken":"AT","refreshToken":"RT","expiresAt":1700000000,"strategy":"bearer",
@@ -76,7 +76,8 @@ struct AgentHardeningTests {
     /// Edge values every numeric key gets once: huge, tiny, negative, non-integral, overflowing.
     static let edgeNumbers = ["1e300", "1e999", "-1", "0", "0.5", "1e9", "1000000001", "9223372036854775808", "-0", "1e-320"]
     static let numericKeys = ["minTimeBetweenLocationsSeconds", "minDistanceBetweenLocationsMeters", "stationaryRadiusMeters",
-                              "checkInIntervalSeconds", "turnThresholdDegrees", "turnMinTimeSeconds", "intervalSeconds", "batchSize",
+                              "checkInIntervalSeconds", "turnThresholdDegrees", "turnMinTimeSeconds", "maxDeviationMeters",
+                              "maxIntervalBetweenLocationsSeconds", "intervalSeconds", "batchSize",
                               "syncThreshold", "expiresAt", "skewMarginSeconds", "latitude", "longitude", "radiusMeters"]
     static let edgeCount = numericKeys.count * 2
 

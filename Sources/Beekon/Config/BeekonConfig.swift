@@ -21,6 +21,13 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
     public var turnThresholdDegrees: Double?
     /// The minimum seconds between fixes that turn-aware admission still respects (default 5).
     public var turnMinTimeSeconds: Double
+    /// Opt-in error-bounded admission (BY-9): every accepted raw fix lies within this many
+    /// metres of the polyline through the stored fixes, at the fewest stored fixes; it then
+    /// replaces the time, distance and turn conditions. Nil (the default) keeps the gate.
+    public var maxDeviationMeters: Double?
+    /// Under `maxDeviationMeters`: a fix this many seconds (fix time) after the last stored
+    /// one is stored at once, bounding how long a fix is held (default 600).
+    public var maxIntervalBetweenLocationsSeconds: Double
 
     /// Creates a configuration.
     public init(
@@ -32,7 +39,9 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         stationaryRadiusMeters: Double = 5,
         checkInIntervalSeconds: Double = 900,
         turnThresholdDegrees: Double? = nil,
-        turnMinTimeSeconds: Double = 5
+        turnMinTimeSeconds: Double = 5,
+        maxDeviationMeters: Double? = nil,
+        maxIntervalBetweenLocationsSeconds: Double = 600
     ) {
         self.preset = preset
         self.minTimeBetweenLocationsSeconds = minTimeBetweenLocationsSeconds
@@ -43,6 +52,8 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         self.checkInIntervalSeconds = checkInIntervalSeconds
         self.turnThresholdDegrees = turnThresholdDegrees
         self.turnMinTimeSeconds = turnMinTimeSeconds
+        self.maxDeviationMeters = maxDeviationMeters
+        self.maxIntervalBetweenLocationsSeconds = maxIntervalBetweenLocationsSeconds
     }
 
     /// Decodes a persisted configuration; fields added by later versions take their defaults.
@@ -57,7 +68,10 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
             stationaryRadiusMeters: try c.decodeIfPresent(Double.self, forKey: .stationaryRadiusMeters) ?? 5,
             checkInIntervalSeconds: try c.decodeIfPresent(Double.self, forKey: .checkInIntervalSeconds) ?? 900,
             turnThresholdDegrees: try c.decodeIfPresent(Double.self, forKey: .turnThresholdDegrees),
-            turnMinTimeSeconds: try c.decodeIfPresent(Double.self, forKey: .turnMinTimeSeconds) ?? 5)
+            turnMinTimeSeconds: try c.decodeIfPresent(Double.self, forKey: .turnMinTimeSeconds) ?? 5,
+            maxDeviationMeters: try c.decodeIfPresent(Double.self, forKey: .maxDeviationMeters),
+            maxIntervalBetweenLocationsSeconds: try c.decodeIfPresent(
+                Double.self, forKey: .maxIntervalBetweenLocationsSeconds) ?? 600)
     }
 
     /// The time condition in effect: the explicit value, else the preset's.
@@ -89,6 +103,12 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         }
         guard turnMinTimeSeconds.isFinite, turnMinTimeSeconds >= 0 else {
             throw .invalidConfiguration("turnMinTimeSeconds must be a number ≥ 0")
+        }
+        if let d = maxDeviationMeters, !(d.isFinite && d >= 1 && d <= 100_000) {
+            throw .invalidConfiguration("maxDeviationMeters must be within 1…100000 metres (got \(d))")
+        }
+        guard maxIntervalBetweenLocationsSeconds.isFinite, maxIntervalBetweenLocationsSeconds >= 1 else {
+            throw .invalidConfiguration("maxIntervalBetweenLocationsSeconds must be a number ≥ 1")
         }
         try sync?.validate()
     }

@@ -27,6 +27,8 @@ struct TrackingMachine: Sendable {
         case closeSession(UUID, StopReason)
         /// Publish a new state on the `state` stream.
         case emitState(BeekonState)
+        /// Store the fix the error-bounded admission held (its window closed: stop or new configuration).
+        case store(Location)
     }
 
     /// What to do with one raw fix.
@@ -44,9 +46,13 @@ struct TrackingMachine: Sendable {
     private(set) var phase: Phase = .idle
     private(set) var gate: Gate
     private(set) var config: BeekonConfig
+    /// Error-bounded admission (BY-9) when `maxDeviationMeters` is set; it then replaces the
+    /// time, distance and turn conditions (only invalid and not-later fixes are rejected).
+    private(set) var window: DeviationWindow?
 
     init(config: BeekonConfig) {
         self.config = config
+        self.window = Self.window(for: config, anchor: nil)
         self.gate = Gate(
             minTimeSeconds: config.effectiveMinTimeSeconds, minDistanceMeters: config.effectiveMinDistanceMeters)
         gate.turnThresholdDegrees = config.turnThresholdDegrees
@@ -75,6 +81,7 @@ struct TrackingMachine: Sendable {
         guard self.session == nil else { return [] }
         phase = .tracking(session: session)
         gate.last = resumeFrom
+        window?.restart(at: resumeFrom)
         return [.persistIntent(session: session), .startProvider(config.preset.powerMode), .emitState(.tracking)]
     }
 
@@ -89,9 +96,11 @@ struct TrackingMachine: Sendable {
         guard let session else {
             return reason == .user ? [.clearIntent] : []
         }
+        // The held fix is stored while the session still runs; then the state is published
+        // first, so nobody sees "no session" while the state still says tracking.
+        var actions: [Action] = window?.flush().map { [.store($0)] } ?? []
         phase = .stopped(reason)
-        // The state is published first, so nobody sees "no session" while the state still says tracking.
-        var actions: [Action] = [.emitState(.stopped(reason)), .stopProvider]
+        actions += [.emitState(.stopped(reason)), .stopProvider]
         if reason == .user || reason == .permissionDenied { actions.append(.clearIntent) }
         actions.append(.closeSession(session, reason))
         return actions
@@ -112,13 +121,21 @@ struct TrackingMachine: Sendable {
     /// change asks a running provider for its power mode.
     mutating func configure(_ new: BeekonConfig) -> [Action] {
         let oldMode = config.preset.powerMode
+        var actions: [Action] = []
+        if new.maxDeviationMeters != config.maxDeviationMeters
+            || new.maxIntervalBetweenLocationsSeconds != config.maxIntervalBetweenLocationsSeconds {
+            // The window closes under the tolerance its fixes were taken with (BY-9).
+            let held = window?.flush()
+            if let held { actions.append(.store(held)) }
+            window = Self.window(for: new, anchor: held.map(DeviationWindow.point) ?? window?.anchor ?? gate.last)
+        }
         config = new
         gate.minTimeSeconds = new.effectiveMinTimeSeconds
         gate.minDistanceMeters = new.effectiveMinDistanceMeters
         gate.turnThresholdDegrees = new.turnThresholdDegrees
         gate.turnMinTimeSeconds = new.turnMinTimeSeconds
-        if session != nil, new.preset.powerMode != oldMode { return [.setPowerMode(new.preset.powerMode)] }
-        return []
+        if session != nil, new.preset.powerMode != oldMode { actions.append(.setPowerMode(new.preset.powerMode)) }
+        return actions
     }
 
     /// Sanitises, flags and gates one raw fix. Does not change the gate: call
@@ -131,7 +148,10 @@ struct TrackingMachine: Sendable {
         guard let session else { return .notTracking }
         guard let fix = FixSanitiser.sanitise(raw) else { return .invalid }
         var decision = gate.evaluate(fix)
-        if decision == .turn || (bypassGate && (decision == .tooSoon || decision == .tooClose)) { decision = .admit }
+        if let window {
+            let later = window.latest.map { fix.timestamp > $0 } ?? true
+            decision = later ? .admit : .notLater
+        } else if decision == .turn || (bypassGate && (decision == .tooSoon || decision == .tooClose)) { decision = .admit }
         guard decision == .admit else { return .rejected(decision) }
         return .admit(Location(
             id: id, sessionId: session, timestamp: fix.timestamp, latitude: fix.latitude,
@@ -144,5 +164,29 @@ struct TrackingMachine: Sendable {
     mutating func committed(_ location: Location) {
         gate.commit(timestamp: location.timestamp, latitude: location.latitude, longitude: location.longitude,
                     bearing: location.bearing)
+    }
+
+    // MARK: - Error-bounded admission (BY-9)
+
+    /// An admitted location (from `decide`) goes through the admission window: returns what
+    /// to store now, in order — `[location]` without the mode; in the mode nothing (held),
+    /// the held fix, and/or `location` itself (`force`, the window cap or liveness).
+    mutating func admit(_ location: Location, force: Bool) -> [Location] {
+        guard window != nil else { return [location] }
+        return window!.offer(location, force: force)
+    }
+
+    /// Closes the admission window (the stationary pause): the held fix, to be stored now.
+    mutating func flushHeld() -> Location? {
+        window?.flush()
+    }
+
+    /// The fix the admission window holds, not stored yet (persisted so a kill keeps it).
+    var held: Location? { window?.held }
+
+    static func window(for config: BeekonConfig, anchor: GatePoint?) -> DeviationWindow? {
+        config.maxDeviationMeters.map {
+            DeviationWindow(toleranceMeters: $0, maxIntervalSeconds: config.maxIntervalBetweenLocationsSeconds, anchor: anchor)
+        }
     }
 }

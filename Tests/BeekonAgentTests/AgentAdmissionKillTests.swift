@@ -1,0 +1,95 @@
+import Beekon
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// BY-9 end to end: a real `beekon track` with `maxDeviationMeters` killed with SIGKILL while
+/// its admission window holds fixes, then restarted: over the whole session every fix of the
+/// track lies within the tolerance of the stored polyline.
+@Suite("Agent: error-bounded admission across kill -9 (BY-9)", .serialized)
+struct AgentAdmissionKillTests {
+    /// The walk's points in file order, each strictly later than the one before (what the SDK accepts).
+    static func walkPoints() throws -> [(Double, Double)] {
+        let text = try String(contentsOfFile: Fixtures.walkGPX, encoding: .utf8)
+        let pattern = try NSRegularExpression(pattern: #"<trkpt lon="([-0-9.]+)" lat="([-0-9.]+)">.*?<time>([^<]+)</time>"#)
+        var points: [(Double, Double)] = []
+        var lastTime = ""
+        for m in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+            let s = { (i: Int) in String(text[Range(m.range(at: i), in: text)!]) }
+            guard s(3) > lastTime, let lon = Double(s(1)), let lat = Double(s(2)) else { continue }
+            lastTime = s(3)
+            points.append((lat, lon))
+        }
+        return points
+    }
+
+    /// The walk from its `from`-th track point on, as a GPX file (the source after the restart
+    /// does not deliver again what the killed process had received).
+    static func walkTail(from: Int, in tmp: TempDir) throws -> String {
+        let lines = try String(contentsOfFile: Fixtures.walkGPX, encoding: .utf8).components(separatedBy: "\n")
+        let points = lines.indices.filter { lines[$0].contains("<trkpt ") }
+        let kept = lines[..<points[0]] + points[from...].map { lines[$0] } + lines[(points.last! + 1)...]
+        return try tmp.write("tail.gpx", kept.joined(separator: "\n"))
+    }
+
+    @Test func sigkillWithAnOpenWindowKeepsTheBound() async throws {
+        let tmp = try TempDir()
+        let db = tmp.path("admission.sqlite")
+        let config = try tmp.write("faithful.json", #"{"maxDeviationMeters":25,"whenStationary":"keepTracking"}"#)
+        func args(_ track: String, _ speed: String) -> [String] {
+            ["track", "--source", "replay:\(track)", "--speed", speed, "--db", db, "--config", config]
+        }
+        let points = try Self.walkPoints()
+        #expect(points.count > 1800)
+        let restartAt = 1000
+
+        // 1. Killed well inside the walk, certainly with fixes held in the window.
+        // 25× (74 s for the whole walk): room for a loaded machine to see the progress line in time.
+        let first = try AgentProcess(args(Fixtures.walkGPX, "25"))
+        _ = try await first.waitForLine(timeout: .seconds(60), "the start line") { $0.sessionIDFromStartLine != nil }
+        let progress = try await first.waitForLine(timeout: .seconds(60), "read ≥ 300") { (Progress.value("read", in: $0) ?? 0) >= 300 }
+        first.send(SIGKILL)
+        let killed = try await first.waitForExit(timeout: .seconds(30))
+        #expect(killed.signalled && killed.status == SIGKILL)
+        let read = try #require(Progress.value("read", in: progress.line))
+        try #require(read < restartAt - 100, "the replay ran too far before the kill: \(read)")
+        let before = try await HistoryRow.read(db: db)
+
+        // 2. Restarted on the rest of the walk only: what was held is stored from the database.
+        let second = try await AgentProcess.run(args(try Self.walkTail(from: restartAt, in: tmp), "max"), timeout: .seconds(120))
+        #expect(second.status == 0 && !second.signalled, "\(second.stderr)")
+        let rows = try await HistoryRow.read(db: db)
+        #expect(Set(rows.map(\.sessionID)).count == 1, "the session was resumed")
+        #expect(Set(rows.map(\.id)).isSuperset(of: before.map(\.id)), "no stored row lost")
+        #expect(Set(rows.map(\.id)).count == rows.count)
+        let early = Set(points[..<restartAt].map { "\($0.0),\($0.1)" })
+        let new = rows.filter { r in !before.contains { $0.id == r.id } }
+        #expect(new.contains { early.contains("\($0.latitude),\($0.longitude)") }, "the held fix was stored after the restart")
+
+        // 3. The bound over every fix either process received.
+        let received = Array(points[..<(read - 1)]) + Array(points[restartAt...])
+        let line = rows.map { ($0.latitude, $0.longitude) }
+        let worst = TrackDeviation.distances(from: received, to: line).max() ?? .infinity
+        #expect(worst <= 25, "worst distance \(worst) m over \(rows.count) stored fixes")
+        #expect(rows.count < 40, "it still compresses: \(rows.count)")
+    }
+
+    /// `beekon fidelity` prints the mode's rows next to offline Douglas–Peucker at the same tolerance.
+    @Test func fidelityPrintsTheModeNextToDouglasPeucker() async throws {
+        let out = try await AgentProcess.run(["fidelity", "--source", "replay:\(Fixtures.walkGPX)", "--json", "--tolerance", "25"])
+        #expect(out.status == 0, "\(out.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(out.stdoutText.utf8)) as? [[String: Any]])
+        let by = Dictionary(uniqueKeysWithValues: rows.compactMap { r in (r["config"] as? String).map { ($0, r) } })
+        let dp = try #require(by["douglas-peucker25"]?["stored"] as? Int)
+        for name in ["deviation25", "faithful25"] {
+            let row = try #require(by[name], "no \(name) row")
+            #expect((row["max_error_m"] as? Double ?? .infinity) <= 25)
+            #expect(Double(row["stored"] as? Int ?? .max) <= 1.5 * Double(dp))
+        }
+        #expect((by["balanced"]?["max_error_m"] as? Double ?? 0) > 25, "the SPEC gate has no such bound")
+    }
+}
