@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import Beekon
 import Foundation
 import Testing
@@ -10,7 +11,7 @@ import Darwin
 /// BY-9 end to end: a real `beekon track` with `maxDeviationMeters` killed with SIGKILL while
 /// its admission window holds fixes, then restarted: over the whole session every fix of the
 /// track lies within the tolerance of the stored polyline.
-@Suite("Agent: error-bounded admission across kill -9 (BY-9)", .serialized)
+@Suite("Agent: error-bounded admission across kill -9 (BY-9)", .serialized, .tags(.chaos, .slow), .skippable(.chaos, .slow))
 struct AgentAdmissionKillTests {
     /// The walk's points in file order, each strictly later than the one before (what the SDK accepts).
     static func walkPoints() throws -> [(Double, Double)] {
