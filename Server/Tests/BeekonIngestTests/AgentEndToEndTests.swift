@@ -16,7 +16,7 @@ extension Ingest {
         /// The 1 Hz walk from the root package's `Tests/Data`, every fix admitted.
         static let track = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent()
-            .appendingPathComponent("../../../../Tests/Data/gpx/togeojson_apple_watch_walk_1hz.gpx")
+            .appendingPathComponent("../../../Tests/Data/gpx/togeojson_apple_watch_walk_1hz.gpx")
             .standardizedFileURL.path
 
         /// A flat JSON object with comparable values: strings as `s:…`, numbers and booleans as `n:…`.

@@ -18,7 +18,7 @@ import Darwin
 @Suite("Chaos: agent + server under faults", .serialized)
 struct ChaosTests {
     static let track = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../../../Tests/Data/gpx/togeojson_apple_watch_walk_1hz.gpx").standardizedFileURL.path
+        .appendingPathComponent("../../../Tests/Data/gpx/togeojson_apple_watch_walk_1hz.gpx").standardizedFileURL.path
 
     // MARK: - Faults
 
