@@ -20,6 +20,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // The Linux agent's keep-alive transport only (BeekonHTTPClient); the SDK never links it.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Schema v1 wire format: no dependencies, shared with the ingest server.
@@ -37,10 +41,23 @@ let package = Package(
         ),
         .target(name: "BeekonSources", dependencies: ["Beekon", "BeekonWire"]),
         .target(name: "BeekonTesting", dependencies: ["Beekon"]),
+        // The agent's HTTPTransport on AsyncHTTPClient: keep-alive pool, HTTP/1.1 and HTTP/2,
+        // private CAs. Not a product: an iOS app keeps URLSessionTransport and never links NIO.
+        .target(
+            name: "BeekonHTTPClient",
+            dependencies: [
+                "Beekon",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         .executableTarget(
             name: "BeekonAgent",
             dependencies: [
-                "Beekon", "BeekonSources",
+                "Beekon", "BeekonSources", "BeekonHTTPClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -49,7 +66,9 @@ let package = Package(
         .executableTarget(
             name: "BeekonBench",
             dependencies: [
-                "Beekon", "BeekonSources", "BeekonTesting",
+                "Beekon", "BeekonSources", "BeekonTesting", "BeekonHTTPClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -64,7 +83,9 @@ let package = Package(
         ),
         .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "Beekon", "BeekonTesting", "BeekonTestSupport"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
-        .testTarget(name: "BeekonAgentTests", dependencies: ["BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport"]),
+        .testTarget(
+            name: "BeekonAgentTests",
+            dependencies: ["BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonHTTPClient"]),
         .testTarget(
             name: "BeekonPlatformTests",
             dependencies: [

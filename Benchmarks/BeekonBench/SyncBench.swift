@@ -6,19 +6,22 @@
 //     (zlib deflate level 6, gzip wrapper), versus the same envelope's uncompressed JSON.
 //     Samples are the batches (full batches only: 1,856 fixes → 1 batch of 1000).
 // P3  drain of 100,000 pending fixes through the real SDK (Beekon actor, db pre-filled
-//     with 100,000 pending rows, configure(sync: batchSize 1000) + sync(), URLSession
-//     transport) to a local `beekon-ingest` (release build, SQLite store, fresh database
-//     per run), versus a raw client posting the same 100 gzipped bodies (captured from
-//     the SDK's warm-up run) one after the other with URLSession to another fresh
-//     `beekon-ingest`: the server does the same work in both, so the ratio is what the
-//     SDK's durable queue adds. Without the server binary (BEEKON_INGEST_BINARY, else
+//     with 100,000 pending rows, configure(sync: batchSize 1000) + sync(), the agent's
+//     keep-alive AsyncHTTPClientTransport) to a local `beekon-ingest` (release build,
+//     SQLite store, fresh database per run), versus a raw client posting the same 100
+//     gzipped bodies (captured from the SDK's warm-up run) one after the other with
+//     AsyncHTTPClient (keep-alive) to another fresh `beekon-ingest`: the server does the
+//     same work in both, so the ratio is what the SDK's durable queue adds. Without the server binary (BEEKON_INGEST_BINARY, else
 //     Server/.build/release/beekon-ingest) both go to a POSIX receiver answering 200 at once.
 
+import AsyncHTTPClient
 import Beekon
+import BeekonHTTPClient
 import BeekonTesting
 import Foundation
 import GRDB
 import Logging
+import NIOCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -117,7 +120,9 @@ func p3(runs: Int, dir: URL) async throws -> Comparison {
         let path = dir.appendingPathComponent("p3-\(run).sqlite").path
         removeDatabase(path)
         // The SDK creates and migrates the file; 100,000 pending rows go in in one transaction.
-        let beekon = Beekon(dependencies: BeekonDependencies(databasePath: path, provider: ArrayProvider(fixes: []), logger: quietLogger))
+        let transport = try AsyncHTTPClientTransport()
+        let beekon = Beekon(dependencies: BeekonDependencies(databasePath: path, provider: ArrayProvider(fixes: []),
+                                                             logger: quietLogger, transport: transport))
         _ = try await beekon.storeReport()
         let pool = try rawPool(path)
         let ids = UUIDv7Generator()
@@ -156,24 +161,27 @@ func p3(runs: Int, dir: URL) async throws -> Comparison {
             throw BenchError(description: "P3: \(left) rows left, \(arrived) fixes arrived (status \(beekon.currentSyncStatus))")
         }
         if run > 0 { ours.append(t) }
+        await beekon.shutdown()
+        await transport.shutdown()
         removeDatabase(path)
         guard run > 0 else { continue }
 
-        // Baseline: the same gzipped bodies, posted one after the other with URLSession.
+        // Baseline: the same gzipped bodies, posted one after the other with AsyncHTTPClient (keep-alive).
         let base = try receiver("raw-\(run)")
-        let session2 = URLSession(configuration: .ephemeral)
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
         let tr = try await measure {
             for body in bodies {
-                var request = URLRequest(url: base.url)
-                request.httpMethod = "POST"
-                request.httpBody = body
-                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-                request.setValue("gzip", forHTTPHeaderField: "Content-Encoding")
-                let (_, response) = try await session2.data(for: request)
-                guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError(description: "P3 baseline: \(response)") }
+                var request = HTTPClientRequest(url: base.url.absoluteString)
+                request.method = .POST
+                request.body = .bytes(ByteBuffer(bytes: body))
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.headers.add(name: "Content-Encoding", value: "gzip")
+                let response = try await client.execute(request, timeout: .seconds(30))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                guard response.status.code == 200 else { throw BenchError(description: "P3 baseline: \(response.status)") }
             }
         }
-        session2.invalidateAndCancel()
+        try await client.shutdown()
         guard try base.finish() == total else { throw BenchError(description: "P3 baseline: not every fix arrived") }
         raw.append(tr)
     }
@@ -185,7 +193,7 @@ func p3(runs: Int, dir: URL) async throws -> Comparison {
                   "receiver": ingest.map { "beekon-ingest (\($0)), SQLite store, a fresh database per drain" }
                       ?? "POSIX HTTP/1.1 on 127.0.0.1, answers 200 at once (beekon-ingest not built)",
                   "ours_fixes_per_s": "\(Int(Double(total) / o.median))",
-                  "baseline": "URLSession posting the same 100 prebuilt gzipped bodies sequentially",
+                  "baseline": "AsyncHTTPClient (keep-alive) posting the same 100 prebuilt gzipped bodies sequentially",
                   "ratio": "ours/baseline in seconds (1.0 = no overhead)"])
 }
 

@@ -12,14 +12,19 @@ extension Beekon {
     /// The latest sync status.
     public nonisolated var currentSyncStatus: SyncStatus { syncStatusBroadcast.current ?? .idle }
 
-    /// Uploads now (SY-3) and returns when that drain has finished — successfully or not
-    /// (see `syncStatus`). Throws `invalidConfiguration` when sync is not configured.
-    public func sync() async throws(BeekonError) {
-        _ = try await ready()
+    /// Uploads now (SY-3) and returns what that drain did: fixes and events uploaded, what
+    /// is still pending, why it stopped early and when the engine retries by itself.
+    /// Throws `invalidConfiguration` when sync is not configured, `storage` when the
+    /// pending rows cannot be counted.
+    @discardableResult
+    public func sync() async throws(BeekonError) -> SyncOutcome {
+        let store = try await ready()
         guard let engine = try await applySync() else {
             throw .invalidConfiguration("sync is not configured: pass a SyncConfig to configure()")
         }
-        await engine.syncNow()
+        var outcome = await engine.syncNow()
+        outcome.pending = try await store.pendingCount()
+        return outcome
     }
 
     /// Fixes and geofence events waiting for upload (SY-8).

@@ -29,7 +29,8 @@ struct AgentConfig: Sendable, Equatable {
         "turnThresholdDegrees", "turnMinTimeSeconds", "maxDeviationMeters", "maxIntervalBetweenLocationsSeconds",
     ]
     static let knownGeofenceKeys = ["id", "latitude", "longitude", "radiusMeters", "notifyOnEntry", "notifyOnExit"]
-    static let knownSyncKeys = ["url", "headers", "intervalSeconds", "batchSize", "syncThreshold", "keepUploadedLocations", "requestTimeoutSeconds", "auth"]
+    static let knownSyncKeys = ["url", "headers", "intervalSeconds", "batchSize", "syncThreshold", "keepUploadedLocations", "requestTimeoutSeconds",
+                                "trustedCertificates", "auth"]
     static let knownAuthKeys = ["accessToken", "refreshToken", "expiresAt", "strategy", "refreshUrl", "refreshPayload",
                                 "refreshHeaders", "refreshBodyFormat", "responseMapping", "skewMarginSeconds"]
     static let knownMappingKeys = ["accessToken", "refreshToken", "expiresAt", "expiresIn"]
@@ -38,9 +39,17 @@ struct AgentConfig: Sendable, Equatable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw Problem(description: "\(path): cannot read the file")
         }
-        do { return try parse(data) } catch {
+        var config: AgentConfig
+        do { config = try parse(data) } catch {
             throw Problem(description: "\(path): \(error.description)")
         }
+        // Certificate paths are relative to the config file's folder.
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        let certificates = config.sdk.sync?.trustedCertificates?.map {
+            $0.hasPrefix("/") ? $0 : folder.appendingPathComponent($0).standardizedFileURL.path
+        }
+        config.sdk.sync?.trustedCertificates = certificates
+        return config
     }
 
     static func parse(_ data: Data) throws(Problem) -> AgentConfig {
@@ -119,6 +128,16 @@ struct AgentConfig: Sendable, Equatable {
                 }
                 sync.keepUploadedLocations = b
             case "auth": sync.auth = try parseAuth(v)
+            case "trustedCertificates":
+                guard case .array(let items) = v, !items.isEmpty else {
+                    throw Problem(description: "key 'sync.trustedCertificates' must be a non-empty array of PEM file paths")
+                }
+                sync.trustedCertificates = try items.map { item throws(Problem) -> String in
+                    guard case .string(let path) = item, !path.isEmpty else {
+                        throw Problem(description: "key 'sync.trustedCertificates' must list file paths (strings), got \(item.typeName)")
+                    }
+                    return path
+                }
             default:
                 throw Problem(description: "unknown key 'sync.\(key)' (known: \(knownSyncKeys.joined(separator: ", ")))")
             }

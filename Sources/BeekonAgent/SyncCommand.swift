@@ -23,7 +23,8 @@ struct SyncCommand: AsyncParsableCommand {
             Terminal.error("bad config: \(config) has no 'sync' block")
             throw ExitCode(2)
         }
-        let beekon = Beekon(dependencies: BeekonDependencies(databasePath: database.db, provider: NoSource(), logger: logger))
+        let beekon = Beekon(dependencies: BeekonDependencies(
+            databasePath: database.db, provider: NoSource(), logger: logger, transport: try AgentTransport.make(agentConfig)))
         do {
             try await beekon.configure(agentConfig.sdk)
             if let extras = agentConfig.extras { try await beekon.setExtras(extras) }
@@ -31,6 +32,6 @@ struct SyncCommand: AsyncParsableCommand {
             Terminal.error(error.description)
             throw ExitCode(1)
         }
-        try await UploadWaiter(beekon: beekon).drain(timeout: drainTimeout)
+        try await FinalDrain(beekon: beekon).run(timeout: drainTimeout)
     }
 }

@@ -72,7 +72,8 @@ struct TrackCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let beekon = Beekon(dependencies: BeekonDependencies(
-            databasePath: dbPath, provider: provider, clock: clock, logger: logger, authClock: clock.realClock))
+            databasePath: dbPath, provider: provider, clock: clock, logger: logger,
+            transport: try AgentTransport.make(agentConfig), authClock: clock.realClock))
         var runner = AgentRunner(beekon: beekon, logger: logger, drainTimeout: drainTimeout)
         runner.clock = clock
         runner.sourceFailure = { events.failure }
@@ -155,7 +156,7 @@ struct AgentRunner {
                 Terminal.out("source ended; session stopped")
             }
             if try await beekon.configuration().sync != nil {
-                try await UploadWaiter(beekon: beekon).drain(timeout: drainTimeout)
+                try await FinalDrain(beekon: beekon, clock: clock).run(timeout: drainTimeout)
             }
             if stopFailure != nil { throw ExitCode(1) }
         }

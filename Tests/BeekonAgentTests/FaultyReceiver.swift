@@ -86,6 +86,7 @@ final class FaultyReceiver: @unchecked Sendable {
     private var requests: [Request] = []
     private var heldFDs: Set<Int32> = []
     private var openFDs: Set<Int32> = []
+    private var acceptedConnections = 0
     private var released = false
     private var stopped = false
     private var version = 0
@@ -118,6 +119,9 @@ final class FaultyReceiver: @unchecked Sendable {
 
     /// Every request as one line each, for failure messages.
     var log: String { received.map(\.summary).joined(separator: "\n") }
+
+    /// Connections accepted so far (1 for any number of requests on one kept-alive connection).
+    var connections: Int { lock.withLock { acceptedConnections } }
 
     /// Requests whose batch a real server would have stored (2xx, lost 2xx, held).
     var stored: [Request] { received.filter { $0.action.stores } }
@@ -182,6 +186,7 @@ final class FaultyReceiver: @unchecked Sendable {
             let keep: Bool = lock.withLock {
                 guard !stopped else { return false }
                 openFDs.insert(fd)
+                acceptedConnections += 1
                 return true
             }
             guard keep else { close(fd); return }

@@ -31,8 +31,14 @@ struct UploadBudgetTests {
         let firstBatch = try #require(await server.nextRequest())   // the server holds it unanswered
         await clock.waitForSleepers(sleepers + 1)                       // the budget's timer
         clock.advance(by: .seconds(5))
-        try await firstSync.value
+        let outcome = try await firstSync.value
         #expect(await server.waitUntilClientClosed())                  // the request was cancelled
+        #expect(outcome.uploadedLocations == 0)
+        if case .transient(let why)? = outcome.failure {
+            #expect(why.contains("background time ran out"))
+        } else {
+            Issue.record("the outcome names no budget failure: \(outcome)")
+        }
         #expect(try await beekon.pendingUploadCount() == 3)            // rows kept
         #expect(beekon.currentSyncStatus == .idle)
 

@@ -14,11 +14,7 @@ struct AuthEndToEndTests {
     @Test func tokensExpiringDuringAReplaySurviveAKillAndEveryFixArrives() async throws {
         let dir = try ChaosDir()
         let database = dir.path("ingest.sqlite")
-        let issued = try await ChildProcess(try ChaosBinaries.ingest(), ["issue-token", "--subject", "rotating", "--database",
-                                                                         "sqlite:\(database)"], dir: dir, name: "issue").finish(timeout: .seconds(60))
-        try #require(issued.status == 0, "issue-token: \(issued.stderr)")
-        let seed = try #require(try JSONSerialization.jsonObject(with: Data(issued.stdout.utf8)) as? [String: Any])
-        let access = try #require(seed["access_token"] as? String), refresh = try #require(seed["refresh_token"] as? String)
+        let (access, refresh) = try await ChaosBinaries.issueToken(subject: "rotating", database: database, dir: dir)
 
         // A beekon-ingest process, not an in-process server: that one shared this process's
         // cooperative pool with the CPU-bound fuzz tests beside it, and on a loaded CI run an

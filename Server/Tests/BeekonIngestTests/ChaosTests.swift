@@ -246,6 +246,18 @@ enum ChaosBinaries {
         guard FileManager.default.isExecutableFile(atPath: url.path) else { throw TestFailure("build beekon-ingest first: \(url.path)") }
         return url
     }
+
+    /// Seeds a device with `beekon-ingest issue-token` on `database`: its access and refresh tokens.
+    static func issueToken(subject: String, database: String, dir: ChaosDir) async throws -> (access: String, refresh: String) {
+        let issued = try await ChildProcess(try ingest(), ["issue-token", "--subject", subject, "--database", "sqlite:\(database)"],
+                                            dir: dir, name: "issue").finish(timeout: .seconds(60))
+        guard issued.status == 0 else { throw TestFailure("issue-token: \(issued.stderr)") }
+        guard let seed = try JSONSerialization.jsonObject(with: Data(issued.stdout.utf8)) as? [String: Any],
+              let access = seed["access_token"] as? String, let refresh = seed["refresh_token"] as? String else {
+            throw TestFailure("issue-token printed \(issued.stdout)")
+        }
+        return (access, refresh)
+    }
 }
 
 /// A child process with stdout/stderr in files, SIGKILL-able, waited for with a deadline.

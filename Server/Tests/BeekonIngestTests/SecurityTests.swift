@@ -93,11 +93,7 @@ struct SecurityTests {
     @Test func tokensNeverAppearInTheAgentsFilesOrLogs() async throws {
         let dir = try ChaosDir()
         let database = dir.path("ingest.sqlite")
-        let issued = try await ChildProcess(try ChaosBinaries.ingest(), ["issue-token", "--subject", "sec-device", "--database",
-                                                                         "sqlite:\(database)"], dir: dir, name: "issue").finish(timeout: .seconds(60))
-        try #require(issued.status == 0, "issue-token: \(issued.stderr)")
-        let seed = try #require(try JSONSerialization.jsonObject(with: Data(issued.stdout.utf8)) as? [String: Any])
-        let access = try #require(seed["access_token"] as? String), refresh = try #require(seed["refresh_token"] as? String)
+        let (access, refresh) = try await ChaosBinaries.issueToken(subject: "sec-device", database: database, dir: dir)
 
         let config = IngestConfiguration(database: .sqlite(path: database), authMode: .required)
         let server = try await TestServer.start(config)

@@ -20,14 +20,19 @@ public struct SyncConfig: Sendable, Hashable, Codable {
     public var auth: AuthConfig?
     /// Hard deadline of one upload in seconds (SY-11); nil means 30, clamped to 1…120.
     public var requestTimeoutSeconds: Double?
+    /// PEM files of CA certificates trusted for uploads and token refresh in addition to the
+    /// system's store (a private CA). Used by the Linux agent's transport; on Apple
+    /// platforms `URLSessionTransport` trusts what the device trusts and ignores it.
+    public var trustedCertificates: [String]?
 
     /// Creates a sync configuration.
     public init(
         url: URL, headers: [String: String] = [:], intervalSeconds: Double = 300, batchSize: Int = 100,
         syncThreshold: Int = 0, keepUploadedLocations: Bool = true, auth: AuthConfig? = nil,
-        requestTimeoutSeconds: Double? = nil
+        requestTimeoutSeconds: Double? = nil, trustedCertificates: [String]? = nil
     ) {
         self.requestTimeoutSeconds = requestTimeoutSeconds
+        self.trustedCertificates = trustedCertificates
         self.url = url; self.headers = headers; self.intervalSeconds = intervalSeconds
         self.batchSize = batchSize; self.syncThreshold = syncThreshold
         self.keepUploadedLocations = keepUploadedLocations
@@ -65,6 +70,9 @@ public struct SyncConfig: Sendable, Hashable, Codable {
             throw .invalidConfiguration("sync.intervalSeconds must be a positive number")
         }
         guard syncThreshold >= 0 else { throw .invalidConfiguration("sync.syncThreshold must be ≥ 0") }
+        if trustedCertificates?.contains(where: \.isEmpty) == true {
+            throw .invalidConfiguration("sync.trustedCertificates must list PEM file paths (got an empty one)")
+        }
         try auth?.validate()
     }
 

@@ -37,10 +37,11 @@ extension SyncEngine {
     }
 
     /// The budget ran out mid-request: keep the batch (same id next time), report idle.
-    func budgetExpired(_ batch: PendingBatch) -> Bool {
+    func budgetExpired(_ batch: PendingBatch) async -> Bool {
         logger.warning("upload cancelled: background time ran out; the batch stays queued under its id",
                        metadata: ["batch": "\(batch.id.wireString)"])
-        status.publish(.idle)
+        drainOutcome.failure = .transient("background time ran out; the batch stays queued under its id")
+        await report(.idle)
         return false
     }
 }

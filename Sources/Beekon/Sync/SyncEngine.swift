@@ -37,7 +37,9 @@ actor SyncEngine {
 
     private var triggers: Set<SyncTrigger> = []
     private var waiting: CheckedContinuation<Void, Never>?
-    private var queuedWaiters: [CheckedContinuation<Void, Never>] = []
+    private var queuedWaiters: [CheckedContinuation<SyncOutcome, Never>] = []
+    /// What the current drain has done so far (counts, failure); handed to `sync()` callers.
+    var drainOutcome = SyncOutcome()
     private var loopTask: Task<Void, Never>?
     private var intervalTask: Task<Void, Never>?
     private var retryTask: Task<Void, Never>?
@@ -76,7 +78,7 @@ actor SyncEngine {
         stopped = true
         loopTask?.cancel(); intervalTask?.cancel(); retryTask?.cancel()
         waiting?.resume(); waiting = nil
-        for w in queuedWaiters { w.resume() }
+        for w in queuedWaiters { w.resume(returning: SyncOutcome()) }
         queuedWaiters = []
         await auth?.shutdown()
     }
@@ -89,10 +91,11 @@ actor SyncEngine {
         waiting = nil
     }
 
-    /// `sync()`: wakes the loop and returns when the drain it caused has finished.
-    func syncNow() async {
-        guard !stopped else { return }
-        await withCheckedContinuation { c in
+    /// `sync()`: wakes the loop and returns what the drain it caused did (`pending` is
+    /// filled in by the caller).
+    func syncNow() async -> SyncOutcome {
+        guard !stopped else { return SyncOutcome() }
+        return await withCheckedContinuation { c in
             queuedWaiters.append(c)
             wake(.manual)
         }
@@ -115,8 +118,10 @@ actor SyncEngine {
             triggers = []
             let waiters = queuedWaiters
             queuedWaiters = []
+            drainOutcome = SyncOutcome()
             if allowed(current) { await drainWithinBudget() }
-            for w in waiters { w.resume() }
+            if case .backoff(let until) = hold, case .transient = drainOutcome.failure { drainOutcome.nextAttempt = until }
+            for w in waiters { w.resume(returning: drainOutcome) }
         }
     }
 
@@ -151,7 +156,7 @@ actor SyncEngine {
             } else {
                 // Nothing prepared: the last acknowledgement must be committed first, or the
                 // assembly would find that batch still open and pick it again.
-                guard await settle(&acknowledging) else { scheduleRetry(status: nil, retryAfter: nil); return }
+                guard await settle(&acknowledging) else { await scheduleRetry("could not record an accepted upload"); return }
                 do {
                     guard let prepared = try await Self.prepare(store: store, excluding: [], config: config, device: device,
                                                                 now: clock.now(), makeID: makeID) else {
@@ -163,7 +168,7 @@ actor SyncEngine {
                     current = prepared
                 } catch {
                     logger.error("could not assemble a batch", metadata: ["error": "\(error)"])
-                    scheduleRetry(status: nil, retryAfter: nil)
+                    await scheduleRetry("could not assemble a batch: \(error)")
                     return
                 }
             }
@@ -180,10 +185,12 @@ actor SyncEngine {
             let acknowledged = await settle(&acknowledging)
             let prepared = await prefetch?.value
             guard acknowledged else {
-                if accepted { scheduleRetry(status: nil, retryAfter: nil) }  // else send() already decided
+                if accepted { await scheduleRetry("could not record an accepted upload") }  // else send() already decided
                 return
             }
             guard accepted else { return }
+            drainOutcome.uploadedLocations += current.batch.locations.count
+            drainOutcome.uploadedGeofenceEvents += current.batch.events.count
             acknowledging = Acknowledgement(batch: current.batch.id, store: store, keepLocations: config.keepUploadedLocations)
             next = prepared
         }
@@ -217,11 +224,11 @@ actor SyncEngine {
             switch await auth.authorization() {
             case .proceed(let value): authorization = value
             case .dead: return await holdForDeadCredentials(status: nil)
-            case .wait(let until): return waitForAuth(until: until)
+            case .wait(let until): return await waitForAuth(until: until)
             }
         }
         guard var result = await exchange(prepared, authorization: authorization, within: lease) else {
-            return budgetExpired(batch)
+            return await budgetExpired(batch)
         }
         var outcome = StatusPolicy.classify(result, now: clock.now())
         // 401/403 with refreshable auth (AU-6): one refresh, then one retry of the same batch.
@@ -231,12 +238,12 @@ actor SyncEngine {
             switch await auth.unauthorized(rejected: authorization) {
             case .proceed(let value):
                 guard let retried = await exchange(prepared, authorization: value, within: lease) else {
-                    return budgetExpired(batch)
+                    return await budgetExpired(batch)
                 }
                 result = retried
                 outcome = StatusPolicy.classify(result, now: clock.now())
             case .dead: return await holdForDeadCredentials(status: s)
-            case .wait(let until): return waitForAuth(until: until)
+            case .wait(let until): return await waitForAuth(until: until)
             }
         }
         let meta: Logger.Metadata = [
@@ -264,7 +271,7 @@ actor SyncEngine {
                 let why = (try? result.get()).map { "HTTP \($0.status)" } ?? (result.failureValue.map { "\($0)" } ?? "?")
                 try await store.recordAttempt(batch.id, status: s, error: why)
                 logger.warning("upload failed, will retry", metadata: meta.merging(["error": "\(why)"]) { a, _ in a })
-                scheduleRetry(status: s, retryAfter: retryAfter)
+                await scheduleRetry(why, retryAfter: retryAfter)
                 return false
             case .permanent(let s):
                 try await store.recordAttempt(batch.id, status: s, error: nil)
@@ -275,7 +282,7 @@ actor SyncEngine {
             }
         } catch {
             logger.error("could not record the upload outcome", metadata: ["error": "\(error)"])
-            scheduleRetry(status: nil, retryAfter: nil)
+            await scheduleRetry("could not record the upload outcome: \(error)")
             return false
         }
     }
@@ -301,11 +308,11 @@ actor SyncEngine {
 
     /// No usable token yet (refresh failed transiently): retry at the breaker's deadline, or
     /// after the regular backoff while the breaker is closed.
-    private func waitForAuth(until: Date?) -> Bool {
+    private func waitForAuth(until: Date?) async -> Bool {
         // The deadline is on the refresher's clock (real time during a replay).
         let now = auth?.clock.now() ?? clock.now()
         let delay = until.map { Duration.milliseconds(Int64((max(0, $0.timeIntervalSince(now)) * 1000).rounded(.up))) }
-        scheduleRetry(status: nil, retryAfter: delay)
+        await scheduleRetry("no usable access token (the token refresh failed)", retryAfter: delay)
         return false
     }
 
@@ -313,19 +320,21 @@ actor SyncEngine {
     /// Stored first, then published: whoever reacts to the status (an agent about to exit)
     /// finds the database work of this outcome done.
     func report(_ new: SyncStatus) async {
+        if case .failed(let failure) = new { drainOutcome.failure = .held(failure) }
         try? await store.setLastSyncOutcome("\(new)")
         status.publish(new)
     }
 
-    private func scheduleRetry(status code: Int?, retryAfter: Duration?) {
+    /// Holds uploads until the backoff (or `Retry-After`) deadline, stores then publishes
+    /// `retrying`, and arms the timer that wakes the loop then.
+    private func scheduleRetry(_ why: String, retryAfter: Duration? = nil) async {
+        drainOutcome.failure = .transient(why)
         // A server-dictated wait (Retry-After) is honoured as given and does not escalate the backoff.
         if retryAfter == nil { consecutiveFailures += 1 }
         let delay = retryAfter ?? backoff.delay(attempt: consecutiveFailures, random: randomUnit())
         let until = clock.now().addingTimeInterval(delay.seconds)
         hold = .backoff(until: until)
-        status.publish(.retrying(nextAttempt: until))
-        let store = self.store
-        Task { try? await store.setLastSyncOutcome("retrying at \(WireTimestamp(until))") }
+        await report(.retrying(nextAttempt: until))
         retryTask?.cancel()
         retryTask = Task { [clock] in
             do { try await clock.sleep(for: delay) } catch { return }
