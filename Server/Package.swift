@@ -66,6 +66,7 @@ let package = Package(
                 "BeekonIngest", "PostgresTestCluster",
                 .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "BeekonTesting", package: "Beekon"),
+                .product(name: "BeekonSources", package: "Beekon"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -9,7 +9,7 @@ struct BeekonIngestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beekon-ingest",
         abstract: "Receives Beekon schema-v1 uploads, dedupes and stores them, and serves them back.",
-        subcommands: [Serve.self, IssueToken.self],
+        subcommands: [Serve.self, IssueToken.self, ShareCommand.self],
         defaultSubcommand: Serve.self)
 }
 

@@ -28,6 +28,15 @@ public protocol LocationStore: Sendable {
     func fixes(_ query: FixQuery) async throws(StoreError) -> FixPage
     /// Token bookkeeping for the token endpoint.
     var tokens: any TokenStore { get }
+    /// Viewer shares and their access records.
+    var shares: any ShareStore { get }
+    /// Up to `limit` events with `seq > after`, in sequence order. Never skips one that
+    /// becomes visible later (see `LiveEvent`).
+    func events(after: Int64, limit: Int) async throws(StoreError) -> [LiveEvent]
+    /// The newest sequence and the retention mark.
+    func eventMarks() async throws(StoreError) -> EventLogMarks
+    /// Deletes events received before `cutoff` (retention); viewers behind it get `reset`.
+    func pruneEvents(receivedBefore cutoff: WireTimestamp) async throws(StoreError)
 }
 
 /// An envelope with what the server knows about its arrival.
@@ -57,6 +66,8 @@ public struct IngestResult: Sendable, Equatable, Codable {
     public var eventsStored: Int
     /// Geofence events skipped because their id was already stored.
     public var eventsDuplicate: Int
+    /// Whether something new was stored (and so the event log grew).
+    public var storedAnything: Bool { locationsStored + eventsStored > 0 }
 
     /// Creates a result.
     public init(duplicateBatch: Bool, locationsStored: Int, locationsDuplicate: Int, eventsStored: Int, eventsDuplicate: Int) {
