@@ -36,7 +36,9 @@ extension WireEnvelope {
             installId: try uuid(raw.device.install_id, "device.install_id"),
             platform: try nonEmpty(raw.device.platform, "device.platform", max: 64),
             sdkVersion: try nonEmpty(raw.device.sdk_version, "device.sdk_version", max: 64),
-            model: raw.device.model.flatMap { $0.isEmpty ? nil : $0 }
+            model: raw.device.model.flatMap { $0.isEmpty ? nil : $0 },
+            syncIntervalSeconds: raw.device.sync_interval_seconds?.seconds,
+            checkInIntervalSeconds: raw.device.check_in_interval_seconds?.seconds
         )
         var locations: [WireLocation] = []
         locations.reserveCapacity(raw.locations.count)
@@ -128,6 +130,19 @@ private struct RawDevice: Decodable {
     var platform: String
     var sdk_version: String
     var model: String?
+    var sync_interval_seconds: LenientSeconds?
+    var check_in_interval_seconds: LenientSeconds?
+}
+
+/// An optional interval field: a positive number of seconds (fractions truncated, at
+/// most 10 years); any other value — a string, a negative, null — is ignored, never an error.
+private struct LenientSeconds: Decodable {
+    var seconds: Int?
+
+    init(from decoder: any Decoder) throws {
+        let value = try? decoder.singleValueContainer().decode(Double.self)
+        seconds = value.flatMap { $0.isFinite && $0 >= 1 && $0 <= 315_360_000 ? Int($0) : nil }
+    }
 }
 
 private struct RawLocation: Decodable {

@@ -78,10 +78,11 @@ extension Ingest {
                     try await store.pruneEvents(receivedBefore: WireTimestamp(Date().addingTimeInterval(3600)))
                     return try await store.eventMarks()
                 }
-                #expect(marks.prunedThrough == marks.head)
+                #expect(marks.prunedThrough >= 4)
                 let got = try await Live.collect(server.base + "/v1/live", lastEventID: "1") { !$0.isEmpty }
                 #expect(got.first?.event == "reset")
-                #expect(got.first?.id == String(marks.head))
+                // The reset's id is the head at connection time (a device-status event may have followed the prune).
+                #expect(Int64(got.first?.id ?? "") ?? 0 >= marks.head)
                 #expect(Live.object(got[0])["reason"] as? String == "beyond_retention")
             }
         }

@@ -7,9 +7,9 @@ import Testing
 /// Drives a `LiveViewer` (the SDK's stream client) in tests: collects its messages until
 /// a condition holds, then disconnects.
 enum Live {
-    /// The messages of kind fix / geofence_event / reset / device, in arrival order.
+    /// The messages of the given kinds (default: fix, geofence_event, reset), in arrival order.
     static func collect(_ url: String, headers: [String: String] = [:], lastEventID: String? = nil,
-                        timeout: Duration = .seconds(30),
+                        kinds: Set<String> = ["fix", "geofence_event", "reset"], timeout: Duration = .seconds(30),
                         until done: @escaping @Sendable ([SSEMessage]) -> Bool) async throws -> [SSEMessage] {
         let viewer = LiveViewer(url: URL(string: url)!, headers: headers, lastEventID: lastEventID)
         return try await withThrowingTaskGroup(of: [SSEMessage]?.self) { group in
@@ -21,6 +21,7 @@ enum Live {
                         if case .refused(let status) = event { throw TestFailure("stream refused with \(status)") }
                         continue
                     }
+                    guard kinds.contains(m.event) else { continue }
                     got.append(m)
                     if done(got) { return got }
                 }

@@ -42,14 +42,18 @@ public enum IngestServer {
         let metrics = IngestMetrics()
         let router = Router()
         let hub = makeHub(config, store: store, logger: logger)
+        let monitor = DeviceStatusMonitor(store: store, defaultExpectedSeconds: config.expectedIntervalSeconds,
+                                          interval: .milliseconds(Int(config.statusCheckSeconds * 1000)), now: now,
+                                          logger: logger, onPublished: { hub.poke() })
         let access = ViewerAccess(auth: auth, shares: ShareService(store: store, now: now))
         IngestController(store: store, auth: auth, metrics: metrics, maxBodyBytes: config.maxBodyBytes,
-                         maxDecompressedBytes: config.maxDecompressedBytes, now: now, hub: hub)
+                         maxDecompressedBytes: config.maxDecompressedBytes, now: now, hub: hub, monitor: monitor)
             .register(on: router, path: config.ingestPath)
         LiveController(store: store, hub: hub, access: access, heartbeat: .milliseconds(Int(config.liveHeartbeatSeconds * 1000)),
                        retryMillis: config.liveRetryMillis, now: now).register(on: router)
         TokenController(tokens: tokens, metrics: metrics).register(on: router)
-        ReadController(store: store, access: access, staleAfterSeconds: config.staleAfterSeconds, now: now).register(on: router)
+        ReadController(store: store, access: access, staleAfterSeconds: config.staleAfterSeconds, now: now, monitor: monitor)
+            .register(on: router)
         HealthController(store: store, metrics: metrics, auth: auth).register(on: router)
         ShareController(shares: access.shares!, store: store, auth: auth, publicURL: config.publicURL).register(on: router)
 
@@ -57,7 +61,7 @@ public enum IngestServer {
         var app = Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname(host, port: config.port), serverName: "beekon-ingest"),
-            services: store.services + [hub, EventRetention(store: store, retentionSeconds: config.eventRetentionSeconds, now: now, logger: logger)],
+            services: store.services + [hub, monitor, EventRetention(store: store, retentionSeconds: config.eventRetentionSeconds, now: now, logger: logger)],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? config.port
                 logger.info("listening on \(host):\(port)")

@@ -35,6 +35,10 @@ public struct IngestConfiguration: Sendable {
     public var eventRetentionSeconds: Int = 7 * 86_400
     /// How often each instance polls the event log even without a wake-up (default 1 s).
     public var livePollSeconds: Double = 1
+    /// The reporting interval assumed for a device that declares none, in seconds (default 300).
+    public var expectedIntervalSeconds: Int = 300
+    /// How often device statuses are recomputed, in seconds (default 5).
+    public var statusCheckSeconds: Double = 5
     /// The base URL printed in share links (e.g. `https://track.example.com`); nil: the request's Host.
     public var publicURL: String?
 

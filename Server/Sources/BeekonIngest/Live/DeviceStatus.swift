@@ -22,3 +22,11 @@ enum DeviceStatus: String, Sendable, Equatable, CaseIterable {
         return .silent
     }
 }
+
+/// The status rule for tests outside the module.
+public enum DeviceStatusProbe {
+    /// `DeviceStatus.of(…)` as its raw value.
+    public static func of(fix: Int64?, contact: Int64, expected: Int, now: Int64) -> String {
+        DeviceStatus.of(lastFixMillis: fix, lastContactMillis: contact, expectedSeconds: expected, nowMillis: now).rawValue
+    }
+}

@@ -14,6 +14,8 @@ struct ReadController: Sendable {
     let access: ViewerAccess
     let staleAfterSeconds: Int
     let now: @Sendable () -> Date
+    /// Computes each device's status (`live` / `delayed` / `silent`).
+    var monitor: DeviceStatusMonitor? = nil
 
     static let maxPage = 5000
 
@@ -72,6 +74,12 @@ struct ReadController: Sendable {
             if let model = d.model { w.raw(",\"model\":"); w.string(model) }
             w.raw(",\"fix_count\":"); w.number(Double(d.fixCount))
             w.raw(",\"last_received_at\":"); w.string(d.lastReceivedAt.description)
+            w.raw(",\"last_contact_at\":"); w.string(d.lastReceivedAt.description)
+            if let monitor {
+                w.raw(",\"expected_interval_seconds\":")
+                w.number(Double(d.expectedIntervalSeconds ?? monitor.defaultExpectedSeconds))
+                w.raw(",\"status\":"); w.string(monitor.status(of: d, nowMillis: nowMs).rawValue)
+            }
             if let fix = d.lastFix.flatMap({ scope.visible($0, nowMillis: nowMs) }) {
                 let age = max(0, Double(nowMs - fix.location.timestamp.millis) / 1000)
                 w.raw(",\"last_fix_at\":"); w.string(fix.location.timestamp.description)

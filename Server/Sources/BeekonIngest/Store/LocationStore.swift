@@ -37,6 +37,9 @@ public protocol LocationStore: Sendable {
     func eventMarks() async throws(StoreError) -> EventLogMarks
     /// Deletes events received before `cutoff` (retention); viewers behind it get `reset`.
     func pruneEvents(receivedBefore cutoff: WireTimestamp) async throws(StoreError)
+    /// Publishes a device's status: when it differs from the last one stored, stores it and
+    /// appends a `device` event (in commit order, like ingest); returns whether it changed.
+    func publishDeviceStatus(installId: UUID, status: String, payload: String, atMillis: Int64) async throws(StoreError) -> Bool
 }
 
 /// An envelope with what the server knows about its arrival.
@@ -51,6 +54,12 @@ public struct IngestBatch: Sendable {
     /// Creates a batch.
     public init(envelope: WireEnvelope, receivedAt: WireTimestamp, principal: String? = nil) {
         self.envelope = envelope; self.receivedAt = receivedAt; self.principal = principal
+    }
+
+    /// The reporting interval the device declared: the larger of its sync and check-in intervals.
+    var declaredInterval: Int? {
+        let d = envelope.device
+        return [d.syncIntervalSeconds, d.checkInIntervalSeconds].compactMap { $0 }.max()
     }
 }
 
@@ -93,6 +102,8 @@ public struct DeviceSummary: Sendable, Equatable {
     public var lastReceivedAt: WireTimestamp
     /// Number of fixes stored for it.
     public var fixCount: Int
+    /// The reporting interval its newest batch declared, in seconds.
+    public var expectedIntervalSeconds: Int? = nil
 }
 
 /// One tracking run of a device.

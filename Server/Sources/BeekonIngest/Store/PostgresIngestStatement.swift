@@ -21,13 +21,13 @@ import PostgresNIO
 /// reader that sees `seq = n` already sees every committed `seq < n`. `n` wakes the
 /// live streams of every instance (NOTIFY is delivered at commit).
 struct PostgresIngestStatement: PostgresPreparedStatement {
-    static let name = "beekon_ingest_v2"
+    static let name = "beekon_ingest_v3"
 
     static let sql = """
         WITH b AS (
             INSERT INTO batches (batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
-                                 model, extras, principal, location_count, event_count)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12)
+                                 model, extras, principal, location_count, event_count, expected_interval)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $32)
             ON CONFLICT (batch_id) DO NOTHING RETURNING 1),
         l AS (
             INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy,
@@ -66,7 +66,7 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
         .uuidArray, .int8Array, .float8Array, .float8Array, .float8Array, .float8Array, .float8Array, .float8Array,
         .textArray, .textArray, .boolArray, .textArray, .textArray,
         .uuidArray, .textArray, .textArray, .int8Array,
-        .textArray, .textArray,
+        .textArray, .textArray, .int4,
     ]
 
     /// (batch rows inserted: 0 or 1, locations inserted, events inserted, log rows + notifications)
@@ -79,7 +79,7 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
 
     func makeBindings() throws -> PostgresBindings {
         let e = batch.envelope
-        var b = PostgresBindings(capacity: 31)
+        var b = PostgresBindings(capacity: 32)
         b.append(e.batchId); b.append(e.sessionId); b.append(e.device.installId)
         b.append(e.sentAt.millis); b.append(batch.receivedAt.millis)
         b.append(e.device.platform); b.append(e.device.sdkVersion); b.append(e.device.model)
@@ -96,6 +96,7 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
         b.append(events.map(\.timestamp.millis))
         b.append(ls.map { PendingEvent.fixPayload($0, batch) })
         b.append(events.map { PendingEvent.geofencePayload($0, batch) })
+        b.append(batch.declaredInterval.map(Int32.init))
         return b
     }
 

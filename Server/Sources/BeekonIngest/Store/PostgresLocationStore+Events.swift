@@ -63,3 +63,26 @@ extension PostgresLocationStore {
         }
     }
 }
+
+extension PostgresLocationStore {
+    public func publishDeviceStatus(installId: UUID, status: String, payload: String, atMillis: Int64) async throws(StoreError) -> Bool {
+        try await transaction { conn in
+            // The row lock serialises instances publishing the same device; the advisory lock
+            // orders the sequence value with every other event (see PostgresIngestStatement).
+            var changed = false
+            for try await _ in try await conn.query("""
+                INSERT INTO device_status (install_id, status, changed_at) VALUES (\(installId), \(status), \(atMillis))
+                ON CONFLICT (install_id) DO UPDATE SET status = excluded.status, changed_at = excluded.changed_at
+                WHERE device_status.status <> excluded.status RETURNING 1
+                """, logger: self.logger) { changed = true }
+            guard changed else { return false }
+            try await conn.query("SELECT pg_advisory_xact_lock(74657002)", logger: self.logger)
+            try await conn.query("""
+                INSERT INTO events (kind, install_id, ts, received_at, payload)
+                VALUES ('device', \(installId), \(atMillis), \(atMillis), \(payload))
+                """, logger: self.logger)
+            try await conn.query("SELECT pg_notify('beekon_events', '')", logger: self.logger)
+            return true
+        }
+    }
+}

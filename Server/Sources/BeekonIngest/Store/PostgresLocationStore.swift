@@ -167,7 +167,13 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
 /// The PostgreSQL schema; timestamps are Unix milliseconds (BIGINT) as in the SQLite store.
 enum PostgresSchema {
     /// Every version in order, with its statements.
-    static let versions: [(Int, [String])] = [(1, v1), (2, v2)]
+    static let versions: [(Int, [String])] = [(1, v1), (2, v2), (3, v3)]
+
+    /// Device status: the interval a device declared, and the last published status.
+    static let v3 = [
+        "ALTER TABLE batches ADD COLUMN expected_interval INT",
+        "CREATE TABLE device_status (install_id UUID PRIMARY KEY, status TEXT NOT NULL, changed_at BIGINT NOT NULL)",
+    ]
 
     /// The event log (`seq` from its own sequence; see `PostgresIngestStatement`).
     static let v2 = [

@@ -46,3 +46,20 @@ extension SQLiteLocationStore {
         }
     }
 }
+
+extension SQLiteLocationStore {
+    public func publishDeviceStatus(installId: UUID, status: String, payload: String, atMillis: Int64) async throws(StoreError) -> Bool {
+        try await write { db in
+            let id = installId.wireString
+            let current = try String.fetchOne(db, sql: "SELECT status FROM device_status WHERE install_id = ?", arguments: [id])
+            guard current != status else { return false }
+            try db.execute(sql: """
+                INSERT INTO device_status (install_id, status, changed_at) VALUES (?, ?, ?)
+                ON CONFLICT (install_id) DO UPDATE SET status = excluded.status, changed_at = excluded.changed_at
+                """, arguments: [id, status, atMillis])
+            try Self.appendEvents([PendingEvent(kind: .device, id: installId, millis: atMillis, payload: payload)],
+                                  installId: id, received: atMillis, db: db)
+            return true
+        }
+    }
+}

@@ -40,6 +40,9 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         migrator.registerMigration("v2-events") { db in
             try db.execute(sql: SQLiteSchema.v2)
         }
+        migrator.registerMigration("v3-device-status") { db in
+            try db.execute(sql: SQLiteSchema.v3)
+        }
         do {
             try migrator.migrate(pool)
         } catch {
@@ -61,11 +64,11 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         let batchId = e.batchId.wireString, sessionId = e.sessionId.wireString, installId = e.device.installId.wireString
         try db.execute(sql: """
             INSERT INTO batches (batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
-                                 model, extras, principal, location_count, event_count)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch_id) DO NOTHING
+                                 model, extras, principal, location_count, event_count, expected_interval)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch_id) DO NOTHING
             """, arguments: [batchId, sessionId, installId, e.sentAt.millis, received, e.device.platform,
                              e.device.sdkVersion, e.device.model, ExtrasJSON.encode(e.extras), batch.principal,
-                             e.locations.count, e.geofenceEvents.count])
+                             e.locations.count, e.geofenceEvents.count, batch.declaredInterval])
         guard db.changesCount == 1 else {
             return IngestResult(duplicateBatch: true, locationsStored: 0, locationsDuplicate: e.locations.count,
                                 eventsStored: 0, eventsDuplicate: e.geofenceEvents.count)
@@ -149,6 +152,12 @@ enum SQLiteSchema {
             revoked INTEGER NOT NULL DEFAULT 0);
         CREATE INDEX refresh_tokens_family ON refresh_tokens (family);
         CREATE TABLE server_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """
+
+    /// Device status: the interval a device declared, and the last published status.
+    static let v3 = """
+        ALTER TABLE batches ADD COLUMN expected_interval INTEGER;
+        CREATE TABLE device_status (install_id TEXT PRIMARY KEY, status TEXT NOT NULL, changed_at INTEGER NOT NULL);
         """
 
     /// The event log: `seq` is the rowid (AUTOINCREMENT: never reused, even after pruning).
