@@ -23,10 +23,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds between heartbeat comments on GET /v1/live.") var liveHeartbeat = 15.0
     @Option(help: "Seconds the event log keeps events; older Last-Event-IDs get a reset event.") var eventRetention = 7 * 86_400
     @Option(help: "Base URL printed in share links (default: the request's Host).") var publicUrl: String?
+    @Option(help: "Reporting interval in seconds assumed for devices that declare none (device status).") var expectedInterval = 300
 
     func validate() throws {
         guard (1...300).contains(databaseTimeout) else { throw ValidationError("--database-timeout must be 1 to 300 seconds") }
         guard liveHeartbeat >= 0.05, liveHeartbeat <= 3_600 else { throw ValidationError("--live-heartbeat must be 0.05 to 3600 seconds") }
+        guard expectedInterval >= 1 else { throw ValidationError("--expected-interval must be at least 1 second") }
         guard eventRetention >= 60 else { throw ValidationError("--event-retention must be at least 60 seconds") }
     }
 
@@ -46,6 +48,7 @@ struct Serve: AsyncParsableCommand {
         config.liveHeartbeatSeconds = liveHeartbeat
         config.eventRetentionSeconds = eventRetention
         config.publicURL = publicUrl
+        config.expectedIntervalSeconds = expectedInterval
         let app = try IngestServer.buildApplication(config, logger: db.logger(), onListening: { host, port in
             // A plain line on stdout for scripts and tests that started us with --port 0.
             FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
