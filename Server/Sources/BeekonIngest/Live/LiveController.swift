@@ -154,9 +154,7 @@ struct LiveStream: Sendable {
         let nowMillis = WireTimestamp(controller.now()).millis
         var out = ByteBuffer()
         for event in events where scope.admits(event, nowMillis: nowMillis) {
-            out.writeString("id: \(event.seq)\nevent: \(event.kind.rawValue)\ndata: ")
-            out.writeString(scope.payload(of: event))
-            out.writeString("\n\n")
+            out.writeString(event.frame(data: scope.payload(of: event)))
         }
         if out.readableBytes > 0 { try await writer.write(out) }
         return last.seq

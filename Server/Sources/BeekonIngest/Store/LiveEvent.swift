@@ -32,6 +32,11 @@ public struct LiveEvent: Sendable, Equatable {
     public init(seq: Int64, kind: Kind, installId: UUID, millis: Int64, payload: String) {
         self.seq = seq; self.kind = kind; self.installId = installId; self.millis = millis; self.payload = payload
     }
+
+    /// The SSE frame (`id`, `event`, `data`, blank line) with `data` as given.
+    func frame(data: String) -> String {
+        "id: \(seq)\nevent: \(kind.rawValue)\ndata: \(data)\n\n"
+    }
 }
 
 /// An event before the store has assigned its sequence.
