@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 
 /// A scoped, revocable read grant for viewers (`beekon-ingest share create`, `POST /v1/shares`).
@@ -38,6 +39,19 @@ public struct Share: Sendable, Equatable, Codable {
         case id, label, devices, live
         case createdAtMillis = "created_at_ms", expiresAtMillis = "expires_at_ms", historySeconds = "history_seconds"
         case precisionMetres = "precision_m", revokedAtMillis = "revoked_at_ms"
+    }
+    /// Device ids in the wire's lowercase form; absent optionals as `null`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(label, forKey: .label)
+        try c.encode(devices?.map(\.wireString), forKey: .devices)
+        try c.encode(createdAtMillis, forKey: .createdAtMillis)
+        try c.encode(expiresAtMillis, forKey: .expiresAtMillis)
+        try c.encode(historySeconds, forKey: .historySeconds)
+        try c.encode(live, forKey: .live)
+        try c.encode(precisionMetres, forKey: .precisionMetres)
+        try c.encode(revokedAtMillis, forKey: .revokedAtMillis)
     }
 }
 
