@@ -64,12 +64,25 @@ let package = Package(
             ],
             path: "Benchmarks/IngestBench"
         ),
+        // Live-stream latency, backfill and idle-viewer memory (issue 14; scripts/bench.sh).
+        .executableTarget(
+            name: "LiveBench",
+            dependencies: [
+                "BeekonIngest", "PostgresTestCluster",
+                .product(name: "BeekonWire", package: "Beekon"),
+                .product(name: "BeekonTesting", package: "Beekon"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Benchmarks/LiveBench"
+        ),
         .testTarget(
             name: "BeekonIngestTests",
             dependencies: [
                 "BeekonIngest", "PostgresTestCluster",
                 .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "BeekonTesting", package: "Beekon"),
+                .product(name: "BeekonSources", package: "Beekon"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

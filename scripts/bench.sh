@@ -9,6 +9,8 @@
 #   P5 one day of history vs raw SQL               P6 geofence evaluation 1k/10k/100k vs brute force
 #   P6-page Apple region re-page at 100k fences (target < 1 ms) vs a scan of every fence
 #   P7 peak RSS: agent tracking vs agent idle; server under load vs server idle
+#   L  live stream (issue 14): commit→event latency p50/p99 at 1,000 SSE viewers (one SQLite
+#      instance; two instances on PostgreSQL), backfill events/s, RSS per 1,000 idle viewers
 #   Fidelity: `beekon fidelity` for every track in Tests/Data/gpx (stored %, max/p95 error), with the
 #   error-bounded rows (maxDeviationMeters 25) and offline Douglas–Peucker at 25 m, and their ratio
 set -euo pipefail
@@ -31,7 +33,7 @@ stage "building (release)"
 # Every binary from the Server package's build, which depends on this package: the
 # dependencies both share (swift-crypto with its BoringSSL, GRDB, swift-argument-parser,
 # swift-log) are compiled once instead of once per package.
-for product in beekon-ingest IngestBench beekon BeekonBench; do
+for product in beekon-ingest IngestBench LiveBench beekon BeekonBench; do
   (cd Server && swift build -c release --product "$product" >/dev/null)
 done
 bin=Server/.build/release
@@ -42,6 +44,10 @@ BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --runs "$run
 stage "P4 (IngestBench)"
 fixes=100000; [ "$quick" = 1 ] && fixes=20000
 "$bin/IngestBench" --fixes "$fixes" --clients 4 | tee "$out/ingest.txt"
+
+stage "L live stream (LiveBench)"
+viewers=1000; backfill=100000; [ "$quick" = 1 ] && viewers=200 && backfill=20000
+"$bin/LiveBench" --viewers "$viewers" --backfill "$backfill" | tee "$out/live.txt"
 
 stage "P7 peak RSS"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -101,6 +107,9 @@ for r in rows:
     o = n(r[2]) + ("" if r[3] is None else f" ({n(r[3])}–{n(r[4])})")
     b = n(r[5]) + ("" if r[6] is None else f" ({n(r[6])}–{n(r[7])})")
     print("%-34s %-12s %22s %22s %7.2f×" % (r[0], r[1], o, b, r[8]))
+print("\nlive stream (LiveBench; targets: p99 < 100 ms at 1,000 viewers, backfill ≥ 50,000 events/s, < 20 MiB per 1,000 idle viewers)")
+for line in open(os.path.join(out, "live.txt")):
+    if line.startswith("("): print("  " + line.rstrip())
 print("\nfidelity (stored % of raw fixes, max / p95 distance from raw fixes to the stored polyline, m)")
 for track, items in fid.items():
     print("  " + track)

@@ -16,6 +16,9 @@ Invariants checked per trial:
   * the server never answered 500 (or 400/413/422) to a batch the agent
     sent while its database was up                                     -> server_errors
   * no process died that the harness did not kill; agents exit 0 or 3  -> crashes
+  * every live viewer (GET /v1/live, dropping and resuming with
+    Last-Event-ID at random, also across server SIGKILLs) received
+    exactly the server's stored fixes, none twice, ids increasing   -> viewer_lost, viewer_dup
 """
 
 import argparse
@@ -402,6 +405,93 @@ class Proxy:
             c.close()
 
 
+# --------------------------------------------------------------------------- live viewers
+
+class Viewer:
+    """A live-stream viewer (GET /v1/live with an admin key) that resumes with Last-Event-ID
+    and drops its connection at random moments, also across server SIGKILLs. It records
+    every fix id in arrival order and fails on an id that does not increase (a repeat)."""
+
+    def __init__(self, trial, index, rng):
+        self.trial, self.index, self.rng = trial, index, rng
+        self.last_id = "0"
+        self.fixes = []
+        self.problems = []
+        self.sessions = 0
+        self.stop = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop:
+            try:
+                self._session(deadline=time.time() + self.rng.uniform(0.2, 3.0))
+            except (OSError, RuntimeError, ValueError):
+                time.sleep(self.rng.uniform(0.05, 0.5))
+
+    def _session(self, deadline, until=None):
+        port = self.trial.server_port
+        s = socket.create_connection(("127.0.0.1", port), timeout=2)
+        self.sessions += 1
+        try:
+            s.sendall((f"GET /v1/live HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {API_KEY}\r\n"
+                       f"Last-Event-ID: {self.last_id}\r\n\r\n").encode())
+            s.settimeout(0.2)
+            buf, head, cur = b"", True, {}
+            while not self.stop and time.time() < deadline:
+                if until is not None and until():
+                    return
+                try:
+                    chunk = s.recv(65536)
+                except socket.timeout:
+                    continue
+                if not chunk:
+                    return
+                buf += chunk
+                if head:
+                    if b"\r\n\r\n" not in buf:
+                        continue
+                    h, buf = buf.split(b"\r\n\r\n", 1)
+                    status = int(h.split(b" ")[1])
+                    if status != 200:
+                        raise RuntimeError(f"GET /v1/live answered {status}")
+                    head = False
+                *lines, buf = buf.split(b"\n")
+                for raw in lines:
+                    if raw.endswith(b"\r"):
+                        continue  # chunked framing, never part of an SSE line
+                    line = raw.decode("utf-8", "replace")
+                    if line == "":
+                        if "id" in cur:
+                            if int(cur["id"]) <= int(self.last_id):
+                                self.problems.append(f"viewer{self.index}: event id {cur['id']} after {self.last_id}")
+                            self.last_id = cur["id"]
+                            if cur.get("event") == "fix":
+                                self.fixes.append(json.loads(cur["data"])["id"])
+                            elif cur.get("event") == "reset":
+                                self.problems.append(f"viewer{self.index}: reset {cur.get('data')}")
+                        cur = {}
+                    elif ": " in line and not line.startswith(":"):
+                        k, v = line.split(": ", 1)
+                        cur[k] = v
+        finally:
+            s.close()
+
+    def finish(self, expected, timeout=60):
+        """Stops the random drops, catches up until every expected fix arrived; returns (lost, dup, foreign)."""
+        self.stop = True
+        self.thread.join(10)
+        self.stop = False
+        deadline = time.time() + timeout
+        while time.time() < deadline and not expected <= set(self.fixes):
+            try:
+                self._session(deadline, until=lambda: expected <= set(self.fixes))
+            except (OSError, RuntimeError, ValueError) as e:
+                time.sleep(0.2)
+        got = set(self.fixes)
+        return len(expected - got), len(self.fixes) - len(got), len(got - expected)
+
+
 # --------------------------------------------------------------------------- processes
 
 class Managed:
@@ -676,6 +766,7 @@ class Trial:
         else:
             self.database = "sqlite:" + os.path.join(self.dir, "ingest.sqlite")
         self.start_server()
+        self.viewers = [Viewer(self, v, random.Random(f"{args.seed}/{self.index}/viewer{v}")) for v in range(args.viewers)]
         self.proxy = Proxy(random.Random(f"{args.seed}/{self.index}/proxy"), self.counts, self.kill_inflight,
                            self.server_port)
         self.proxy.db_up = lambda: time.time() >= self.shared["db_down_until"]
@@ -814,6 +905,7 @@ class Trial:
                "problems": []}
         all_stored = set()
         all_events = set()
+        server_ids = set()
         for a in self.agents:
             h = subprocess.run([self.args.beekon, "history", "--db", a["db"], "--format", "ndjson"],
                                capture_output=True, timeout=120)
@@ -828,6 +920,7 @@ class Trial:
             res["stored"] += len(mine)
             theirs = self.server_fixes(status["install_id"])
             ids = [f["id"] for f in theirs]
+            server_ids |= set(ids)
             res["at_server"] += len(ids)
             res["duplicated"] += len(ids) - len(set(ids))
             lost = set(mine) - set(ids)
@@ -887,11 +980,26 @@ class Trial:
                 res["server_errors"] += 1
                 res["problems"].append(f"token endpoint answered {status} to {agent} while the database was up")
         res["foreign"] += len(set().union(*self.proxy.batches.values()) - all_stored) if self.proxy.batches else 0
+        # Live viewers: each one's received set is the server's stored set, nothing twice.
+        res["viewer_lost"] = res["viewer_dup"] = 0
+        for v in getattr(self, "viewers", []):
+            lost, dup, foreign = v.finish(server_ids)
+            res["viewer_lost"] += lost
+            res["viewer_dup"] += dup
+            res["foreign"] += foreign
+            if lost or dup or foreign:
+                res["problems"].append(f"viewer{v.index}: {lost} stored fixes never streamed, {dup} streamed twice, "
+                                       f"{foreign} unknown ({v.sessions} connections)")
+            res["problems"] += v.problems
+            res["viewer_dup"] += len(v.problems)
+            self.counts["viewer_connections"] = self.counts.get("viewer_connections", 0) + v.sessions
         res["crashes"] = len(self.crashes)
         res["problems"] += self.crashes
         return res
 
     def cleanup(self):
+        for v in getattr(self, "viewers", []):
+            v.stop = True
         for a in self.agents:
             if a["proc"] is not None:
                 a["proc"].kill()
@@ -929,6 +1037,7 @@ def main():
     ap.add_argument("--beekon", required=True)
     ap.add_argument("--ingest", required=True)
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
+    ap.add_argument("--viewers", type=int, default=2, help="live-stream viewers per trial (random drops, Last-Event-ID resume)")
     args = ap.parse_args()
 
     workdir = tempfile.mkdtemp(prefix="beekon-chaos-")
@@ -937,7 +1046,7 @@ def main():
     pg = PostgresCluster(workdir) if args.store == "postgres" else None
     totals = {"stored": 0, "at_server": 0, "lost": 0, "duplicated": 0, "foreign": 0, "session_changes": 0,
               "server_errors": 0, "crashes": 0, "events_stored": 0, "events_at_server": 0, "events_lost": 0,
-              "events_duplicated": 0}
+              "events_duplicated": 0, "viewer_lost": 0, "viewer_dup": 0}
     faults = {}
     failed_trials = []
     started = time.time()
@@ -960,7 +1069,7 @@ def main():
             for k, v in trial.counts.items():
                 faults[k] = faults.get(k, 0) + v
             bad = any(res.get(k) for k in ("lost", "duplicated", "foreign", "session_changes", "server_errors", "crashes",
-                                            "events_lost", "events_duplicated"))
+                                            "events_lost", "events_duplicated", "viewer_lost", "viewer_dup"))
             log(f"trial {t}: stored {res['stored']} at server {res['at_server']} lost {res['lost']} dup {res['duplicated']} "
                 f"crashes {res['crashes']} auth {trial.auth} faults {dict(sorted(trial.counts.items()))}" + ("  FAILED" if bad else ""))
             for p in res.get("problems", [])[:10]:
@@ -1008,6 +1117,8 @@ def main():
              ("geofence events stored (agents)", totals["events_stored"]),
              ("geofence events at server", totals["events_at_server"]),
              ("geofence events lost", totals["events_lost"]), ("geofence events duplicated", totals["events_duplicated"]),
+             ("live viewers: stored fixes never streamed", totals["viewer_lost"]),
+             ("live viewers: fixes streamed twice / ids not increasing", totals["viewer_dup"]),
              ("foreign (never stored)", totals["foreign"]),
              ("session id changes", totals["session_changes"]), ("server 5xx/4xx to good batch", totals["server_errors"]),
              ("crashes", totals["crashes"])]

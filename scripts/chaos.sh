@@ -2,7 +2,7 @@
 # Chaos harness: real agents + real beekon-ingest behind a fault-injecting proxy,
 # SIGKILLs of both, then a loss/duplicate/crash check. See scripts/chaos.py.
 #
-#   scripts/chaos.sh --trials N [--seed S] [--store sqlite|postgres] [--agents K] [--duration SECONDS]
+#   scripts/chaos.sh --trials N [--seed S] [--store sqlite|postgres] [--agents K] [--viewers V] [--duration SECONDS]
 #                    [--jobs J] [--speeds max,60,...] [--auth key|tokens|mixed] [--disk-full auto|off] [--keep]
 #
 # Binaries: $BEEKON_BINARY (default .build/debug/beekon) and $BEEKON_INGEST_BINARY

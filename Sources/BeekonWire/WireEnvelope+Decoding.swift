@@ -39,7 +39,9 @@ extension WireEnvelope {
             installId: try uuid(raw.device.install_id, "device.install_id"),
             platform: try nonEmpty(raw.device.platform, "device.platform", max: 64),
             sdkVersion: try nonEmpty(raw.device.sdk_version, "device.sdk_version", max: 64),
-            model: raw.device.model.flatMap { $0.isEmpty ? nil : $0 }
+            model: raw.device.model.flatMap { $0.isEmpty ? nil : $0 },
+            syncIntervalSeconds: raw.device.sync_interval_seconds?.seconds,
+            checkInIntervalSeconds: raw.device.check_in_interval_seconds?.seconds
         )
         var locations: [WireLocation] = []
         locations.reserveCapacity(raw.locations.count)
@@ -151,10 +153,14 @@ private struct RawDevice: Decodable {
     var platform: String
     var sdk_version: String
     var model: String?
+    var sync_interval_seconds: LenientSeconds?
+    var check_in_interval_seconds: LenientSeconds?
     /// `model` sent as an explicit `null` (omitted when blank, never null).
     var nullModel = false
 
-    private enum CodingKeys: String, CodingKey { case install_id, platform, sdk_version, model }
+    private enum CodingKeys: String, CodingKey {
+        case install_id, platform, sdk_version, model, sync_interval_seconds, check_in_interval_seconds
+    }
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -163,6 +169,19 @@ private struct RawDevice: Decodable {
         sdk_version = try c.decode(String.self, forKey: .sdk_version)
         model = try c.decodeIfPresent(String.self, forKey: .model)
         nullModel = try c.contains(.model) && c.decodeNil(forKey: .model)
+        sync_interval_seconds = try c.decodeIfPresent(LenientSeconds.self, forKey: .sync_interval_seconds)
+        check_in_interval_seconds = try c.decodeIfPresent(LenientSeconds.self, forKey: .check_in_interval_seconds)
+    }
+}
+
+/// An optional interval field: a positive number of seconds (fractions truncated, at
+/// most 10 years); any other value — a string, a negative, null — is ignored, never an error.
+private struct LenientSeconds: Decodable {
+    var seconds: Int?
+
+    init(from decoder: any Decoder) throws {
+        let value = try? decoder.singleValueContainer().decode(Double.self)
+        seconds = value.flatMap { $0.isFinite && $0 >= 1 && $0 <= 315_360_000 ? Int($0) : nil }
     }
 }
 

@@ -37,6 +37,8 @@ public struct WireJSONWriter: Sendable {
         if let model = e.device.model, !model.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             raw(",\"model\":"); string(model)
         }
+        if let s = e.device.syncIntervalSeconds, s > 0 { raw(",\"sync_interval_seconds\":"); raw(String(s)) }
+        if let c = e.device.checkInIntervalSeconds, c > 0 { raw(",\"check_in_interval_seconds\":"); raw(String(c)) }
         raw("}")
         if !e.extras.isEmpty {
             raw(",\"extras\":{")

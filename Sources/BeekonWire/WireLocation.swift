@@ -70,10 +70,18 @@ public struct WireDevice: Hashable, Sendable {
     public var sdkVersion: String
     /// Hardware model; omitted on the wire when nil or blank.
     public var model: String?
+    /// How often the SDK uploads, in whole seconds (`sync_interval_seconds`, optional,
+    /// must-ignore): lets a server tell a quiet device from a lost one. Omitted when nil.
+    public var syncIntervalSeconds: Int?
+    /// How often a stationary device still reports, in whole seconds
+    /// (`check_in_interval_seconds`, optional, must-ignore). Omitted when nil.
+    public var checkInIntervalSeconds: Int?
 
     /// Creates a device description.
-    public init(installId: UUID, platform: String, sdkVersion: String, model: String? = nil) {
+    public init(installId: UUID, platform: String, sdkVersion: String, model: String? = nil,
+                syncIntervalSeconds: Int? = nil, checkInIntervalSeconds: Int? = nil) {
         self.installId = installId; self.platform = platform; self.sdkVersion = sdkVersion; self.model = model
+        self.syncIntervalSeconds = syncIntervalSeconds; self.checkInIntervalSeconds = checkInIntervalSeconds
     }
 }
 

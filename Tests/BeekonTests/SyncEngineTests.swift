@@ -67,7 +67,7 @@ struct SyncEngineTests {
         let expected = """
             {"schema_version":1,"batch_id":"\(e.batchId.wireString)","session_id":"\(e.sessionId.wireString)",\
             "sent_at":"2026-01-01T00:00:00.000Z","device":{"install_id":"\(install)","platform":"linux",\
-            "sdk_version":"\(BeekonVersion.current)"\(model)},"extras":{"a":"b","user_id":"u-1"},"locations":[\
+            "sdk_version":"\(BeekonVersion.current)"\(model),"sync_interval_seconds":300},"extras":{"a":"b","user_id":"u-1"},"locations":[\
             {"id":"\(e.locations[0].id.wireString)","timestamp":"2026-01-01T00:00:00.000Z","trigger":"interval",\
             "motion":"unknown","is_mock":false,"latitude":37.7749,"longitude":-122.4194,"accuracy":5.2,"speed":2.5,\
             "bearing":180,"altitude":14},\

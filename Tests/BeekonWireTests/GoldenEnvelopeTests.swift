@@ -28,6 +28,10 @@ enum GoldenCases {
             extras: ["user_id": "app-user-123", "trip": "morning-commute", "a": "1", "Z": "upper"],
             locations: [fullLocation],
             events: [WireGeofenceEvent(id: Fixtures.eventId, geofenceId: "home", type: .exit, timestamp: Fixtures.fixTime)])),
+        // The optional device intervals (schema v1 additions, must-ignore for older receivers).
+        GoldenCase("device-intervals", Fixtures.envelope(device: WireDevice(
+            installId: Fixtures.device(model: nil).installId, platform: "linux", sdkVersion: "0.1.1",
+            syncIntervalSeconds: 300, checkInIntervalSeconds: 900))),
         // Nothing optional: no model, no extras, a bare location, no events.
         GoldenCase("minimal", Fixtures.envelope(device: Fixtures.device(model: nil), locations: [Fixtures.location()])),
         // Empty arrays are still written.

@@ -11,7 +11,7 @@ struct BeekonIngestCommand: AsyncParsableCommand {
         commandName: "beekon-ingest",
         abstract: "Receives Beekon schema-v1 uploads, dedupes and stores them, and serves them back.",
         version: BeekonVersion.current,
-        subcommands: [Serve.self, IssueToken.self],
+        subcommands: [Serve.self, IssueToken.self, ShareCommand.self],
         defaultSubcommand: Serve.self)
 }
 

@@ -20,9 +20,16 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Cap on the body after gunzip in bytes (a 1,000-fix batch is ~0.3 MB).") var maxDecompressedBytes = 4 * 1024 * 1024
     @Option(help: "Seconds after which a device's newest fix counts as stale.") var staleAfter = 900
     @Option(help: "Seconds a request may wait for PostgreSQL before it is answered 503 (1-300).") var databaseTimeout = 10
+    @Option(help: "Seconds between heartbeat comments on GET /v1/live.") var liveHeartbeat = 15.0
+    @Option(help: "Seconds the event log keeps events; older Last-Event-IDs get a reset event.") var eventRetention = 7 * 86_400
+    @Option(help: "Base URL printed in share links (default: the request's Host).") var publicUrl: String?
+    @Option(help: "Reporting interval in seconds assumed for devices that declare none (device status).") var expectedInterval = 300
 
     func validate() throws {
         guard (1...300).contains(databaseTimeout) else { throw ValidationError("--database-timeout must be 1 to 300 seconds") }
+        guard liveHeartbeat >= 0.05, liveHeartbeat <= 3_600 else { throw ValidationError("--live-heartbeat must be 0.05 to 3600 seconds") }
+        guard expectedInterval >= 1 else { throw ValidationError("--expected-interval must be at least 1 second") }
+        guard eventRetention >= 60 else { throw ValidationError("--event-retention must be at least 60 seconds") }
     }
 
     func run() async throws {
@@ -33,11 +40,15 @@ struct Serve: AsyncParsableCommand {
         if let env = ProcessInfo.processInfo.environment["BEEKON_API_KEYS"] {
             keys += env.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
-        let config = IngestConfiguration(
+        var config = IngestConfiguration(
             host: host, port: port, database: try db.location(), ingestPath: ingestPath, authMode: mode, apiKeys: keys,
             accessTokenTTLSeconds: accessTokenTtl, refreshTokenTTLSeconds: refreshTokenTtl,
             maxBodyBytes: maxBodyBytes, maxDecompressedBytes: maxDecompressedBytes, staleAfterSeconds: staleAfter,
             databaseTimeoutSeconds: databaseTimeout)
+        config.liveHeartbeatSeconds = liveHeartbeat
+        config.eventRetentionSeconds = eventRetention
+        config.publicURL = publicUrl
+        config.expectedIntervalSeconds = expectedInterval
         let app = try IngestServer.buildApplication(config, logger: db.logger(), onListening: { host, port in
             // A plain line on stdout for scripts and tests that started us with --port 0.
             FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))

@@ -44,7 +44,7 @@ extension Ingest {
             let config = IngestConfiguration(database: .sqlite(path: path), authMode: .off)
             let store = try SQLiteLocationStore(path: path, logger: testLogger)
             let tokens = TokenService(store: store.tokens, accessTTLSeconds: 900, refreshTTLSeconds: 86_400)
-            let router = IngestServer.makeRouter(config, store: store, tokens: tokens, now: { Date() })
+            let router = IngestServer.makeRouter(config, store: store, tokens: tokens, now: { Date() }, logger: testLogger).router
             let registered = Set(router.routes.map { "\($0.method.rawValue) \(Self.normalised($0.path.description))" })
             let documented = try Self.documentedRoutes()
             #expect(registered.count >= 9)

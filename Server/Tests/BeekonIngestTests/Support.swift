@@ -69,16 +69,17 @@ final class TestServer: Sendable {
         self.base = base; self.group = group; self.task = task
     }
 
-    static func start(_ config: IngestConfiguration, store: (any LocationStore)? = nil) async throws -> TestServer {
+    static func start(_ config: IngestConfiguration, store: (any LocationStore)? = nil,
+                      now: @escaping @Sendable () -> Date = { Date() }) async throws -> TestServer {
         var config = config
         config.port = 0
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let onListening: @Sendable (String, Int) async -> Void = { _, port in continuation.yield(port) }
         let app: any Service
         if let store {
-            app = IngestServer.buildApplication(config, store: store, logger: testLogger, onListening: onListening)
+            app = IngestServer.buildApplication(config, store: store, logger: testLogger, now: now, onListening: onListening)
         } else {
-            app = try IngestServer.buildApplication(config, logger: testLogger, onListening: onListening)
+            app = try IngestServer.buildApplication(config, logger: testLogger, now: now, onListening: onListening)
         }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: testLogger))
         let task = Task {

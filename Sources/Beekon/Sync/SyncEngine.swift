@@ -56,7 +56,8 @@ actor SyncEngine {
         self.config = config; self.store = store; self.transport = transport; self.clock = clock
         self.makeID = makeID; self.randomUnit = randomUnit; self.status = status; self.logger = logger
         self.device = WireDevice(installId: installID, platform: DeviceInfo.platform,
-                                 sdkVersion: DeviceInfo.sdkVersion, model: DeviceInfo.model)
+                                 sdkVersion: DeviceInfo.sdkVersion, model: DeviceInfo.model,
+                                 syncIntervalSeconds: Int(config.effectiveIntervalSeconds.rounded()))
     }
 
     /// Starts the loop and the interval timer.

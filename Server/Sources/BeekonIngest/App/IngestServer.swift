@@ -38,13 +38,13 @@ public enum IngestServer {
     ) -> some ApplicationProtocol & Service {
         let tokens = TokenService(store: store.tokens, accessTTLSeconds: config.accessTokenTTLSeconds,
                                   refreshTTLSeconds: config.refreshTokenTTLSeconds, now: now)
-        let router = makeRouter(config, store: store, tokens: tokens, now: now)
+        let (router, liveServices) = makeRouter(config, store: store, tokens: tokens, now: now, logger: logger)
 
         let host = config.host
         var app = Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname(host, port: config.port), serverName: "beekon-ingest"),
-            services: store.services,
+            services: store.services + liveServices + [EventRetention(store: store, retentionSeconds: config.eventRetentionSeconds, now: now, logger: logger)],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? config.port
                 logger.info("listening on \(host):\(port)")
@@ -64,28 +64,39 @@ public enum IngestServer {
         return app
     }
 
-    /// Every route of the server on one router (the contract test lists them against
-    /// `openapi.json`: a route added without documentation fails it).
+    /// Every route of the server on one router, with the services the routes need running
+    /// (the live hub's tail reader and the device-status monitor). The contract test lists
+    /// the routes against `openapi.json`: a route added without documentation fails it.
     package static func makeRouter(
         _ config: IngestConfiguration,
         store: any LocationStore,
         tokens: TokenService,
-        now: @escaping @Sendable () -> Date
-    ) -> Router<BasicRequestContext> {
+        now: @escaping @Sendable () -> Date,
+        logger: Logger
+    ) -> (router: Router<BasicRequestContext>, services: [any Service]) {
         let auth = Authenticator(required: config.authRequired, apiKeys: config.apiKeys, tokens: tokens)
         let metrics = IngestMetrics()
         let router = Router()
+        let hub = makeHub(config, store: store, logger: logger)
+        let monitor = DeviceStatusMonitor(store: store, defaultExpectedSeconds: config.expectedIntervalSeconds,
+                                          interval: .milliseconds(Int(config.statusCheckSeconds * 1000)), now: now,
+                                          logger: logger, onPublished: { hub.poke() })
+        let access = ViewerAccess(auth: auth, shares: ShareService(store: store, now: now))
         IngestController(store: store, auth: auth, metrics: metrics, maxBodyBytes: config.maxBodyBytes,
-                         maxDecompressedBytes: config.maxDecompressedBytes, now: now)
+                         maxDecompressedBytes: config.maxDecompressedBytes, now: now, hub: hub, monitor: monitor)
             .register(on: router, path: config.ingestPath)
+        LiveController(store: store, hub: hub, access: access, heartbeat: .milliseconds(Int(config.liveHeartbeatSeconds * 1000)),
+                       retryMillis: config.liveRetryMillis, now: now).register(on: router)
         TokenController(tokens: tokens, metrics: metrics).register(on: router)
-        ReadController(store: store, auth: auth, staleAfterSeconds: config.staleAfterSeconds, now: now).register(on: router)
-        HealthController(store: store, metrics: metrics).register(on: router)
+        ReadController(store: store, access: access, staleAfterSeconds: config.staleAfterSeconds, now: now, monitor: monitor)
+            .register(on: router)
+        HealthController(store: store, metrics: metrics, auth: auth).register(on: router)
+        ShareController(shares: access.shares!, store: store, auth: auth, publicURL: config.publicURL).register(on: router)
         ContractController().register(on: router)
         // Last, so that it only sees requests no route matched: a known path with another
         // method gets 405 and `Allow`, an unknown path 404.
         router.add(middleware: MethodNotAllowedMiddleware<BasicRequestContext>(
             routes: router.routes.map { (path: $0.path.description, method: $0.method.rawValue) }))
-        return router
+        return (router, [hub, monitor])
     }
 }

@@ -57,6 +57,20 @@ public struct Authenticator: Sendable {
         return nil
     }
 
+    /// The bearer credential of a request (`Authorization: Bearer <t>`, a bare `Authorization`, or `X-API-Key`).
+    static func bearer(_ headers: HTTPFields) -> String? {
+        if let auth = headers[.authorization]?.trimmingCharacters(in: .whitespaces), !auth.isEmpty {
+            return auth.lowercased().hasPrefix("bearer ") ? String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces) : auth
+        }
+        return headers.first(where: { $0.name.canonicalName == "x-api-key" })?.value.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Whether `headers` carry a valid API key (whatever the auth mode).
+    func hasAdminKey(_ headers: HTTPFields) -> Bool {
+        guard required else { return true }
+        return principal(of: headers) == .apiKey
+    }
+
     private func isAPIKey(_ candidate: String) -> Bool {
         let digest = Array(SHA256.hash(data: Array(candidate.utf8)))
         // Compare digests without an early exit, so timing reveals nothing about the key.

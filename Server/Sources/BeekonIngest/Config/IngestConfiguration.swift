@@ -27,6 +27,20 @@ public struct IngestConfiguration: Sendable {
     /// Longest a request waits for PostgreSQL (a free pooled connection and the answer)
     /// before it is answered 503 with `Retry-After`; 1…300 seconds, default 10.
     public var databaseTimeoutSeconds: Int
+    /// Seconds between heartbeat comments on `GET /v1/live` (default 15).
+    public var liveHeartbeatSeconds: Double = 15
+    /// The `retry:` hint sent to live clients, in milliseconds (default 2000).
+    public var liveRetryMillis: Int = 2_000
+    /// How long the event log keeps events (default 7 days); older cursors get `reset`.
+    public var eventRetentionSeconds: Int = 7 * 86_400
+    /// How often each instance polls the event log even without a wake-up (default 1 s).
+    public var livePollSeconds: Double = 1
+    /// The reporting interval assumed for a device that declares none, in seconds (default 300).
+    public var expectedIntervalSeconds: Int = 300
+    /// How often device statuses are recomputed, in seconds (default 5).
+    public var statusCheckSeconds: Double = 5
+    /// The base URL printed in share links (e.g. `https://track.example.com`); nil: the request's Host.
+    public var publicURL: String?
 
     /// Creates a configuration; every value has the documented default.
     public init(

@@ -18,6 +18,10 @@ struct IngestController: Sendable {
     let maxBodyBytes: Int
     let maxDecompressedBytes: Int
     let now: @Sendable () -> Date
+    /// Woken after a commit that stored something, so local live streams see it at once.
+    let hub: LiveHub?
+    /// Re-evaluated after every accepted upload (last contact changed).
+    var monitor: DeviceStatusMonitor? = nil
 
     func register(on router: Router<BasicRequestContext>, path: String) {
         router.post(RouterPath(path)) { request, context in
@@ -83,6 +87,8 @@ struct IngestController: Sendable {
         do {
             let result = try await store.ingest(batch)
             metrics.stored(result)
+            if result.storedAnything { hub?.poke() }
+            monitor?.poke()
             logger.debug("batch stored", metadata: [
                 "batch_id": "\(envelope.batchId.wireString)", "stored": "\(result.locationsStored)",
                 "duplicate": "\(result.locationsDuplicate)", "duplicate_batch": "\(result.duplicateBatch)",

@@ -11,55 +11,59 @@ import Logging
 /// - `GET /v1/devices/{install_id}/fixes?from=&to=&limit=&cursor=` — paged fixes
 struct ReadController: Sendable {
     let store: any LocationStore
-    let auth: Authenticator
+    let access: ViewerAccess
     let staleAfterSeconds: Int
     let now: @Sendable () -> Date
+    /// Computes each device's status (`live` / `delayed` / `silent`).
+    var monitor: DeviceStatusMonitor? = nil
 
     static let maxPage = 5000
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("/v1/devices") { request, context in
-            await self.guarded(request, context) { try await self.devices() }
+            await self.guarded(request, context, "devices") { scope in try await self.devices(scope) }
         }
         router.get("/v1/devices/:install/sessions") { request, context in
-            await self.guarded(request, context) {
+            await self.guarded(request, context, "sessions") { scope in
                 guard let id = Self.uuid(context.parameters.get("install")) else { return Self.badID("install_id") }
+                guard scope.sees(id) else { return Self.notShared() }
                 return try await self.sessions(id)
             }
         }
         router.get("/v1/sessions/:session/track") { request, context in
-            await self.guarded(request, context) {
+            await self.guarded(request, context, "track") { scope in
                 guard let id = Self.uuid(context.parameters.get("session")) else { return Self.badID("session_id") }
-                return try await self.track(id)
+                return try await self.track(id, scope)
             }
         }
         router.get("/v1/devices/:install/fixes") { request, context in
-            await self.guarded(request, context) {
+            await self.guarded(request, context, "fixes") { scope in
                 guard let id = Self.uuid(context.parameters.get("install")) else { return Self.badID("install_id") }
-                return try await self.fixes(id, request.uri.queryParameters)
+                guard scope.sees(id) else { return Self.notShared() }
+                return try await self.fixes(id, request.uri.queryParameters, scope)
             }
         }
     }
 
-    /// Checks the credential and maps store failures to 503.
-    private func guarded(_ request: Request, _ context: BasicRequestContext,
-                         _ body: () async throws -> Response) async -> Response {
-        switch auth.principal(of: request.headers) {
-        case nil: return APIResponse.unauthorized("the read API needs an API key: Authorization: Bearer <key>")
-        case .device?: return APIResponse.error(.forbidden, "forbidden", "access tokens may only upload; use an API key to read")
-        case .apiKey?, .anonymous?: break
+    /// Checks the credential (admin key, share or auth off; device tokens get 403) and maps store failures to 503.
+    private func guarded(_ request: Request, _ context: BasicRequestContext, _ what: String,
+                         _ body: (ViewerScope) async throws -> Response) async -> Response {
+        let scope: ViewerScope
+        switch await access.grant(for: request, what: what) {
+        case .refused(let response): return response
+        case .granted(let grant): scope = grant.scope
         }
         do {
-            return try await body()
+            return try await body(scope)
         } catch {
             context.logger.error("read failed", metadata: ["error": "\(error)"])
             return APIResponse.unavailable("the database could not be read; retry later")
         }
     }
 
-    func devices() async throws(StoreError) -> Response {
-        let devices = try await store.devices()
+    func devices(_ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
         let nowMs = WireTimestamp(now()).millis
+        let devices = try await store.devices().filter { scope.sees($0.installId) }
         var w = WireJSONWriter(capacity: 256 + devices.count * 400)
         w.raw("{\"stale_after_seconds\":"); w.number(Double(staleAfterSeconds)); w.raw(",\"devices\":[")
         for (i, d) in devices.enumerated() {
@@ -70,7 +74,13 @@ struct ReadController: Sendable {
             if let model = d.model { w.raw(",\"model\":"); w.string(model) }
             w.raw(",\"fix_count\":"); w.number(Double(d.fixCount))
             w.raw(",\"last_received_at\":"); w.string(d.lastReceivedAt.description)
-            if let fix = d.lastFix {
+            w.raw(",\"last_contact_at\":"); w.string(d.lastReceivedAt.description)
+            if let monitor {
+                w.raw(",\"expected_interval_seconds\":")
+                w.number(Double(d.expectedIntervalSeconds ?? monitor.defaultExpectedSeconds))
+                w.raw(",\"status\":"); w.string(monitor.status(of: d, nowMillis: nowMs).rawValue)
+            }
+            if let fix = d.lastFix.flatMap({ scope.visible($0, nowMillis: nowMs) }) {
                 let age = max(0, Double(nowMs - fix.location.timestamp.millis) / 1000)
                 w.raw(",\"last_fix_at\":"); w.string(fix.location.timestamp.description)
                 w.raw(",\"staleness_seconds\":"); w.number(age.rounded(.down))
@@ -102,15 +112,16 @@ struct ReadController: Sendable {
         return APIResponse.json(.ok, w.bytes)
     }
 
-    func track(_ sessionId: UUID) async throws(StoreError) -> Response {
-        let fixes = try await store.track(sessionId: sessionId)
+    func track(_ sessionId: UUID, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
+        let nowMs = WireTimestamp(now()).millis
+        let fixes = try await store.track(sessionId: sessionId).compactMap { scope.visible($0, nowMillis: nowMs) }
         guard !fixes.isEmpty else {
             return APIResponse.error(.notFound, "not_found", "no fixes stored for session \(sessionId.wireString)")
         }
         return APIResponse.json(.ok, GeoJSONTrack.render(sessionId: sessionId, fixes: fixes), contentType: "application/geo+json")
     }
 
-    func fixes(_ installId: UUID, _ params: Parameters) async throws(StoreError) -> Response {
+    func fixes(_ installId: UUID, _ params: Parameters, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
         var query = FixQuery(installId: installId)
         if let from = params["from"] {
             guard let t = WireTimestamp(iso8601: String(from)) else { return Self.badParameter("from", "an ISO 8601 time") }
@@ -128,7 +139,11 @@ struct ReadController: Sendable {
             guard let c = FixCursor(token: String(cursor)) else { return Self.badParameter("cursor", "a next_cursor value") }
             query.after = c
         }
-        let page = try await store.fixes(query)
+        if let start = scope.windowStart(nowMillis: WireTimestamp(now()).millis) {
+            query.from = WireTimestamp(millis: max(query.from?.millis ?? .min, start))
+        }
+        var page = try await store.fixes(query)
+        if let metres = scope.precisionMetres { page.fixes = page.fixes.map(Coarsening(metres: metres).fix) }
         var w = WireJSONWriter(capacity: 128 + page.fixes.count * 300)
         w.raw("{\"install_id\":"); w.string(installId.wireString); w.raw(",\"fixes\":[")
         for (i, f) in page.fixes.enumerated() {
@@ -157,6 +172,10 @@ struct ReadController: Sendable {
 
     static func badID(_ name: String) -> Response {
         APIResponse.error(.badRequest, "invalid_request", "\(name) must be a UUID")
+    }
+
+    static func notShared() -> Response {
+        APIResponse.error(.notFound, "not_found", "no such device in this share")
     }
 
     static func badParameter(_ name: String, _ expected: String) -> Response {

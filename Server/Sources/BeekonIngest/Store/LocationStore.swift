@@ -28,6 +28,18 @@ public protocol LocationStore: Sendable {
     func fixes(_ query: FixQuery) async throws(StoreError) -> FixPage
     /// Token bookkeeping for the token endpoint.
     var tokens: any TokenStore { get }
+    /// Viewer shares and their access records.
+    var shares: any ShareStore { get }
+    /// Up to `limit` events with `seq > after`, in sequence order. Never skips one that
+    /// becomes visible later (see `LiveEvent`).
+    func events(after: Int64, limit: Int) async throws(StoreError) -> [LiveEvent]
+    /// The newest sequence and the retention mark.
+    func eventMarks() async throws(StoreError) -> EventLogMarks
+    /// Deletes events received before `cutoff` (retention); viewers behind it get `reset`.
+    func pruneEvents(receivedBefore cutoff: WireTimestamp) async throws(StoreError)
+    /// Publishes a device's status: when it differs from the last one stored, stores it and
+    /// appends a `device` event (in commit order, like ingest); returns whether it changed.
+    func publishDeviceStatus(installId: UUID, status: String, payload: String, atMillis: Int64) async throws(StoreError) -> Bool
 }
 
 /// An envelope with what the server knows about its arrival.
@@ -43,6 +55,12 @@ public struct IngestBatch: Sendable {
     public init(envelope: WireEnvelope, receivedAt: WireTimestamp, principal: String? = nil) {
         self.envelope = envelope; self.receivedAt = receivedAt; self.principal = principal
     }
+
+    /// The reporting interval the device declared: the larger of its sync and check-in intervals.
+    var declaredInterval: Int? {
+        let d = envelope.device
+        return [d.syncIntervalSeconds, d.checkInIntervalSeconds].compactMap { $0 }.max()
+    }
 }
 
 /// What one `ingest` call stored.
@@ -57,6 +75,8 @@ public struct IngestResult: Sendable, Equatable, Codable {
     public var eventsStored: Int
     /// Geofence events skipped because their id was already stored.
     public var eventsDuplicate: Int
+    /// Whether something new was stored (and so the event log grew).
+    public var storedAnything: Bool { locationsStored + eventsStored > 0 }
 
     /// Creates a result.
     public init(duplicateBatch: Bool, locationsStored: Int, locationsDuplicate: Int, eventsStored: Int, eventsDuplicate: Int) {
@@ -82,6 +102,8 @@ public struct DeviceSummary: Sendable, Equatable {
     public var lastReceivedAt: WireTimestamp
     /// Number of fixes stored for it.
     public var fixCount: Int
+    /// The reporting interval its newest batch declared, in seconds.
+    public var expectedIntervalSeconds: Int? = nil
 }
 
 /// One tracking run of a device.

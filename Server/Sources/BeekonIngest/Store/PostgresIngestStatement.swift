@@ -12,14 +12,22 @@ import PostgresNIO
 /// and then insert nothing, so a replay stores nothing; a fix id already stored is
 /// skipped. Rows arrive in the arrays in id order (see `PostgresLocationStore.ingest`),
 /// so overlapping batches take their row locks in the same order.
+///
+/// The event log: `k` takes a transaction-scoped advisory lock once the rows are in
+/// (only when something new was stored, so a replay takes no lock and emits nothing);
+/// `e` draws the sequence values for the new rows only after that lock is held (the
+/// rows of `e` are joined with `k`), and the lock is released only after the commit
+/// has become visible. So sequence values become visible in allocation order: a
+/// reader that sees `seq = n` already sees every committed `seq < n`. `n` wakes the
+/// live streams of every instance (NOTIFY is delivered at commit).
 struct PostgresIngestStatement: PostgresPreparedStatement {
-    static let name = "beekon_ingest_v1"
+    static let name = "beekon_ingest_v3"
 
     static let sql = """
         WITH b AS (
             INSERT INTO batches (batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
-                                 model, extras, principal, location_count, event_count)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12)
+                                 model, extras, principal, location_count, event_count, expected_interval)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $32)
             ON CONFLICT (batch_id) DO NOTHING RETURNING 1),
         l AS (
             INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy,
@@ -29,14 +37,28 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
                         $19::float8[], $20::float8[], $21::text[], $22::text[], $23::bool[], $24::text[], $25::text[])
                  AS u(id, ts, lat, lon, acc, spd, brg, alt, trg, mot, mock, act, qual)
             WHERE EXISTS (SELECT FROM b)
-            ON CONFLICT (id) DO NOTHING RETURNING 1),
+            ON CONFLICT (id) DO NOTHING RETURNING id, ts),
         g AS (
             INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts, received_at)
             SELECT v.id, $3, $2, $1, v.gid, v.typ, v.ts, $5
             FROM unnest($26::uuid[], $27::text[], $28::text[], $29::int8[]) AS v(id, gid, typ, ts)
             WHERE EXISTS (SELECT FROM b)
-            ON CONFLICT (id) DO NOTHING RETURNING 1)
-        SELECT (SELECT count(*) FROM b), (SELECT count(*) FROM l), (SELECT count(*) FROM g)
+            ON CONFLICT (id) DO NOTHING RETURNING id, ts),
+        k AS (
+            SELECT pg_advisory_xact_lock(74657002) AS locked FROM b
+            WHERE (SELECT count(*) FROM l) + (SELECT count(*) FROM g) > 0),
+        e AS (
+            INSERT INTO events (kind, install_id, ts, received_at, payload)
+            SELECT x.kind, $3, x.ts, $5, x.payload FROM (
+                SELECT 'fix' AS kind, l.id, l.ts, p.payload FROM l JOIN unnest($13::uuid[], $30::text[]) AS p(id, payload) ON p.id = l.id
+                UNION ALL
+                SELECT 'geofence_event', g.id, g.ts, q.payload FROM g JOIN unnest($26::uuid[], $31::text[]) AS q(id, payload) ON q.id = g.id
+            ) x CROSS JOIN k
+            ORDER BY x.ts, x.id
+            RETURNING seq),
+        n AS (SELECT pg_notify('beekon_events', '') FROM k)
+        SELECT (SELECT count(*) FROM b), (SELECT count(*) FROM l), (SELECT count(*) FROM g),
+               (SELECT count(*) FROM e) + (SELECT count(*) FROM n)
         """
 
     static let bindingDataTypes: [PostgresDataType] = [
@@ -44,10 +66,11 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
         .uuidArray, .int8Array, .float8Array, .float8Array, .float8Array, .float8Array, .float8Array, .float8Array,
         .textArray, .textArray, .boolArray, .textArray, .textArray,
         .uuidArray, .textArray, .textArray, .int8Array,
+        .textArray, .textArray, .int4,
     ]
 
-    /// (batch rows inserted: 0 or 1, locations inserted, events inserted)
-    typealias Row = (Int64, Int64, Int64)
+    /// (batch rows inserted: 0 or 1, locations inserted, events inserted, log rows + notifications)
+    typealias Row = (Int64, Int64, Int64, Int64)
 
     let batch: IngestBatch
     /// The envelope's rows, sorted by id.
@@ -56,7 +79,7 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
 
     func makeBindings() throws -> PostgresBindings {
         let e = batch.envelope
-        var b = PostgresBindings(capacity: 29)
+        var b = PostgresBindings(capacity: 32)
         b.append(e.batchId); b.append(e.sessionId); b.append(e.device.installId)
         b.append(e.sentAt.millis); b.append(batch.receivedAt.millis)
         b.append(e.device.platform); b.append(e.device.sdkVersion); b.append(e.device.model)
@@ -71,6 +94,9 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
         b.append(NullableArray(ls.map(\.activity?.rawValue))); b.append(NullableArray(ls.map(\.quality?.rawValue)))
         b.append(events.map(\.id)); b.append(events.map(\.geofenceId)); b.append(events.map(\.type.rawValue))
         b.append(events.map(\.timestamp.millis))
+        b.append(ls.map { PendingEvent.fixPayload($0, batch) })
+        b.append(events.map { PendingEvent.geofencePayload($0, batch) })
+        b.append(batch.declaredInterval.map(Int32.init))
         return b
     }
 

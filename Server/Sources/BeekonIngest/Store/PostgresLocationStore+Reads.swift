@@ -12,12 +12,12 @@ extension PostgresLocationStore {
         try await perform { conn in
             var devices: [DeviceSummary] = []
             let rows = try await conn.query("""
-                SELECT DISTINCT ON (install_id) install_id, platform, sdk_version, model, received_at
+                SELECT DISTINCT ON (install_id) install_id, platform, sdk_version, model, received_at, expected_interval
                 FROM batches ORDER BY install_id, received_at DESC
-                """, logger: self.logger).decode((UUID, String, String, String?, Int64).self)
-            var heads: [(UUID, String, String, String?, Int64)] = []
+                """, logger: self.logger).decode((UUID, String, String, String?, Int64, Int32?).self)
+            var heads: [(UUID, String, String, String?, Int64, Int32?)] = []
             for try await row in rows { heads.append(row) }
-            for (install, platform, sdk, model, received) in heads {
+            for (install, platform, sdk, model, received, interval) in heads {
                 let last = try await self.fetchFixes(conn, """
                     SELECT \(unescaped: Self.fixColumns) FROM locations WHERE install_id = \(install)
                     ORDER BY ts DESC, id DESC LIMIT 1
@@ -26,7 +26,8 @@ extension PostgresLocationStore {
                 for try await c in try await conn.query("SELECT count(*) FROM locations WHERE install_id = \(install)",
                                                         logger: self.logger).decode(Int64.self) { count = Int(c) }
                 devices.append(DeviceSummary(installId: install, platform: platform, sdkVersion: sdk, model: model,
-                                             lastFix: last, lastReceivedAt: WireTimestamp(millis: received), fixCount: count))
+                                             lastFix: last, lastReceivedAt: WireTimestamp(millis: received), fixCount: count,
+                                             expectedIntervalSeconds: interval.map(Int.init)))
             }
             return devices
         }

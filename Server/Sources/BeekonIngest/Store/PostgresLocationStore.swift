@@ -8,7 +8,7 @@ import ServiceLifecycle
 /// in the app's ServiceGroup). Several server instances may share one database;
 /// dedupe rests on the primary keys, and rows are inserted in id order so that
 /// concurrent overlapping batches wait for each other instead of deadlocking.
-public final class PostgresLocationStore: LocationStore, TokenStore {
+public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore {
     let client: PostgresClient
     let logger: Logger
     /// Longest a request waits for the database before it is answered 503.
@@ -36,6 +36,7 @@ public final class PostgresLocationStore: LocationStore, TokenStore {
 
     public var services: [any Service] { [client] }
     public var tokens: any TokenStore { self }
+    public var shares: any ShareStore { self }
 
     public func migrate() async throws(StoreError) {
         do {
@@ -47,11 +48,12 @@ public final class PostgresLocationStore: LocationStore, TokenStore {
                 for try await v in try await conn.query("SELECT COALESCE(MAX(version), 0) FROM beekon_schema", logger: logger).decode(Int.self) {
                     current = v
                 }
-                guard current < 1 else { return }
-                for statement in PostgresSchema.v1 {
-                    try await conn.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                for (version, statements) in PostgresSchema.versions where version > current {
+                    for statement in statements {
+                        try await conn.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await conn.query(PostgresQuery(unsafeSQL: "INSERT INTO beekon_schema (version) VALUES (\(version))"), logger: logger)
                 }
-                try await conn.query("INSERT INTO beekon_schema (version) VALUES (1)", logger: logger)
             }
         } catch {
             throw .migrationFailed(Self.describe(error))
@@ -70,9 +72,9 @@ public final class PostgresLocationStore: LocationStore, TokenStore {
             locations: e.locations.sorted { Self.orderKey($0.id) < Self.orderKey($1.id) },
             events: e.geofenceEvents.sorted { Self.orderKey($0.id) < Self.orderKey($1.id) })
         // One statement in autocommit: one round trip, one transaction (see PostgresIngestStatement).
-        let (fresh, stored, eventsStored) = try await retryingConflicts {
+        let (fresh, stored, eventsStored, _) = try await retryingConflicts {
             try await self.client.withConnection { conn in
-                var row: PostgresIngestStatement.Row = (0, 0, 0)
+                var row: PostgresIngestStatement.Row = (0, 0, 0, 0)
                 for try await r in try await conn.execute(statement, logger: self.logger) { row = r }
                 return row
             }
@@ -164,6 +166,38 @@ public final class PostgresLocationStore: LocationStore, TokenStore {
 
 /// The PostgreSQL schema; timestamps are Unix milliseconds (BIGINT) as in the SQLite store.
 enum PostgresSchema {
+    /// Every version in order, with its statements.
+    static let versions: [(Int, [String])] = [(1, v1), (2, v2), (3, v3)]
+
+    /// Device status: the interval a device declared, and the last published status.
+    static let v3 = [
+        "ALTER TABLE batches ADD COLUMN expected_interval INT",
+        "CREATE TABLE device_status (install_id UUID PRIMARY KEY, status TEXT NOT NULL, changed_at BIGINT NOT NULL)",
+    ]
+
+    /// The event log (`seq` from its own sequence; see `PostgresIngestStatement`).
+    static let v2 = [
+        """
+        CREATE TABLE events (
+            seq BIGSERIAL PRIMARY KEY, kind TEXT NOT NULL, install_id UUID NOT NULL,
+            ts BIGINT NOT NULL, received_at BIGINT NOT NULL, payload TEXT NOT NULL)
+        """,
+        "CREATE INDEX events_received ON events (received_at)",
+        "CREATE TABLE IF NOT EXISTS server_marks (name TEXT PRIMARY KEY, value BIGINT NOT NULL)",
+        """
+        CREATE TABLE shares (
+            id TEXT PRIMARY KEY, token_hash TEXT NOT NULL UNIQUE, label TEXT, devices TEXT,
+            created_at BIGINT NOT NULL, expires_at BIGINT, history_seconds BIGINT, live BOOLEAN NOT NULL,
+            precision_m DOUBLE PRECISION, revoked_at BIGINT)
+        """,
+        """
+        CREATE TABLE share_access (
+            id BIGSERIAL PRIMARY KEY, share_id TEXT NOT NULL, at BIGINT NOT NULL,
+            what TEXT NOT NULL, path TEXT NOT NULL, outcome TEXT NOT NULL)
+        """,
+        "CREATE INDEX share_access_share ON share_access (share_id, id)",
+    ]
+
     static let v1 = [
         """
         CREATE TABLE batches (

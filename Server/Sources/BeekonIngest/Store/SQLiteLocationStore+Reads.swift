@@ -12,7 +12,7 @@ extension SQLiteLocationStore {
         try await run { db in
             // SQLite returns the bare columns of the row holding MAX(received_at).
             let rows = try Row.fetchAll(db, sql: """
-                SELECT install_id, platform, sdk_version, model, MAX(received_at) FROM batches GROUP BY install_id
+                SELECT install_id, platform, sdk_version, model, MAX(received_at), expected_interval FROM batches GROUP BY install_id
                 ORDER BY install_id
                 """)
             return try rows.map { row in
@@ -23,7 +23,8 @@ extension SQLiteLocationStore {
                 let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM locations WHERE install_id = ?", arguments: [install]) ?? 0
                 return DeviceSummary(
                     installId: UUID(uuidString: install)!, platform: row[1], sdkVersion: row[2], model: row[3],
-                    lastFix: try last.map(Self.fix), lastReceivedAt: WireTimestamp(millis: row[4]), fixCount: count)
+                    lastFix: try last.map(Self.fix), lastReceivedAt: WireTimestamp(millis: row[4]), fixCount: count,
+                    expectedIntervalSeconds: row[5])
             }
         }
     }

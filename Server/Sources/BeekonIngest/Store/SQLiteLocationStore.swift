@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// The zero-setup store: one SQLite file in WAL mode with `synchronous=FULL`,
 /// so a commit is on disk before the 2xx is sent. Writes are serialised by
 /// GRDB's single writer connection; reads run concurrently from the pool.
-public final class SQLiteLocationStore: LocationStore, TokenStore {
+public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     let pool: DatabasePool
     let logger: Logger
 
@@ -30,11 +30,18 @@ public final class SQLiteLocationStore: LocationStore, TokenStore {
 
     public var services: [any Service] { [] }
     public var tokens: any TokenStore { self }
+    public var shares: any ShareStore { self }
 
     public func migrate() async throws(StoreError) {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: SQLiteSchema.v1)
+        }
+        migrator.registerMigration("v2-events") { db in
+            try db.execute(sql: SQLiteSchema.v2)
+        }
+        migrator.registerMigration("v3-device-status") { db in
+            try db.execute(sql: SQLiteSchema.v3)
         }
         do {
             try migrator.migrate(pool)
@@ -57,11 +64,11 @@ public final class SQLiteLocationStore: LocationStore, TokenStore {
         let batchId = e.batchId.wireString, sessionId = e.sessionId.wireString, installId = e.device.installId.wireString
         try db.execute(sql: """
             INSERT INTO batches (batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
-                                 model, extras, principal, location_count, event_count)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch_id) DO NOTHING
+                                 model, extras, principal, location_count, event_count, expected_interval)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch_id) DO NOTHING
             """, arguments: [batchId, sessionId, installId, e.sentAt.millis, received, e.device.platform,
                              e.device.sdkVersion, e.device.model, ExtrasJSON.encode(e.extras), batch.principal,
-                             e.locations.count, e.geofenceEvents.count])
+                             e.locations.count, e.geofenceEvents.count, batch.declaredInterval])
         guard db.changesCount == 1 else {
             return IngestResult(duplicateBatch: true, locationsStored: 0, locationsDuplicate: e.locations.count,
                                 eventsStored: 0, eventsDuplicate: e.geofenceEvents.count)
@@ -72,6 +79,7 @@ public final class SQLiteLocationStore: LocationStore, TokenStore {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
             """)
         var stored = 0
+        var fresh = Set<UUID>()
         for l in e.locations {
             try insertFix.execute(arguments: [
                 l.id.wireString, installId, sessionId, batchId, l.timestamp.millis, l.latitude, l.longitude,
@@ -79,6 +87,7 @@ public final class SQLiteLocationStore: LocationStore, TokenStore {
                 l.activity?.rawValue, l.quality?.rawValue, received,
             ])
             stored += db.changesCount
+            if db.changesCount == 1 { fresh.insert(l.id) }
         }
         let insertEvent = try db.cachedStatement(sql: """
             INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts, received_at)
@@ -90,7 +99,9 @@ public final class SQLiteLocationStore: LocationStore, TokenStore {
                 g.id.wireString, installId, sessionId, batchId, g.geofenceId, g.type.rawValue, g.timestamp.millis, received,
             ])
             events += db.changesCount
+            if db.changesCount == 1 { fresh.insert(g.id) }
         }
+        try appendEvents(PendingEvent.of(batch) { fresh.contains($0) }, installId: installId, received: received, db: db)
         return IngestResult(duplicateBatch: false, locationsStored: stored, locationsDuplicate: e.locations.count - stored,
                             eventsStored: events, eventsDuplicate: e.geofenceEvents.count - events)
     }
@@ -141,5 +152,27 @@ enum SQLiteSchema {
             revoked INTEGER NOT NULL DEFAULT 0);
         CREATE INDEX refresh_tokens_family ON refresh_tokens (family);
         CREATE TABLE server_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """
+
+    /// Device status: the interval a device declared, and the last published status.
+    static let v3 = """
+        ALTER TABLE batches ADD COLUMN expected_interval INTEGER;
+        CREATE TABLE device_status (install_id TEXT PRIMARY KEY, status TEXT NOT NULL, changed_at INTEGER NOT NULL);
+        """
+
+    /// The event log: `seq` is the rowid (AUTOINCREMENT: never reused, even after pruning).
+    static let v2 = """
+        CREATE TABLE events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, install_id TEXT NOT NULL,
+            ts INTEGER NOT NULL, received_at INTEGER NOT NULL, payload TEXT NOT NULL);
+        CREATE INDEX events_received ON events (received_at);
+        CREATE TABLE shares (
+            id TEXT PRIMARY KEY, token_hash TEXT NOT NULL UNIQUE, label TEXT, devices TEXT,
+            created_at INTEGER NOT NULL, expires_at INTEGER, history_seconds INTEGER, live INTEGER NOT NULL,
+            precision_m REAL, revoked_at INTEGER);
+        CREATE TABLE share_access (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, share_id TEXT NOT NULL, at INTEGER NOT NULL,
+            what TEXT NOT NULL, path TEXT NOT NULL, outcome TEXT NOT NULL);
+        CREATE INDEX share_access_share ON share_access (share_id, id);
         """
 }

@@ -9,4 +9,12 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
 
     func get() -> Value { lock.withLock { value } }
     func set(_ newValue: Value) { lock.withLock { value = newValue } }
+    func lockedAccess<T>(_ body: (inout Value) -> T) -> T { lock.withLock { body(&value) } }
+}
+
+extension LockedBox {
+    /// Runs `body` with the value under the lock.
+    func withLock<T>(_ body: (inout Value) -> T) -> T {
+        lockedAccess(body)
+    }
 }

@@ -1,0 +1,38 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+extension IngestServer {
+    /// The live hub for a store: PostgreSQL adds LISTEN/NOTIFY as the cross-instance wake-up.
+    static func makeHub(_ config: IngestConfiguration, store: any LocationStore, logger: Logger) -> LiveHub {
+        let poll = Duration.milliseconds(Int(config.livePollSeconds * 1000))
+        guard let postgres = store as? PostgresLocationStore else {
+            return LiveHub(store: store, pollInterval: poll, logger: logger)
+        }
+        return LiveHub(store: store, pollInterval: poll, logger: logger) { wake in
+            await postgres.listenForEvents(wake)
+        }
+    }
+}
+
+/// Deletes events older than the retention every ten minutes.
+struct EventRetention: Service {
+    let store: any LocationStore
+    let retentionSeconds: Int
+    let now: @Sendable () -> Date
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(600))
+                let cutoff = now().addingTimeInterval(-Double(retentionSeconds))
+                do {
+                    try await store.pruneEvents(receivedBefore: .init(cutoff))
+                } catch {
+                    logger.warning("event retention failed", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+    }
+}

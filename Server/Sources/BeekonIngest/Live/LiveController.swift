@@ -1,0 +1,162 @@
+import BeekonWire
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// `GET /v1/live`: the event log as Server-Sent Events.
+///
+/// Every event carries `id: <seq>` (commit order). With `Last-Event-ID` (header, or the
+/// `last_event_id` query parameter) the stream first sends every later event from the
+/// store, then live ones from the hub — one cursor throughout, so nothing is skipped or
+/// sent twice at the switch. Without it the stream starts at the current head. A cursor
+/// older than the retention mark (or newer than anything stored) gets a `reset` event
+/// whose id is the head. A comment line goes out every `heartbeat`; `retry:` is sent first.
+struct LiveController: Sendable {
+    let store: any LocationStore
+    let hub: LiveHub
+    let access: ViewerAccess
+    let heartbeat: Duration
+    let retryMillis: Int
+    let now: @Sendable () -> Date
+
+    static let page = 1_000
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/v1/live") { request, context in
+            await self.open(request, context)
+        }
+    }
+
+    func open(_ request: Request, _ context: BasicRequestContext) async -> Response {
+        let grant: ViewerGrant
+        switch await access.grant(for: request, what: "live") {
+        case .refused(let response): return response
+        case .granted(let g): grant = g
+        }
+        guard grant.scope.live else {
+            return APIResponse.error(.forbidden, "forbidden", "this share does not include the live stream")
+        }
+        let params = request.uri.queryParameters
+        var requested: Set<UUID>?
+        if let list = params["devices"] {
+            var ids = Set<UUID>()
+            for part in list.split(separator: ",") {
+                guard let id = ReadController.uuid(String(part)) else { return ReadController.badID("devices") }
+                ids.insert(id)
+            }
+            requested = ids
+        }
+        let lastID = request.headers.first(where: { $0.name.canonicalName == "last-event-id" })?.value
+            ?? params["last_event_id"].map(String.init)
+        var cursor: Int64?
+        if let lastID, !lastID.isEmpty {
+            guard let n = Int64(lastID.trimmingCharacters(in: .whitespaces)), n >= 0 else {
+                return ReadController.badParameter("Last-Event-ID", "an event id from this stream")
+            }
+            cursor = n
+        }
+        let marks: EventLogMarks
+        do {
+            marks = try await store.eventMarks()
+        } catch {
+            return APIResponse.unavailable("the event log could not be read; retry later")
+        }
+        let scope = grant.scope.narrowed(to: requested)
+        let stream = LiveStream(controller: self, scope: scope, grant: grant, start: cursor, marks: marks, logger: context.logger)
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream; charset=utf-8"
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            await stream.run(&writer)
+        })
+    }
+}
+
+/// One open stream: the cursor loop between the store, the hub and the socket.
+struct LiveStream: Sendable {
+    let controller: LiveController
+    let scope: ViewerScope
+    let grant: ViewerGrant
+    let start: Int64?
+    let marks: EventLogMarks
+    let logger: Logger
+
+    func run(_ writer: inout any ResponseBodyWriter) async {
+        let hub = controller.hub
+        let subscription = hub.subscribe()
+        let closing = LockedBox(false), beat = LockedBox(false)
+        let heartbeat = controller.heartbeat
+        // A share's stream re-checks its share at every tick (revocation, expiry): 250 ms.
+        let tick = grant.shareId == nil ? heartbeat : min(heartbeat, .milliseconds(250))
+        let ticker = Task {
+            var sinceBeat = Duration.zero
+            while !Task.isCancelled {
+                try? await Task.sleep(for: tick)
+                sinceBeat += tick
+                if sinceBeat >= heartbeat {
+                    sinceBeat = .zero
+                    beat.set(true)
+                }
+                subscription.continuation.yield()
+            }
+        }
+        defer { ticker.cancel(); hub.unsubscribe(subscription.id) }
+        var out = ByteBuffer()
+        out.writeString("retry: \(controller.retryMillis)\n: beekon live stream\n\n")
+        var cursor = marks.head
+        if let start {
+            if start < marks.prunedThrough || start > marks.head {
+                let reason = start > marks.head ? "unknown_event_id" : "beyond_retention"
+                out.writeString("id: \(marks.head)\nevent: reset\ndata: {\"reason\":\"\(reason)\",\"head\":\(marks.head)}\n\n")
+            } else {
+                cursor = start
+            }
+        }
+        var signals = subscription.signals.makeAsyncIterator()
+        do {
+            try await writer.write(out)
+            try await withGracefulShutdownHandler {
+                while !closing.get() {
+                    if !(await grant.stillValid()) { break }
+                    if let next = try await deliver(after: cursor, into: &writer) {
+                        cursor = next
+                        continue
+                    }
+                    if beat.get() {
+                        beat.set(false)
+                        try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                    }
+                    guard await signals.next() != nil else { break }
+                }
+            } onGracefulShutdown: {
+                closing.set(true)
+                subscription.continuation.finish()
+            }
+        } catch {
+            logger.debug("live stream ended", metadata: ["error": "\(error)"])
+        }
+        try? await writer.finish(nil)
+    }
+
+    /// Writes the next events after `cursor`; returns the new cursor, or nil when there is nothing new.
+    private func deliver(after cursor: Int64, into writer: inout any ResponseBodyWriter) async throws -> Int64? {
+        var events: [LiveEvent]
+        switch controller.hub.fetch(after: cursor, limit: LiveController.page) {
+        case .notReady: return nil
+        case .events(let e): events = e
+        case .backfill:
+            events = try await controller.store.events(after: cursor, limit: LiveController.page)
+            if events.isEmpty { return nil }
+        }
+        guard let last = events.last else { return nil }
+        let nowMillis = WireTimestamp(controller.now()).millis
+        var out = ByteBuffer()
+        for event in events where scope.admits(event, nowMillis: nowMillis) {
+            out.writeString(event.frame(data: scope.payload(of: event)))
+        }
+        if out.readableBytes > 0 { try await writer.write(out) }
+        return last.seq
+    }
+}

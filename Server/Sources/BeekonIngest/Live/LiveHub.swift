@@ -1,0 +1,156 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// The per-instance tail of the event log: one task reads events after its head from
+/// the store whenever it is woken (after a local commit, on a PostgreSQL NOTIFY from
+/// any instance, or by its poll tick), keeps the newest ones in a ring and wakes the
+/// live streams, which copy from the ring. A stream further behind than the ring reads
+/// pages from the store until it reaches it. Both read the same commit-ordered log,
+/// so moving a cursor from the store to the ring can neither skip nor repeat an event.
+final class LiveHub: Service, Sendable {
+    /// What a live stream gets from the hub for its cursor.
+    enum Fetch: Equatable {
+        /// Events after the cursor (empty: nothing new yet; wait for a signal).
+        case events([LiveEvent])
+        /// The cursor is older than the ring: read from the store.
+        case backfill
+        /// The hub has not read the log's head yet.
+        case notReady
+    }
+
+    private struct State {
+        var ready = false
+        /// The highest sequence read into the ring.
+        var head: Int64 = 0
+        /// Every event with `seq > floor` and `seq <= head` is in `ring`.
+        var floor: Int64 = 0
+        var ring: [LiveEvent] = []
+        var subscribers: [Int: AsyncStream<Void>.Continuation] = [:]
+        var nextSubscriber = 0
+    }
+
+    let store: any LocationStore
+    let capacity: Int
+    let pollInterval: Duration
+    let logger: Logger
+    /// Runs the cross-instance wake-up (PostgreSQL LISTEN), calling its argument per notification.
+    let listener: (@Sendable (@escaping @Sendable () -> Void) async -> Void)?
+    private let state = LockedBox(State())
+    private let wakes: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+
+    init(store: any LocationStore, capacity: Int = 20_000, pollInterval: Duration = .seconds(1), logger: Logger,
+         listener: (@Sendable (@escaping @Sendable () -> Void) async -> Void)? = nil) {
+        self.store = store; self.capacity = capacity; self.pollInterval = pollInterval
+        self.logger = logger; self.listener = listener
+        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Asks the tail task to read the log now (after a local commit).
+    func poke() { wake.yield() }
+
+    /// The highest sequence in the ring (0 before the hub is ready).
+    var head: Int64 { state.withLock { $0.head } }
+
+    /// Events after `cursor`, at most `limit`, or where to read them instead.
+    func fetch(after cursor: Int64, limit: Int) -> Fetch {
+        state.withLock { s in
+            guard s.ready else { return .notReady }
+            guard cursor >= s.floor else { return .backfill }
+            guard cursor < s.head else { return .events([]) }
+            // First index with seq > cursor (the ring is in seq order).
+            var lo = 0, hi = s.ring.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if s.ring[mid].seq <= cursor { lo = mid + 1 } else { hi = mid }
+            }
+            return .events(Array(s.ring[lo..<min(s.ring.count, lo + limit)]))
+        }
+    }
+
+    /// A signal stream that yields whenever new events are in the ring.
+    func subscribe() -> (id: Int, signals: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation) {
+        let (signals, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLock { s in
+            s.nextSubscriber += 1
+            s.subscribers[s.nextSubscriber] = continuation
+            return s.nextSubscriber
+        }
+        return (id, signals, continuation)
+    }
+
+    /// Stops signalling a stream.
+    func unsubscribe(_ id: Int) {
+        state.withLock { $0.subscribers.removeValue(forKey: id) }?.finish()
+    }
+
+    /// Number of open live streams on this instance.
+    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    func run() async throws {
+        await withDiscardingTaskGroup { group in
+            if let listener {
+                group.addTask { [wake] in await listener { wake.yield() } }
+            }
+            group.addTask { [wake, pollInterval] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: pollInterval)
+                    wake.yield()
+                }
+            }
+            await cancelWhenGracefulShutdown { await self.tail() }
+            group.cancelAll()
+        }
+        // Open streams end with the hub (at shutdown).
+        for c in state.withLock({ s in defer { s.subscribers = [:] }; return Array(s.subscribers.values) }) { c.finish() }
+    }
+
+    private func tail() async {
+        var iterator = wakes.makeAsyncIterator()
+        while !Task.isCancelled {
+            if !state.withLock({ $0.ready }) {
+                do {
+                    let marks = try await store.eventMarks()
+                    state.withLock { s in s.head = marks.head; s.floor = marks.head; s.ready = true }
+                    signalAll()
+                } catch {
+                    logger.debug("live: cannot read the event log head (yet)", metadata: ["error": "\(error)"])
+                }
+            }
+            await drain()
+            guard await iterator.next() != nil else { return }
+        }
+    }
+
+    /// Reads everything after the head into the ring, then wakes the streams.
+    private func drain() async {
+        guard state.withLock({ $0.ready }) else { return }
+        while !Task.isCancelled {
+            let head = state.withLock { $0.head }
+            let page: [LiveEvent]
+            do {
+                page = try await store.events(after: head, limit: 2_000)
+            } catch {
+                logger.warning("live: cannot read the event log", metadata: ["error": "\(error)"])
+                return
+            }
+            guard let last = page.last else { return }
+            state.withLock { s in
+                s.ring.append(contentsOf: page)
+                s.head = last.seq
+                if s.ring.count > capacity + capacity / 4 {
+                    let drop = s.ring.count - capacity
+                    s.floor = s.ring[drop - 1].seq
+                    s.ring.removeFirst(drop)
+                }
+            }
+            signalAll()
+            if page.count < 2_000 { return }
+        }
+    }
+
+    private func signalAll() {
+        for c in state.withLock({ Array($0.subscribers.values) }) { c.yield() }
+    }
+}

@@ -1,0 +1,95 @@
+import BeekonWire
+import Foundation
+
+/// A scoped, revocable read grant for viewers (`beekon-ingest share create`, `POST /v1/shares`).
+public struct Share: Sendable, Equatable, Codable {
+    /// Public id (`sh_…`), used to list and revoke; not a credential.
+    public var id: String
+    /// A free-text label, e.g. who it was given to.
+    public var label: String?
+    /// The devices it covers; nil for all.
+    public var devices: [UUID]?
+    /// When it was created (Unix ms).
+    public var createdAtMillis: Int64
+    /// When it stops working (Unix ms); nil for never.
+    public var expiresAtMillis: Int64?
+    /// How far back its fixes may go, in seconds; nil for no limit.
+    public var historySeconds: Int?
+    /// Whether it may open `GET /v1/live`.
+    public var live: Bool
+    /// Positions are coarsened to this many metres; nil for full precision.
+    public var precisionMetres: Double?
+    /// When it was revoked (Unix ms); nil while active.
+    public var revokedAtMillis: Int64?
+
+    /// Creates a share.
+    public init(id: String, label: String?, devices: [UUID]?, createdAtMillis: Int64, expiresAtMillis: Int64?,
+                historySeconds: Int?, live: Bool, precisionMetres: Double?, revokedAtMillis: Int64? = nil) {
+        self.id = id; self.label = label; self.devices = devices; self.createdAtMillis = createdAtMillis
+        self.expiresAtMillis = expiresAtMillis; self.historySeconds = historySeconds; self.live = live
+        self.precisionMetres = precisionMetres; self.revokedAtMillis = revokedAtMillis
+    }
+
+    /// What it lets a viewer see.
+    var scope: ViewerScope {
+        ViewerScope(devices: devices.map(Set.init), historySeconds: historySeconds, precisionMetres: precisionMetres, live: live)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, label, devices, live
+        case createdAtMillis = "created_at_ms", expiresAtMillis = "expires_at_ms", historySeconds = "history_seconds"
+        case precisionMetres = "precision_m", revokedAtMillis = "revoked_at_ms"
+    }
+    /// Device ids in the wire's lowercase form; absent optionals as `null`.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(label, forKey: .label)
+        try c.encode(devices?.map(\.wireString), forKey: .devices)
+        try c.encode(createdAtMillis, forKey: .createdAtMillis)
+        try c.encode(expiresAtMillis, forKey: .expiresAtMillis)
+        try c.encode(historySeconds, forKey: .historySeconds)
+        try c.encode(live, forKey: .live)
+        try c.encode(precisionMetres, forKey: .precisionMetres)
+        try c.encode(revokedAtMillis, forKey: .revokedAtMillis)
+    }
+}
+
+/// One use of a share: who (the share), when, what (endpoint and path), and the outcome.
+public struct ShareAccess: Sendable, Equatable, Codable {
+    /// The share used.
+    public var shareId: String
+    /// When (Unix ms).
+    public var atMillis: Int64
+    /// The endpoint: `devices`, `sessions`, `track`, `fixes`, `live`.
+    public var what: String
+    /// The request path.
+    public var path: String
+    /// `granted`, `expired` or `revoked`.
+    public var outcome: String
+
+    /// Creates a record.
+    public init(shareId: String, atMillis: Int64, what: String, path: String, outcome: String) {
+        self.shareId = shareId; self.atMillis = atMillis; self.what = what; self.path = path; self.outcome = outcome
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case shareId = "share_id", atMillis = "at_ms", what, path, outcome
+    }
+}
+
+/// Persistence of shares and their access records.
+public protocol ShareStore: Sendable {
+    /// Stores a new share with the SHA-256 (hex) of its token.
+    func createShare(_ share: Share, tokenHash: String) async throws(StoreError)
+    /// Every share, newest first.
+    func shares() async throws(StoreError) -> [Share]
+    /// The share whose token has this hash.
+    func share(tokenHash: String) async throws(StoreError) -> Share?
+    /// Marks a share revoked; false when no active share has that id.
+    func revokeShare(id: String, atMillis: Int64) async throws(StoreError) -> Bool
+    /// Records one use.
+    func recordShareAccess(_ access: ShareAccess) async throws(StoreError)
+    /// The newest access records (of one share, or all), newest first.
+    func shareAccess(shareId: String?, limit: Int) async throws(StoreError) -> [ShareAccess]
+}

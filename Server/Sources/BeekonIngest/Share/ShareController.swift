@@ -1,0 +1,94 @@
+import BeekonWire
+import Foundation
+import Hummingbird
+
+/// The admin-only share API (an API key is required; with auth off it is open like the rest):
+/// `POST /v1/shares`, `GET /v1/shares`, `DELETE /v1/shares/{id}`, `GET /v1/shares/access`.
+struct ShareController: Sendable {
+    let shares: ShareService
+    let store: any LocationStore
+    let auth: Authenticator
+    let publicURL: String?
+
+    /// The body of `POST /v1/shares`.
+    struct CreateRequest: Decodable {
+        var devices: [String]?
+        var all: Bool?
+        var expiresInSeconds: Int?
+        var historySeconds: Int?
+        var live: Bool?
+        var precisionM: Double?
+        var label: String?
+
+        enum CodingKeys: String, CodingKey {
+            case devices, all, live, label
+            case expiresInSeconds = "expires_in_seconds", historySeconds = "history_seconds", precisionM = "precision_m"
+        }
+    }
+
+    /// The answer to a create: the share, its token (shown once) and a stream URL.
+    struct Created: Encodable {
+        var share: Share
+        var token: String
+        var url: String
+    }
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.post("/v1/shares") { request, _ in
+            await self.admin(request) { try await self.create(request) }
+        }
+        router.get("/v1/shares") { request, _ in
+            await self.admin(request) { APIResponse.encode(.ok, ["shares": try await self.shares.store.shares()]) }
+        }
+        router.delete("/v1/shares/:id") { request, context in
+            await self.admin(request) {
+                let id = context.parameters.get("id") ?? ""
+                guard try await self.shares.revoke(id: id) else {
+                    return APIResponse.error(.notFound, "not_found", "no active share with id \(id)")
+                }
+                return APIResponse.encode(.ok, ["revoked": id])
+            }
+        }
+        router.get("/v1/shares/access") { request, _ in
+            await self.admin(request) {
+                let id = request.uri.queryParameters["share_id"].map(String.init)
+                return APIResponse.encode(.ok, ["access": try await self.shares.store.shareAccess(shareId: id, limit: 1_000)])
+            }
+        }
+    }
+
+    private func admin(_ request: Request, _ body: () async throws -> Response) async -> Response {
+        guard auth.hasAdminKey(request.headers) else {
+            return auth.principal(of: request.headers) == nil
+                ? APIResponse.unauthorized("the share API needs an admin API key")
+                : APIResponse.error(.forbidden, "forbidden", "the share API needs an admin API key")
+        }
+        do {
+            return try await body()
+        } catch {
+            return APIResponse.unavailable("the share store could not be reached; retry later")
+        }
+    }
+
+    private func create(_ request: Request) async throws -> Response {
+        var bytes: [UInt8] = []
+        for try await chunk in request.body {
+            guard bytes.count + chunk.readableBytes <= 65_536 else { return APIResponse.error(.contentTooLarge, "too_large", "share requests are small") }
+            bytes.append(contentsOf: chunk.readableBytesView)
+        }
+        guard let body = try? JSONDecoder().decode(CreateRequest.self, from: Data(bytes)) else {
+            return APIResponse.error(.badRequest, "invalid_request", "send a JSON object: {\"devices\":[…] or \"all\":true, …}")
+        }
+        let spec: ShareSpec
+        do {
+            spec = try ShareSpec(devices: body.devices, all: body.all ?? false, expiresInSeconds: body.expiresInSeconds,
+                                 historySeconds: body.historySeconds, live: body.live ?? false,
+                                 precisionMetres: body.precisionM, label: body.label)
+        } catch {
+            return APIResponse.error(.badRequest, "invalid_request", error.description)
+        }
+        let (share, token) = try await shares.create(spec)
+        let base = publicURL ?? request.head.authority.map { "http://\($0)" } ?? ""
+        return APIResponse.encode(.created, Created(share: share, token: token, url: "\(base)/v1/live?share=\(token)"))
+    }
+}

@@ -1,0 +1,104 @@
+import BeekonWire
+import Crypto
+import Foundation
+
+/// Creates, checks and revokes shares. Tokens are `bks_` + 64 hex digits; only their
+/// SHA-256 is stored. Open streams re-check their share at least every 250 ms against a
+/// per-instance cache of every share's expiry and revocation, refreshed from the database
+/// at most every 250 ms, so a revocation on any instance closes them within a second.
+public final class ShareService: Sendable {
+    /// The outcome of presenting a share token.
+    enum Outcome: Sendable {
+        case granted(ViewerGrant), expired, revoked, unknown, unavailable
+    }
+
+    private struct Cache: Sendable {
+        var loadedAt: ContinuousClock.Instant?
+        var shares: [String: Share] = [:]
+    }
+
+    let store: any ShareStore
+    let now: @Sendable () -> Date
+    private let cache = LockedBox(Cache())
+
+    /// Token prefix: a bearer token with it is a share token, whatever the auth mode.
+    public static let tokenPrefix = "bks_"
+
+    /// Creates the service.
+    public init(store: any LocationStore, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store.shares; self.now = now
+    }
+
+    /// Creates a share; returns it and its token (shown once).
+    public func create(devices: [UUID]?, expiresInSeconds: Int?, historySeconds: Int?, live: Bool,
+                       precisionMetres: Double?, label: String?) async throws(StoreError) -> (Share, String) {
+        let nowMs = WireTimestamp(now()).millis
+        let share = Share(id: "sh_" + Self.randomHex(8), label: label, devices: devices, createdAtMillis: nowMs,
+                          expiresAtMillis: expiresInSeconds.map { nowMs + Int64($0) * 1000 },
+                          historySeconds: historySeconds, live: live, precisionMetres: precisionMetres)
+        let token = Self.tokenPrefix + Self.randomHex(32)
+        try await store.createShare(share, tokenHash: Self.hash(token))
+        return (share, token)
+    }
+
+    /// Revokes a share at once (open streams close within a second).
+    public func revoke(id: String) async throws(StoreError) -> Bool {
+        let done = try await store.revokeShare(id: id, atMillis: WireTimestamp(now()).millis)
+        cache.withLock { $0.loadedAt = nil }
+        return done
+    }
+
+    /// Checks a token and records the use.
+    func authorize(token: String, what: String, path: String) async -> Outcome {
+        guard token.hasPrefix(Self.tokenPrefix) else { return .unknown }
+        let share: Share
+        do {
+            guard let s = try await store.share(tokenHash: Self.hash(token)) else { return .unknown }
+            share = s
+        } catch {
+            return .unavailable
+        }
+        let nowMs = WireTimestamp(now()).millis
+        let outcome: Outcome
+        if share.revokedAtMillis != nil {
+            outcome = .revoked
+        } else if let expires = share.expiresAtMillis, expires <= nowMs {
+            outcome = .expired
+        } else {
+            let id = share.id
+            outcome = .granted(ViewerGrant(scope: share.scope, shareId: id, validity: { [self] in await self.isActive(id) }))
+        }
+        let result: String
+        switch outcome {
+        case .granted: result = "granted"
+        case .expired: result = "expired"
+        default: result = "revoked"
+        }
+        try? await store.recordShareAccess(ShareAccess(shareId: share.id, atMillis: nowMs, what: what, path: path, outcome: result))
+        return outcome
+    }
+
+    /// Whether a share is neither revoked nor expired, from the cache (refreshed every 250 ms).
+    func isActive(_ id: String) async -> Bool {
+        let stale = cache.withLock { c in c.loadedAt.map { ContinuousClock.now - $0 > .milliseconds(250) } ?? true }
+        if stale, let all = try? await store.shares() {
+            cache.withLock { c in
+                c.shares = Dictionary(all.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+                c.loadedAt = ContinuousClock.now
+            }
+        }
+        guard let share = cache.withLock({ $0.shares[id] }) else { return false }
+        if share.revokedAtMillis != nil { return false }
+        if let expires = share.expiresAtMillis, expires <= WireTimestamp(now()).millis { return false }
+        return true
+    }
+
+    static func hash(_ token: String) -> String {
+        Hex.encode(SHA256.hash(data: Array(token.utf8)))
+    }
+
+    static func randomHex(_ bytes: Int) -> String {
+        var g = SystemRandomNumberGenerator()
+        return Hex.encode((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &g) })
+    }
+}

@@ -1,0 +1,98 @@
+import BeekonWire
+import Foundation
+
+/// One entry of the event log: what `GET /v1/live` sends, in commit order.
+///
+/// `seq` is assigned by the store when the ingest transaction commits (SQLite: the
+/// `events` rowid in the ingest transaction; PostgreSQL: a sequence, allocated under
+/// a transaction-scoped lock so that values become visible in order — see the README).
+public struct LiveEvent: Sendable, Equatable {
+    /// The kinds of events on the stream (the SSE `event:` field).
+    public enum Kind: String, Sendable, CaseIterable {
+        /// A fix was stored.
+        case fix
+        /// A geofence event was stored.
+        case geofenceEvent = "geofence_event"
+        /// A device's reporting state changed.
+        case device
+    }
+
+    /// Server-assigned, strictly increasing in commit order (the SSE `id:`).
+    public var seq: Int64
+    /// What happened.
+    public var kind: Kind
+    /// The device concerned.
+    public var installId: UUID
+    /// Fix / event time in Unix ms (the time a share's history window applies to).
+    public var millis: Int64
+    /// The event's JSON object (the SSE `data:`), as a read API answer would render it.
+    public var payload: String
+
+    /// Creates an event.
+    public init(seq: Int64, kind: Kind, installId: UUID, millis: Int64, payload: String) {
+        self.seq = seq; self.kind = kind; self.installId = installId; self.millis = millis; self.payload = payload
+    }
+
+    /// The SSE frame (`id`, `event`, `data`, blank line) with `data` as given.
+    func frame(data: String) -> String {
+        "id: \(seq)\nevent: \(kind.rawValue)\ndata: \(data)\n\n"
+    }
+}
+
+/// An event before the store has assigned its sequence.
+struct PendingEvent: Sendable {
+    var kind: LiveEvent.Kind
+    var id: UUID
+    var millis: Int64
+    var payload: String
+
+    /// The events of a freshly stored envelope, in (time, id) order; `stored(id)` says
+    /// whether a row was newly inserted (replayed rows emit nothing).
+    static func of(_ batch: IngestBatch, stored: (UUID) -> Bool) -> [PendingEvent] {
+        let e = batch.envelope
+        var out: [PendingEvent] = []
+        for l in e.locations where stored(l.id) {
+            out.append(PendingEvent(kind: .fix, id: l.id, millis: l.timestamp.millis, payload: fixPayload(l, batch)))
+        }
+        for g in e.geofenceEvents where stored(g.id) {
+            out.append(PendingEvent(kind: .geofenceEvent, id: g.id, millis: g.timestamp.millis, payload: geofencePayload(g, batch)))
+        }
+        return out.sorted { $0.millis != $1.millis ? $0.millis < $1.millis : $0.id.wireString < $1.id.wireString }
+    }
+
+    /// The read API's fix object: schema-v1 location plus install, session, batch and arrival.
+    static func fixPayload(_ l: WireLocation, _ batch: IngestBatch) -> String {
+        var w = WireJSONWriter(capacity: 400)
+        w.write(l, extra: context(batch))
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+
+    /// A schema-v1 geofence event object plus install, session, batch and arrival.
+    static func geofencePayload(_ g: WireGeofenceEvent, _ batch: IngestBatch) -> String {
+        var w = WireJSONWriter(capacity: 300)
+        w.raw("{\"id\":"); w.string(g.id.wireString)
+        w.raw(",\"geofence_id\":"); w.string(g.geofenceId)
+        w.raw(",\"type\":"); w.string(g.type.rawValue)
+        w.raw(",\"timestamp\":"); w.string(g.timestamp.description)
+        for (key, json) in context(batch) { w.raw(","); w.string(key); w.raw(":"); w.raw(json) }
+        w.raw("}")
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+
+    private static func context(_ batch: IngestBatch) -> [(String, String)] {
+        let e = batch.envelope
+        return [("install_id", "\"\(e.device.installId.wireString)\""), ("session_id", "\"\(e.sessionId.wireString)\""),
+                ("batch_id", "\"\(e.batchId.wireString)\""), ("received_at", "\"\(batch.receivedAt.description)\"")]
+    }
+}
+
+/// Where the event log stands: the newest visible sequence and how far it was pruned.
+public struct EventLogMarks: Sendable, Equatable {
+    /// Highest sequence stored (0 when empty).
+    public var head: Int64
+    /// Every event with `seq <= prunedThrough` was deleted by retention (0 when none).
+    public var prunedThrough: Int64
+
+    /// Creates marks.
+    public init(head: Int64, prunedThrough: Int64) { self.head = head; self.prunedThrough = prunedThrough }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import PostgresNIO
+
+extension PostgresLocationStore {
+    public func createShare(_ share: Share, tokenHash: String) async throws(StoreError) {
+        try await perform { conn in
+            try await conn.query("""
+                INSERT INTO shares (id, token_hash, label, devices, created_at, expires_at, history_seconds, live, precision_m)
+                VALUES (\(share.id), \(tokenHash), \(share.label), \(ShareRow.devicesText(share.devices)), \(share.createdAtMillis),
+                        \(share.expiresAtMillis), \(share.historySeconds.map(Int64.init)), \(share.live), \(share.precisionMetres))
+                """, logger: self.logger)
+        }
+    }
+
+    public func shares() async throws(StoreError) -> [Share] {
+        try await perform { conn in
+            try await self.fetchShares(conn, "SELECT \(unescaped: Self.shareColumns) FROM shares ORDER BY created_at DESC, id")
+        }
+    }
+
+    public func share(tokenHash: String) async throws(StoreError) -> Share? {
+        try await perform { conn in
+            try await self.fetchShares(conn, "SELECT \(unescaped: Self.shareColumns) FROM shares WHERE token_hash = \(tokenHash)").first
+        }
+    }
+
+    public func revokeShare(id: String, atMillis: Int64) async throws(StoreError) -> Bool {
+        try await perform { conn in
+            var n = 0
+            for try await _ in try await conn.query("""
+                UPDATE shares SET revoked_at = \(atMillis) WHERE id = \(id) AND revoked_at IS NULL RETURNING id
+                """, logger: self.logger) { n += 1 }
+            return n == 1
+        }
+    }
+
+    public func recordShareAccess(_ a: ShareAccess) async throws(StoreError) {
+        try await perform { conn in
+            try await conn.query("""
+                INSERT INTO share_access (share_id, at, what, path, outcome)
+                VALUES (\(a.shareId), \(a.atMillis), \(a.what), \(a.path), \(a.outcome))
+                """, logger: self.logger)
+        }
+    }
+
+    public func shareAccess(shareId: String?, limit: Int) async throws(StoreError) -> [ShareAccess] {
+        try await perform { conn in
+            let rows = try await conn.query("""
+                SELECT share_id, at, what, path, outcome FROM share_access
+                WHERE \(shareId)::text IS NULL OR share_id = \(shareId) ORDER BY id DESC LIMIT \(limit)
+                """, logger: self.logger).decode((String, Int64, String, String, String).self)
+            var out: [ShareAccess] = []
+            for try await (s, at, what, path, outcome) in rows {
+                out.append(ShareAccess(shareId: s, atMillis: at, what: what, path: path, outcome: outcome))
+            }
+            return out
+        }
+    }
+
+    static let shareColumns = "id, label, devices, created_at, expires_at, history_seconds, live, precision_m, revoked_at"
+
+    func fetchShares(_ conn: PostgresConnection, _ query: PostgresQuery) async throws -> [Share] {
+        var out: [Share] = []
+        let rows = try await conn.query(query, logger: logger)
+            .decode((String, String?, String?, Int64, Int64?, Int64?, Bool, Double?, Int64?).self)
+        for try await (id, label, devices, created, expires, history, live, precision, revoked) in rows {
+            out.append(Share(id: id, label: label, devices: ShareRow.devices(devices), createdAtMillis: created,
+                             expiresAtMillis: expires, historySeconds: history.map { Int($0) }, live: live,
+                             precisionMetres: precision, revokedAtMillis: revoked))
+        }
+        return out
+    }
+}

@@ -1,0 +1,171 @@
+import Beekon
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a `LiveViewer` reports.
+public enum LiveViewerEvent: Sendable, Equatable {
+    /// A stream was opened (HTTP 200).
+    case connected
+    /// A message from the server (`fix`, `geofence_event`, `device`, `reset`, …).
+    case message(SSEMessage)
+    /// A comment line arrived (the server's heartbeat).
+    case heartbeat
+    /// The stream ended or failed; the viewer reconnects after `retryIn`.
+    case disconnected(reason: String, retryIn: Duration)
+    /// The server refused the credential (401/403): the viewer stops.
+    case refused(status: Int)
+}
+
+/// A viewer of `beekon-ingest`'s `GET /v1/live` stream: it resumes with `Last-Event-ID`
+/// after every drop (so no event from the gap is lost and none is repeated) and
+/// reconnects with capped, jittered exponential backoff (`LiveBackoff`: 1 s doubling to
+/// 30 s). Waits run on the injected clock; the jitter source is injected too.
+public final class LiveViewer: Sendable {
+    /// The stream URL, e.g. `https://track.example.com/v1/live?devices=…`.
+    public let url: URL
+    /// Extra request headers, e.g. `Authorization: Bearer <share token>`.
+    public let headers: [String: String]
+    let clock: any BeekonClock
+    let random: @Sendable () -> Double
+    let idleTimeout: TimeInterval
+    private let state: Locked<(lastEventID: String?, backoff: LiveBackoff, retryMillis: Int?)>
+
+    /// Creates a viewer. `lastEventID` resumes an earlier session; `idleTimeout` (default
+    /// 45 s, three server heartbeats) ends a connection on which nothing arrives.
+    public init(url: URL, headers: [String: String] = [:], lastEventID: String? = nil, backoff: LiveBackoff = LiveBackoff(),
+                clock: any BeekonClock = SystemClock(), idleTimeout: TimeInterval = 45,
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.url = url; self.headers = headers; self.clock = clock; self.random = random; self.idleTimeout = idleTimeout
+        state = Locked((lastEventID, backoff, nil))
+    }
+
+    /// The id of the last message received (what the next connection resumes after).
+    public var lastEventID: String? { state.withLock { $0.lastEventID } }
+
+    /// The server's `retry:` hint in milliseconds, once one arrived (advice for browsers'
+    /// `EventSource`; this viewer keeps its own backoff, which starts at 1 s).
+    public var serverRetryMillis: Int? { state.withLock { $0.retryMillis } }
+
+    /// Connects, and reconnects until the task is cancelled or the server refuses the credential.
+    public func events() -> AsyncStream<LiveViewerEvent> {
+        AsyncStream { continuation in
+            let task = Task {
+                while !Task.isCancelled {
+                    let outcome = await self.connectOnce(continuation)
+                    if case .refused(let status) = outcome {
+                        continuation.yield(.refused(status: status))
+                        break
+                    }
+                    guard !Task.isCancelled else { break }
+                    let delay = self.state.withLock { $0.backoff.nextDelay(unit: self.random()) }
+                    continuation.yield(.disconnected(reason: outcome.reason, retryIn: delay))
+                    do { try await self.clock.sleep(for: delay) } catch { break }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    enum Outcome: Sendable {
+        case ended(String), refused(Int)
+        var reason: String {
+            switch self {
+            case .ended(let r): return r
+            case .refused(let s): return "HTTP \(s)"
+            }
+        }
+    }
+
+    private func connectOnce(_ continuation: AsyncStream<LiveViewerEvent>.Continuation) async -> Outcome {
+        var request = URLRequest(url: url)
+        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
+        if let id = lastEventID { request.setValue(id, forHTTPHeaderField: "Last-Event-ID") }
+        let connection = SSEConnection { [self] message in
+            if let id = message.id { state.withLock { $0.lastEventID = id } }
+            continuation.yield(.message(message))
+        } onComment: { [self] retry in
+            if let retry { state.withLock { $0.retryMillis = retry } }
+            continuation.yield(.heartbeat)
+        } onOpen: { [self] status in
+            guard status == 200 else { return }
+            state.withLock { $0.backoff.reset() }
+            continuation.yield(.connected)
+        }
+        return await connection.run(request, idleTimeout: idleTimeout)
+    }
+}
+
+/// One HTTP connection's worth of streaming, through a `URLSessionDataDelegate`
+/// (available on Linux's FoundationNetworking too).
+final class SSEConnection: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let onMessage: @Sendable (SSEMessage) -> Void
+    private let onOpen: @Sendable (Int) -> Void
+    private let onComment: @Sendable (Int?) -> Void
+    private let lock = NSLock()
+    private var parser = SSEParser()
+    private var status = 0
+    private var done: CheckedContinuation<LiveViewer.Outcome, Never>?
+    private var finished = false
+
+    init(onMessage: @escaping @Sendable (SSEMessage) -> Void, onComment: @escaping @Sendable (Int?) -> Void,
+         onOpen: @escaping @Sendable (Int) -> Void) {
+        self.onMessage = onMessage; self.onComment = onComment; self.onOpen = onOpen
+    }
+
+    func run(_ request: URLRequest, idleTimeout: TimeInterval) async -> LiveViewer.Outcome {
+        let config = URLSessionConfiguration.ephemeral
+        config.timeoutIntervalForRequest = idleTimeout
+        config.timeoutIntervalForResource = 365 * 86_400
+        let session = URLSession(configuration: config, delegate: self, delegateQueue: nil)
+        defer { session.invalidateAndCancel() }
+        let task = session.dataTask(with: request)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { c in
+                lock.withLock { done = c }
+                task.resume()
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    private func finish(_ outcome: LiveViewer.Outcome) {
+        let c: CheckedContinuation<LiveViewer.Outcome, Never>? = lock.withLock {
+            guard !finished else { return nil }
+            finished = true
+            return done
+        }
+        c?.resume(returning: outcome)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        let code = (response as? HTTPURLResponse)?.statusCode ?? 0
+        lock.withLock { status = code }
+        if code == 200 {
+            onOpen(code)
+            completionHandler(.allow)
+        } else {
+            completionHandler(.cancel)
+            finish(code == 401 || code == 403 ? .refused(code) : .ended("HTTP \(code)"))
+        }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let (messages, newComments, retry) = lock.withLock { () -> ([SSEMessage], Int, Int?) in
+            let before = parser.comments
+            let messages = parser.feed(data)
+            return (messages, parser.comments - before, parser.retryMillis)
+        }
+        for _ in 0..<newComments { onComment(retry) }
+        for m in messages { onMessage(m) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        finish(.ended(error.map { "\($0.localizedDescription)" } ?? "the server closed the stream"))
+    }
+}
