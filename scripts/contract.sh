@@ -8,8 +8,8 @@
 #   scripts/contract.sh [--examples N] [--seed S] [--time-limit SECONDS]
 #
 # GET /v1/live is left out: it is a stream that stays open by design (its contract is
-# tested in LiveStreamTests). Needs `pip install schemathesis` (.ci/run installs it). A failure it finds becomes a
-# regression test in Server/Tests/BeekonIngestTests/ContractFuzzRegressionTests.swift.
+# tested in LiveStreamTests). Needs `pip install schemathesis` (.ci/run installs it). A
+# failure it finds becomes a regression test (ContractTests, DecoderTests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 examples=40 seed=2026 limit=600
