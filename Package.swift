@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "BeekonWire", targets: ["BeekonWire"]),
         .library(name: "BeekonSources", targets: ["BeekonSources"]),
         .library(name: "BeekonTesting", targets: ["BeekonTesting"]),
+        // Beacon ranging (SPEC BY-5) in its own module: an app that does not range links none of it.
+        .library(name: "BeekonBeacons", targets: ["BeekonBeacons"]),
         .executable(name: "beekon", targets: ["BeekonAgent"]),
         // A product only so that scripts/bench.sh can build it inside the Server package's
         // build, which compiles the shared dependencies (swift-crypto's BoringSSL, GRDB, …) once.
@@ -36,10 +38,11 @@ let package = Package(
         ),
         .target(name: "BeekonSources", dependencies: ["Beekon", "BeekonWire"]),
         .target(name: "BeekonTesting", dependencies: ["Beekon"]),
+        .target(name: "BeekonBeacons", dependencies: ["Beekon"]),
         .executableTarget(
             name: "BeekonAgent",
             dependencies: [
-                "Beekon", "BeekonSources",
+                "Beekon", "BeekonSources", "BeekonBeacons",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -48,7 +51,7 @@ let package = Package(
         .executableTarget(
             name: "BeekonBench",
             dependencies: [
-                "Beekon", "BeekonSources", "BeekonTesting",
+                "Beekon", "BeekonSources", "BeekonBeacons", "BeekonTesting",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -60,6 +63,7 @@ let package = Package(
             dependencies: ["Beekon", "BeekonTesting", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "Beekon", "BeekonTesting"]),
+        .testTarget(name: "BeekonBeaconsTests", dependencies: ["BeekonBeacons", "Beekon", "BeekonTesting"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
         .testTarget(name: "BeekonAgentTests", dependencies: ["BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting"]),
     ],
