@@ -62,7 +62,8 @@ let package = Package(
             name: "BeekonTests",
             dependencies: ["Beekon", "BeekonTesting", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "Beekon", "BeekonTesting"]),
+        // The beacon fuzzers live here, next to the track-reader fuzzers whose knobs and tally they share.
+        .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "BeekonBeacons", "Beekon", "BeekonTesting"]),
         .testTarget(name: "BeekonBeaconsTests", dependencies: ["BeekonBeacons", "Beekon", "BeekonTesting"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
         .testTarget(name: "BeekonAgentTests", dependencies: ["BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting"]),
