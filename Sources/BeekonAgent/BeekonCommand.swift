@@ -8,7 +8,7 @@ struct BeekonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beekon",
         abstract: "Beekon tracking agent: track from a location source, store durably, export history.",
-        subcommands: [TrackCommand.self, HistoryCommand.self, StatusCommand.self, SyncCommand.self, StopCommand.self, FidelityCommand.self, DemoCommand.self]
+        subcommands: [TrackCommand.self, HistoryCommand.self, StatusCommand.self, SyncCommand.self, StopCommand.self, FidelityCommand.self, DemoCommand.self, BeaconsCommand.self]
     )
 }
 

@@ -79,6 +79,12 @@ public struct ProximityTrigger: Sendable, Equatable, Codable {
         return .exit
     }
 
+    /// Counts silence from `time` on when the trigger last heard its beacon before it: time the
+    /// scanner spent suspended (between two background wakes) is not silence.
+    public mutating func resumeListening(at time: TimeInterval) {
+        if let last = lastHeard, last < time { lastHeard = time }
+    }
+
     /// When a silence exit falls due (nil when outside).
     public var silenceDeadline: TimeInterval? {
         guard inside, let last = lastHeard else { return nil }

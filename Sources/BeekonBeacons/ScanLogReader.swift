@@ -8,7 +8,26 @@ public enum ScanLogReader {
     public static func read(_ data: Data) -> BeaconReadResult {
         var result = BeaconReadResult()
         let bytes = [UInt8](data)
-        var index = 0
+        let objects = split(bytes, into: &result)
+        // Fast path: every object at once, as one JSON array; any problem, then object by object.
+        var array: [UInt8] = [UInt8(ascii: "[")]
+        array.reserveCapacity(bytes.count + objects.count + 2)
+        for (i, range) in objects.enumerated() {
+            if i > 0 { array.append(UInt8(ascii: ",")) }
+            array += bytes[range]
+        }
+        array.append(UInt8(ascii: "]"))
+        if let entries = try? JSONDecoder().decode([Entry].self, from: Data(array)), entries.allSatisfy(\.isValid) {
+            result.readings = entries.compactMap(\.reading)
+            return result
+        }
+        for (i, range) in objects.enumerated() { decode(Data(bytes[range]), index: i + 1, into: &result) }
+        return result
+    }
+
+    /// The byte ranges of the top-level objects; stray bytes are counted (and end the split).
+    static func split(_ bytes: [UInt8], into result: inout BeaconReadResult) -> [ClosedRange<Int>] {
+        var objects: [ClosedRange<Int>] = []
         var start: Int?
         var depth = 0, inString = false, escaped = false
         for (i, b) in bytes.enumerated() {
@@ -23,14 +42,12 @@ public enum ScanLogReader {
                 depth += 1
             case UInt8(ascii: "}"):
                 guard depth > 0, let s = start else {
-                    index += 1
                     result.record(.invalid(what: "scan log", detail: "'}' without '{'"), at: "byte \(i)")
                     continue
                 }
                 depth -= 1
                 if depth == 0 {
-                    index += 1
-                    decode(Data(bytes[s...i]), index: index, into: &result)
+                    objects.append(s...i)
                     start = nil
                 }
             case 0x20, 0x0A, 0x0D, 0x09, UInt8(ascii: ","), UInt8(ascii: "["), UInt8(ascii: "]"):
@@ -38,12 +55,12 @@ public enum ScanLogReader {
             default:
                 if depth == 0 {
                     result.record(.invalid(what: "scan log", detail: "byte 0x\(BeaconIdentity.hexDigits(b)) outside an object"), at: "byte \(i)")
-                    return result
+                    return objects
                 }
             }
         }
-        if depth > 0 { result.record(.truncated(what: "scan log", offset: start ?? 0, needed: depth, available: 0), at: "object \(index + 1)") }
-        return result
+        if depth > 0 { result.record(.truncated(what: "scan log", offset: start ?? 0, needed: depth, available: 0), at: "object \(objects.count + 1)") }
+        return objects
     }
 
     /// One object of the log; extra fields (`code`, `manufacturer`, `power`) are ignored.
@@ -55,6 +72,16 @@ public enum ScanLogReader {
         var calibratedPower: Int
         var rssi: Int
         var time: Int64
+
+        var isValid: Bool { reading != nil }
+
+        /// The reading, or nil when the uuid or a power is out of range.
+        var reading: BeaconReading? {
+            guard let identity = BeaconIdentity(uuid: uuid, major: major, minor: minor),
+                  (-127...20).contains(calibratedPower), (-127...20).contains(rssi) else { return nil }
+            return BeaconReading(scanner: scannerID, identity: identity, measuredPower: calibratedPower, rssi: rssi,
+                                 time: Date(timeIntervalSince1970: Double(time) / 1000))
+        }
     }
 
     static func decode(_ object: Data, index: Int, into result: inout BeaconReadResult) {
@@ -70,13 +97,12 @@ public enum ScanLogReader {
         } catch {
             return result.record(.invalid(what: "scan log object", detail: "not valid JSON"), at: location)
         }
-        guard let identity = BeaconIdentity(uuid: entry.uuid, major: entry.major, minor: entry.minor) else {
+        guard BeaconIdentity(uuid: entry.uuid, major: entry.major, minor: entry.minor) != nil else {
             return result.record(.invalid(what: "scan log object", detail: "bad uuid"), at: location)
         }
         guard (-127...20).contains(entry.calibratedPower), (-127...20).contains(entry.rssi) else {
             return result.record(.invalid(what: "scan log object", detail: "calibratedPower or rssi outside −127…20 dBm"), at: location)
         }
-        result.readings.append(BeaconReading(scanner: entry.scannerID, identity: identity, measuredPower: entry.calibratedPower,
-                                             rssi: entry.rssi, time: Date(timeIntervalSince1970: Double(entry.time) / 1000)))
+        if let reading = entry.reading { result.readings.append(reading) }
     }
 }

@@ -69,4 +69,22 @@ import Testing
         let foreign = BeaconRecording.read(Data("btsnoop\0".utf8) + Examples.be32(1) + Examples.be32(1003))
         #expect(foreign.messages == ["byte 12: unsupported btsnoop datalink 1003"])
     }
+
+    @Test("BY-5: HCI monitor channel frames (as read from the socket) decode to readings of scanner hci<index>; bad frames are one-line errors")
+    func monitorFrames() throws {
+        let event = Examples.legacyReport(data: Examples.iBeacon, rssi: -70)
+        let bytes: [UInt8] = [0x03, 0x00, 0x01, 0x00, UInt8(event.count), 0x00] + event
+        let frame = try HCIMonitorFrame.parse(bytes)
+        #expect(frame.opcode == 3 && frame.index == 1)
+        let readings = try frame.readings(at: Date(timeIntervalSince1970: 5))
+        #expect(readings.map(\.scanner) == ["hci1"] && readings.map(\.rssi) == [-70])
+        let command = try HCIMonitorFrame.parse([0x02, 0x00, 0x00, 0x00, 0x03, 0x00, 0x0C, 0x20, 0x00])
+        #expect(try command.readings(at: Date(timeIntervalSince1970: 5)).isEmpty)
+        #expect(throws: BeaconParseError.truncated(what: "HCI monitor frame", offset: 6, needed: 5, available: 1)) {
+            try HCIMonitorFrame.parse([0x03, 0x00, 0x00, 0x00, 0x05, 0x00, 0x3E])
+        }
+        #expect(throws: BeaconParseError.invalid(what: "HCI monitor frame", detail: "1 bytes after the 0-byte payload")) {
+            try HCIMonitorFrame.parse([0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x3E])
+        }
+    }
 }
