@@ -31,7 +31,8 @@ public struct ProximityTracker: Sendable {
         var events = tick(at: reading.time)
         for region in regions where region.matches(reading.identity) {
             let key = ProximityTrackerState.Key(region: region.identifier, identity: reading.identity, scanner: reading.scanner)
-            var entry = state.entries[key] ?? .init(smoother: smoother, trigger: ProximityTrigger(rule: region.rule ?? rule))
+            // Taken out of the dictionary so that its buffers are unique: no copy per reading.
+            var entry = state.entries.removeValue(forKey: key) ?? .init(smoother: smoother, trigger: ProximityTrigger(rule: region.rule ?? rule))
             entry.smoother.add(Double(reading.rssi), at: time)
             let distance = entry.smoother.value(at: time).map {
                 model.distance(rssi: $0, measuredPower: Double(reading.measuredPower))

@@ -14,6 +14,8 @@ public struct RSSISmoother: Sendable, Equatable, Codable {
     private var times: [TimeInterval] = []
     private var values: [Double] = []
     private var head = 0
+    /// The values in the window, kept sorted (insert and remove by binary search: no sort per reading).
+    private var sorted: [Double] = []
 
     /// Creates a smoother (defaults: 10 s window, 20 % trimmed at each end, 5 samples).
     public init(window: TimeInterval = 10, trimFraction: Double = 0.2, minimumSamples: Int = 5) {
@@ -31,6 +33,7 @@ public struct RSSISmoother: Sendable, Equatable, Codable {
         let t = max(time, times.last ?? time)
         times.append(t)
         values.append(rssi)
+        sorted.insert(rssi, at: position(of: rssi))
         expire(before: t - window)
     }
 
@@ -39,22 +42,35 @@ public struct RSSISmoother: Sendable, Equatable, Codable {
         expire(before: time - window)
         let n = count
         guard n >= minimumSamples else { return nil }
-        var sorted = Array(values[head...])
-        sorted.sort()
         let cut = Int(Double(n) * trimFraction)
-        let kept = sorted[cut..<(n - cut)]
-        return kept.reduce(0, +) / Double(kept.count)
+        var sum = 0.0
+        for i in cut..<(n - cut) { sum += sorted[i] }
+        return sum / Double(n - 2 * cut)
     }
 
     /// Forgets every reading.
     public mutating func reset() {
         times.removeAll(keepingCapacity: true)
         values.removeAll(keepingCapacity: true)
+        sorted.removeAll(keepingCapacity: true)
         head = 0
     }
 
+    /// The first index in `sorted` whose value is not below `value`.
+    private func position(of value: Double) -> Int {
+        var lo = 0, hi = sorted.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if sorted[mid] < value { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
+    }
+
     private mutating func expire(before cutoff: TimeInterval) {
-        while head < times.count, times[head] <= cutoff { head += 1 }
+        while head < times.count, times[head] <= cutoff {
+            sorted.remove(at: position(of: values[head]))
+            head += 1
+        }
         if head > 64, head * 2 > times.count {
             times.removeFirst(head)
             values.removeFirst(head)
