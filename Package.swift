@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "BeekonWire", targets: ["BeekonWire"]),
         .library(name: "BeekonSources", targets: ["BeekonSources"]),
         .library(name: "BeekonTesting", targets: ["BeekonTesting"]),
+        // Beacon ranging (SPEC BY-5) in its own module: an app that does not range links none of it.
+        .library(name: "BeekonBeacons", targets: ["BeekonBeacons"]),
         .executable(name: "beekon", targets: ["BeekonAgent"]),
         // A product only so that scripts/bench.sh can build it inside the Server package's
         // build, which compiles the shared dependencies (swift-crypto's BoringSSL, GRDB, …) once.
@@ -54,10 +56,11 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
+        .target(name: "BeekonBeacons", dependencies: ["Beekon"]),
         .executableTarget(
             name: "BeekonAgent",
             dependencies: [
-                "Beekon", "BeekonSources", "BeekonHTTPClient",
+                "Beekon", "BeekonSources", "BeekonHTTPClient", "BeekonBeacons",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -66,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "BeekonBench",
             dependencies: [
-                "Beekon", "BeekonSources", "BeekonTesting", "BeekonHTTPClient",
+                "Beekon", "BeekonSources", "BeekonBeacons", "BeekonTesting", "BeekonHTTPClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -81,7 +84,9 @@ let package = Package(
             name: "BeekonTests",
             dependencies: ["Beekon", "BeekonTesting", "BeekonTestSupport", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "Beekon", "BeekonTesting", "BeekonTestSupport"]),
+        // The beacon fuzzers live here, next to the track-reader fuzzers whose knobs and tally they share.
+        .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "BeekonBeacons", "Beekon", "BeekonTesting", "BeekonTestSupport"]),
+        .testTarget(name: "BeekonBeaconsTests", dependencies: ["BeekonBeacons", "Beekon", "BeekonTesting"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
         .testTarget(
             name: "BeekonAgentTests",

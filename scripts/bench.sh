@@ -38,7 +38,7 @@ for product in beekon-ingest IngestBench LiveBench beekon BeekonBench; do
 done
 bin=Server/.build/release
 
-stage "P1 P2 P3 P5 P6 (BeekonBench)"
+stage "P1 P2 P3 P5 P6 P8 (BeekonBench)"
 BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --runs "$runs" --json "$out/sdk.json" | tee "$out/sdk.txt"
 
 stage "P4 (IngestBench)"
