@@ -166,6 +166,31 @@ extension Ingest {
                 #expect(try await HTTP.send("GET", server.base + "/v1/nothing-here").status == 404)
                 #expect(try await HTTP.send("GET", server.base + "/v1/devices/x/sessions/extra").status == 404)
                 #expect(try await HTTP.send("GET", server.base + "/v1/devices").status == 200)
+                // A literal route wins over a parameter one, as in the router (found by schemathesis).
+                let options = try await HTTP.send("OPTIONS", server.base + "/v1/shares/access")
+                #expect(options.status == 405)
+                #expect(options.headers["allow"] == "GET")
+                #expect(try await HTTP.send("PUT", server.base + "/v1/shares/sh_x").headers["allow"] == "DELETE")
+            }
+        }
+
+        /// Found by schemathesis: a share's durations were unbounded, and the server adds them
+        /// to millisecond times (an Int64 overflow traps the process).
+        @Test("share durations beyond Int32 seconds are refused with 400, and the server stays up")
+        func hugeShareDurationsAreRefused() async throws {
+            try await withServer(.sqlite) { server, _ in
+                for field in ["expires_in_seconds", "history_seconds"] {
+                    for value in ["9223372036854775807", "2147483648"] {
+                        let body = #"{"all":true,""# + field + #"":"# + value + "}"
+                        let answer = try await HTTP.send("POST", server.base + "/v1/shares", body: Array(body.utf8),
+                                                         headers: ["Content-Type": "application/json"])
+                        #expect(answer.status == 400, "\(field)=\(value): \(answer.text)")
+                    }
+                }
+                let ok = try await HTTP.send("POST", server.base + "/v1/shares", body: Array(#"{"all":true,"expires_in_seconds":2147483647}"#.utf8),
+                                             headers: ["Content-Type": "application/json"])
+                #expect(ok.status == 201)
+                #expect(try await HTTP.send("GET", server.base + "/healthz").status == 200)
             }
         }
 

@@ -25,12 +25,20 @@ struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
         self.routes = Array(byPath.values)
     }
 
-    /// The methods the routes matching `path` accept; empty when no route matches.
+    /// The methods of the route `path` resolves to; empty when no route matches. As in the
+    /// router, a literal segment wins over a parameter (`/v1/shares/access` is not
+    /// `/v1/shares/:id`): only the matches with the most literal segments count.
     func allowedMethods(for path: String) -> Set<String> {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         var allowed = Set<String>()
+        var bestLiterals = -1
         for route in routes where route.segments.count == parts.count {
-            if zip(route.segments, parts).allSatisfy({ segment, part in segment.map { $0 == part } ?? !part.isEmpty }) {
+            guard zip(route.segments, parts).allSatisfy({ segment, part in segment.map { $0 == part } ?? !part.isEmpty }) else { continue }
+            let literals = route.segments.filter { $0 != nil }.count
+            if literals > bestLiterals {
+                bestLiterals = literals
+                allowed = route.methods
+            } else if literals == bestLiterals {
                 allowed.formUnion(route.methods)
             }
         }

@@ -36,8 +36,10 @@ public struct ShareSpec: Sendable, Equatable {
             self.devices = ids
         default: throw Invalid(description: "name the devices (--devices ID[,ID…] / \"devices\") or all of them (--all / \"all\": true), not both")
         }
-        if let e = expiresInSeconds, e <= 0 { throw Invalid(description: "the expiry must be positive") }
-        if let h = historySeconds, h <= 0 { throw Invalid(description: "the history window must be positive") }
+        // Bounded like the CLI's durations (Int32 seconds, ~68 years): the server adds them to
+        // millisecond times, which must not overflow (found by schemathesis).
+        if let e = expiresInSeconds, !(1...Int(Int32.max)).contains(e) { throw Invalid(description: "the expiry must be 1…2147483647 seconds") }
+        if let h = historySeconds, !(1...Int(Int32.max)).contains(h) { throw Invalid(description: "the history window must be 1…2147483647 seconds") }
         if let p = precisionMetres, !(p >= 1 && p <= 100_000) { throw Invalid(description: "the precision must be 1…100000 metres") }
         if let l = label, l.count > 200 { throw Invalid(description: "the label must be at most 200 characters") }
         self.expiresInSeconds = expiresInSeconds; self.historySeconds = historySeconds; self.live = live
