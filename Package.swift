@@ -85,7 +85,8 @@ let package = Package(
             dependencies: ["Beekon", "BeekonTesting", "BeekonTestSupport", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // The beacon fuzzers live here, next to the track-reader fuzzers whose knobs and tally they share.
-        .testTarget(name: "BeekonSourcesTests", dependencies: ["BeekonSources", "BeekonBeacons", "Beekon", "BeekonTesting", "BeekonTestSupport"]),
+        .testTarget(
+            name: "BeekonSourcesTests", dependencies: ["BeekonSources", "BeekonBeacons", "Beekon", "BeekonTesting", "BeekonTestSupport"]),
         .testTarget(name: "BeekonBeaconsTests", dependencies: ["BeekonBeacons", "Beekon", "BeekonTesting"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
         .testTarget(
@@ -107,20 +108,20 @@ let package = Package(
 // On Apple platforms these targets do not exist: the real frameworks are used, and the
 // glue is compiled into `Beekon` itself.
 #if os(Linux)
-package.targets += [
-    .target(name: "CoreLocation", path: "Shims/AppleSDK/CoreLocation"),
-    .target(name: "UIKit", path: "Shims/AppleSDK/UIKit"),
-    .target(name: "BackgroundTasks", path: "Shims/AppleSDK/BackgroundTasks"),
-    .target(name: "Security", path: "Shims/AppleSDK/Security"),
-    .target(
-        name: "BeekonAppleGlueCheck",
-        dependencies: ["Beekon", "CoreLocation", "UIKit", "BackgroundTasks", "Security"],
-        path: "Shims/BeekonAppleGlueCheck",
-        swiftSettings: [.define("BEEKON_APPLE_SHIM")]
-    ),
-]
-// Compiling the tests compiles the glue: a shim signature the glue does not match fails CI.
-for target in package.targets where target.name == "BeekonPlatformTests" {
-    target.dependencies.append("BeekonAppleGlueCheck")
-}
+    package.targets += [
+        .target(name: "CoreLocation", path: "Shims/AppleSDK/CoreLocation"),
+        .target(name: "UIKit", path: "Shims/AppleSDK/UIKit"),
+        .target(name: "BackgroundTasks", path: "Shims/AppleSDK/BackgroundTasks"),
+        .target(name: "Security", path: "Shims/AppleSDK/Security"),
+        .target(
+            name: "BeekonAppleGlueCheck",
+            dependencies: ["Beekon", "CoreLocation", "UIKit", "BackgroundTasks", "Security"],
+            path: "Shims/BeekonAppleGlueCheck",
+            swiftSettings: [.define("BEEKON_APPLE_SHIM")]
+        ),
+    ]
+    // Compiling the tests compiles the glue: a shim signature the glue does not match fails CI.
+    for target in package.targets where target.name == "BeekonPlatformTests" {
+        target.dependencies.append("BeekonAppleGlueCheck")
+    }
 #endif

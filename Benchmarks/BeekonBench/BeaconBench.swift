@@ -19,7 +19,8 @@ func beaconEvents() -> [[UInt8]] {
     }
     return (0..<10_000).map { i in
         let f = frames[i % frames.count]
-        let params: [UInt8] = [0x02, 0x01, 0x00, 0x00, 1, 2, 3, 4, 5, UInt8(i & 0xFF), UInt8(f.count)] + f + [UInt8(bitPattern: Int8(-40 - i % 50))]
+        let params: [UInt8] =
+            [0x02, 0x01, 0x00, 0x00, 1, 2, 3, 4, 5, UInt8(i & 0xFF), UInt8(f.count)] + f + [UInt8(bitPattern: Int8(-40 - i % 50))]
         return [0x3E, UInt8(params.count)] + params
     }
 }
@@ -27,21 +28,27 @@ func beaconEvents() -> [[UInt8]] {
 func p8(runs: Int) throws -> [Comparison] {
     let events = beaconEvents()
     let time = Date(timeIntervalSince1970: 0)
-    var ours: [Double] = [], base: [Double] = []
-    var readings = 0, structures = 0
+    var ours: [Double] = []
+    var base: [Double] = []
+    var readings = 0
+    var structures = 0
     for run in 0...runs {
         let clock = ContinuousClock()
         var start = clock.now
         var n = 0
         for e in events {
-            for r in try AdvertisingReport.parse(hciEvent: e) ?? [] where try BeaconReading.from(report: r, scanner: "b", time: time) != nil { n += 1 }
+            for r in try AdvertisingReport.parse(hciEvent: e) ?? [] where try BeaconReading.from(report: r, scanner: "b", time: time) != nil
+            { n += 1 }
         }
         let o = (clock.now - start).seconds
         start = clock.now
         var walked = 0
         for e in events { walked += try ADStructure.walk(Array(e[13..<(e.count - 1)])).count }
         let b = (clock.now - start).seconds
-        if run > 0 { ours.append(Double(events.count) / o); base.append(Double(events.count) / b) }
+        if run > 0 {
+            ours.append(Double(events.count) / o)
+            base.append(Double(events.count) / b)
+        }
         readings = n
         structures = walked
     }
@@ -49,27 +56,41 @@ func p8(runs: Int) throws -> [Comparison] {
         .appendingPathComponent("../../Tests/Data/beacons/starksm64_two_scanners_2015-03-03.json.gz").standardizedFileURL
     let run = BeaconReplay.ordered(BeaconRecording.read(contentsOf: recording).readings)
     guard !run.isEmpty else { throw BenchError(description: "P8: cannot read \(recording.path)") }
-    var oursR: [Double] = [], baseR: [Double] = []
+    var oursR: [Double] = []
+    var baseR: [Double] = []
     var eventCount = 0
     for i in 0...runs {
         for trimmed in [true, false] {
-            var tracker = ProximityTracker(regions: [], rule: ProximityRule(enterDistance: 6, exitDistance: 8, dwell: 3),
-                                           smoother: RSSISmoother(window: 10, trimFraction: trimmed ? 0.2 : 0, minimumSamples: 5))
+            var tracker = ProximityTracker(
+                regions: [], rule: ProximityRule(enterDistance: 6, exitDistance: 8, dwell: 3),
+                smoother: RSSISmoother(window: 10, trimFraction: trimmed ? 0.2 : 0, minimumSamples: 5))
             let clock = ContinuousClock()
             let start = clock.now
             var count = 0
             for r in run { count += tracker.observe(r).count }
             let perReading = (clock.now - start).seconds / Double(run.count) * 1e6
-            if i > 0 { if trimmed { oursR.append(perReading); eventCount = count } else { baseR.append(perReading) } }
+            if i > 0 {
+                if trimmed {
+                    oursR.append(perReading)
+                    eventCount = count
+                } else {
+                    baseR.append(perReading)
+                }
+            }
         }
     }
-    let fo = Stats(ours), fb = Stats(base), ro = Stats(oursR), rb = Stats(baseR)
+    let fo = Stats(ours)
+    let fb = Stats(base)
+    let ro = Stats(oursR)
+    let rb = Stats(baseR)
     return [
-        Comparison(id: "P8-frames", what: "HCI advertising reports decoded to beacon readings (vs AD walk only)",
-                   unit: "events/s", ours: fo, baseline: fb, ratio: fo.median / fb.median,
-                   details: ["events": "\(events.count)", "readings": "\(readings)", "baseline_structures": "\(structures)"]),
-        Comparison(id: "P8-ranging", what: "smoothing + distance + trigger per reading, two-scanner run (trimmed vs plain mean)",
-                   unit: "µs/reading", ours: ro, baseline: rb, ratio: ro.median / rb.median,
-                   details: ["readings": "\(run.count)", "events": "\(eventCount)"]),
+        Comparison(
+            id: "P8-frames", what: "HCI advertising reports decoded to beacon readings (vs AD walk only)",
+            unit: "events/s", ours: fo, baseline: fb, ratio: fo.median / fb.median,
+            details: ["events": "\(events.count)", "readings": "\(readings)", "baseline_structures": "\(structures)"]),
+        Comparison(
+            id: "P8-ranging", what: "smoothing + distance + trigger per reading, two-scanner run (trimmed vs plain mean)",
+            unit: "µs/reading", ours: ro, baseline: rb, ratio: ro.median / rb.median,
+            details: ["readings": "\(run.count)", "events": "\(eventCount)"]),
     ]
 }

@@ -17,9 +17,13 @@ struct BruteForceFences {
         for f in fences {
             let d = haversine(latitude, longitude, f.latitude, f.longitude)
             if inside.contains(f.id) {
-                if GeofenceEngine.exits(distance: d, radius: f.radiusMeters, margin: h) { inside.remove(f.id); crossings += 1 }
+                if GeofenceEngine.exits(distance: d, radius: f.radiusMeters, margin: h) {
+                    inside.remove(f.id)
+                    crossings += 1
+                }
             } else if GeofenceEngine.enters(distance: d, radius: f.radiusMeters, margin: h) {
-                inside.insert(f.id); crossings += 1
+                inside.insert(f.id)
+                crossings += 1
             }
         }
         return crossings
@@ -27,8 +31,10 @@ struct BruteForceFences {
 }
 
 func haversine(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
-    let p1 = lat1 * .pi / 180, p2 = lat2 * .pi / 180
-    let dp = p2 - p1, dl = (lon2 - lon1) * .pi / 180
+    let p1 = lat1 * .pi / 180
+    let p2 = lat2 * .pi / 180
+    let dp = p2 - p1
+    let dl = (lon2 - lon1) * .pi / 180
     let a = sin(dp / 2) * sin(dp / 2) + cos(p1) * cos(p2) * sin(dl / 2) * sin(dl / 2)
     return 2 * 6_371_008.8 * asin(min(1, sqrt(a)))
 }
@@ -48,7 +54,8 @@ struct SeededRandom: RandomNumberGenerator {
 func p6(runs: Int) -> [Comparison] {
     var rng = SeededRandom(state: 42)
     let centre = (48.137, 11.575)
-    let metresPerDegLat = 111_195.0, metresPerDegLon = 111_195.0 * cos(centre.0 * .pi / 180)
+    let metresPerDegLat = 111_195.0
+    let metresPerDegLon = 111_195.0 * cos(centre.0 * .pi / 180)
     // A 2,000-fix walk (1 Hz, ~1.4 m/s, meandering) through the city.
     var walk: [(Double, Double, Double)] = []
     var (lat, lon, heading) = (centre.0, centre.1, 0.0)
@@ -61,21 +68,27 @@ func p6(runs: Int) -> [Comparison] {
     var results: [Comparison] = []
     for count in [1_000, 10_000, 100_000] {
         let fences = (0..<count).map { i in
-            Geofence(id: "f\(i)",
-                     latitude: centre.0 + Double.random(in: -25_000...25_000, using: &rng) / metresPerDegLat,
-                     longitude: centre.1 + Double.random(in: -25_000...25_000, using: &rng) / metresPerDegLon,
-                     radiusMeters: Double.random(in: 50...500, using: &rng))
+            Geofence(
+                id: "f\(i)",
+                latitude: centre.0 + Double.random(in: -25_000...25_000, using: &rng) / metresPerDegLat,
+                longitude: centre.1 + Double.random(in: -25_000...25_000, using: &rng) / metresPerDegLon,
+                radiusMeters: Double.random(in: 50...500, using: &rng))
         }
-        var ours: [Double] = [], base: [Double] = []
-        var crossingsOurs = 0, crossingsBase = 0
-        let baseFixes = count >= 100_000 ? 200 : 2000     // brute force at 100k is slow: fewer fixes, per-fix figure
+        var ours: [Double] = []
+        var base: [Double] = []
+        var crossingsOurs = 0
+        var crossingsBase = 0
+        let baseFixes = count >= 100_000 ? 200 : 2000  // brute force at 100k is slow: fewer fixes, per-fix figure
         for _ in 0..<runs {
             var engine = GeofenceEngine(fences: fences, insideIDs: [])
             let t0 = ContinuousClock.now
             var n = 0
             for (i, p) in walk.enumerated() {
-                n += engine.evaluateCrossings(latitude: p.0, longitude: p.1, accuracy: p.2,
-                                              timestamp: Date(timeIntervalSince1970: Double(i)), makeID: { UUID() }).events.count
+                n +=
+                    engine.evaluateCrossings(
+                        latitude: p.0, longitude: p.1, accuracy: p.2,
+                        timestamp: Date(timeIntervalSince1970: Double(i)), makeID: { UUID() }
+                    ).events.count
             }
             ours.append((ContinuousClock.now - t0).seconds / Double(walk.count) * 1e6)
             crossingsOurs = n
@@ -86,12 +99,16 @@ func p6(runs: Int) -> [Comparison] {
             base.append((ContinuousClock.now - t1).seconds / Double(baseFixes) * 1e6)
             crossingsBase = m
         }
-        let o = Stats(ours), b = Stats(base)
-        results.append(Comparison(
-            id: "P6-\(count / 1000)k", what: "geofence evaluation per fix, \(count) fences (index vs brute force)",
-            unit: "µs/fix", ours: o, baseline: b, ratio: o.median / b.median,
-            details: ["fixes": "\(walk.count)", "baseline_fixes": "\(baseFixes)",
-                      "crossings": "\(crossingsOurs)", "baseline_crossings_prefix": "\(crossingsBase)"]))
+        let o = Stats(ours)
+        let b = Stats(base)
+        results.append(
+            Comparison(
+                id: "P6-\(count / 1000)k", what: "geofence evaluation per fix, \(count) fences (index vs brute force)",
+                unit: "µs/fix", ours: o, baseline: b, ratio: o.median / b.median,
+                details: [
+                    "fixes": "\(walk.count)", "baseline_fixes": "\(baseFixes)",
+                    "crossings": "\(crossingsOurs)", "baseline_crossings_prefix": "\(crossingsBase)",
+                ]))
     }
     return results
 }

@@ -14,7 +14,8 @@ func p6Paging(runs: Int) -> [Comparison] {
     }
     let positions = (0..<2000).map { (45.0, 13.0 + Double($0) * 0.0005) }
     let pager = RegionPager(fences: fences)
-    var ours: [Double] = [], base: [Double] = []
+    var ours: [Double] = []
+    var base: [Double] = []
     var agree = 0
     for _ in 0..<runs {
         var sink = 0.0
@@ -31,11 +32,14 @@ func p6Paging(runs: Int) -> [Comparison] {
         base.append((ContinuousClock.now - t1).seconds / Double(baseCount) * 1e6)
         if sink < 0 { print(sink) }
     }
-    let o = Stats(ours), b = Stats(base)
-    return [Comparison(
-        id: "P6-page-100k", what: "Apple region re-page (19 nearest + refresh region), 100000 fences (grid vs scan)",
-        unit: "µs/re-page", ours: o, baseline: b, ratio: o.median / b.median,
-        details: ["positions": "\(positions.count)", "baseline_positions": "100", "same_19": "\(agree)/100", "target": "< 1000 µs"])]
+    let o = Stats(ours)
+    let b = Stats(base)
+    return [
+        Comparison(
+            id: "P6-page-100k", what: "Apple region re-page (19 nearest + refresh region), 100000 fences (grid vs scan)",
+            unit: "µs/re-page", ours: o, baseline: b, ratio: o.median / b.median,
+            details: ["positions": "\(positions.count)", "baseline_positions": "100", "same_19": "\(agree)/100", "target": "< 1000 µs"])
+    ]
 }
 
 /// The baseline: the `count` fences nearest by edge distance, scanning every fence.

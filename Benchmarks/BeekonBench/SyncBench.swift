@@ -23,12 +23,12 @@ import GRDB
 import Logging
 import NIOCore
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A logger that keeps the benchmark's output clean.
@@ -71,7 +71,8 @@ func p2(dir: URL) async throws -> [Comparison] {
     for size in [1, 10, 100, 1000] {
         let batches = locations.count / size
         guard batches > 0 else { throw BenchError(description: "P2: only \(locations.count) fixes for batch \(size)") }
-        var gz: [Double] = [], plain: [Double] = []
+        var gz: [Double] = []
+        var plain: [Double] = []
         for b in 0..<batches {
             let chunk = locations[(b * size)..<((b + 1) * size)]
             let envelope = WireEnvelope(
@@ -81,12 +82,16 @@ func p2(dir: URL) async throws -> [Comparison] {
             gz.append(Double(try Gzip.compress(json).count) / Double(size))
             plain.append(Double(json.count) / Double(size))
         }
-        let o = Stats(gz), p = Stats(plain)
-        results.append(Comparison(
-            id: "P2/\(size)", what: "gzipped upload bytes per fix at batch \(size)", unit: "B/fix",
-            ours: o, baseline: p, ratio: o.median / p.median,
-            details: ["batches": "\(batches)", "source": source,
-                      "baseline": "the same envelope as uncompressed JSON (BeekonWire writer)"]))
+        let o = Stats(gz)
+        let p = Stats(plain)
+        results.append(
+            Comparison(
+                id: "P2/\(size)", what: "gzipped upload bytes per fix at batch \(size)", unit: "B/fix",
+                ours: o, baseline: p, ratio: o.median / p.median,
+                details: [
+                    "batches": "\(batches)", "source": source,
+                    "baseline": "the same envelope as uncompressed JSON (BeekonWire writer)",
+                ]))
     }
     return results
 }
@@ -98,7 +103,8 @@ func p3(runs: Int, dir: URL) async throws -> Comparison {
     let capture = try BenchReceiver()
     defer { capture.stop() }
     let ingest = IngestProcess.binary()
-    var ours: [Double] = [], raw: [Double] = []
+    var ours: [Double] = []
+    var raw: [Double] = []
     var bodies: [Data] = []
     var bytes = 0
 
@@ -116,13 +122,15 @@ func p3(runs: Int, dir: URL) async throws -> Comparison {
         }
     }
 
-    for run in 0...runs { // run 0 warms up and captures the bodies; it is not counted
+    for run in 0...runs {  // run 0 warms up and captures the bodies; it is not counted
         let path = dir.appendingPathComponent("p3-\(run).sqlite").path
         removeDatabase(path)
         // The SDK creates and migrates the file; 100,000 pending rows go in in one transaction.
         let transport = try AsyncHTTPClientTransport()
-        let beekon = Beekon(dependencies: BeekonDependencies(databasePath: path, provider: ArrayProvider(fixes: []),
-                                                             logger: quietLogger, transport: transport))
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: path, provider: ArrayProvider(fixes: []),
+                logger: quietLogger, transport: transport))
         _ = try await beekon.storeReport()
         let pool = try rawPool(path)
         let ids = UUIDv7Generator()
@@ -185,16 +193,19 @@ func p3(runs: Int, dir: URL) async throws -> Comparison {
         guard try base.finish() == total else { throw BenchError(description: "P3 baseline: not every fix arrived") }
         raw.append(tr)
     }
-    let o = Stats(ours), b = Stats(raw)
+    let o = Stats(ours)
+    let b = Stats(raw)
     return Comparison(
         id: "P3", what: "drain of 100,000 pending fixes at batch 1000 to a local \(ingest == nil ? "receiver" : "beekon-ingest")",
         unit: "s", ours: o, baseline: b, ratio: o.median / b.median,
-        details: ["requests": "\(total / 1000)", "gzipped_bytes_total": "\(bytes)",
-                  "receiver": ingest.map { "beekon-ingest (\($0)), SQLite store, a fresh database per drain" }
-                      ?? "POSIX HTTP/1.1 on 127.0.0.1, answers 200 at once (beekon-ingest not built)",
-                  "ours_fixes_per_s": "\(Int(Double(total) / o.median))",
-                  "baseline": "AsyncHTTPClient (keep-alive) posting the same 100 prebuilt gzipped bodies sequentially",
-                  "ratio": "ours/baseline in seconds (1.0 = no overhead)"])
+        details: [
+            "requests": "\(total / 1000)", "gzipped_bytes_total": "\(bytes)",
+            "receiver": ingest.map { "beekon-ingest (\($0)), SQLite store, a fresh database per drain" }
+                ?? "POSIX HTTP/1.1 on 127.0.0.1, answers 200 at once (beekon-ingest not built)",
+            "ours_fixes_per_s": "\(Int(Double(total) / o.median))",
+            "baseline": "AsyncHTTPClient (keep-alive) posting the same 100 prebuilt gzipped bodies sequentially",
+            "ratio": "ours/baseline in seconds (1.0 = no overhead)",
+        ])
 }
 
 // MARK: - beekon-ingest
@@ -268,7 +279,10 @@ final class BenchReceiver: @unchecked Sendable {
         port = listener.port
         Thread { [self] in
             while let c = LoopbackSocket.accept(listenFD) {
-                Thread { [self] in serve(c); close(c) }.start()
+                Thread { [self] in
+                    serve(c)
+                    close(c)
+                }.start()
             }
         }.start()
     }
@@ -307,7 +321,8 @@ final class BenchReceiver: @unchecked Sendable {
             }
             guard let body = reader.readBody(headers: headers) else { return }
             lock.withLock { bodies.append(Data(body)) }
-            guard LoopbackSocket.sendAll(fd, Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}".utf8)) else { return }
+            guard LoopbackSocket.sendAll(fd, Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}".utf8))
+            else { return }
         }
     }
 }

@@ -77,11 +77,13 @@ struct ArrayProvider: LocationProvider {
 func locationDDL(fromSDKDatabaseAt path: String) throws -> [String] {
     let queue = try DatabaseQueue(path: path)
     return try queue.read { db in
-        try String.fetchAll(db, sql: """
-            SELECT sql FROM sqlite_master
-            WHERE tbl_name = 'location' AND sql IS NOT NULL
-            ORDER BY type = 'table' DESC, name
-            """)
+        try String.fetchAll(
+            db,
+            sql: """
+                SELECT sql FROM sqlite_master
+                WHERE tbl_name = 'location' AND sql IS NOT NULL
+                ORDER BY type = 'table' DESC, name
+                """)
     }
 }
 
@@ -100,9 +102,11 @@ let insertSQL = """
     """
 
 func arguments(_ l: Location) -> StatementArguments {
-    [l.id.wireString, l.sessionId.wireString, Int64((l.timestamp.timeIntervalSince1970 * 1000).rounded()),
-     l.latitude, l.longitude, l.accuracy, l.speed, l.bearing, l.altitude,
-     l.trigger.rawValue, l.motion.rawValue, l.isMock, l.activity?.rawValue, l.quality?.rawValue]
+    [
+        l.id.wireString, l.sessionId.wireString, Int64((l.timestamp.timeIntervalSince1970 * 1000).rounded()),
+        l.latitude, l.longitude, l.accuracy, l.speed, l.bearing, l.altitude,
+        l.trigger.rawValue, l.motion.rawValue, l.isMock, l.activity?.rawValue, l.quality?.rawValue,
+    ]
 }
 
 /// A plain record for the raw P5 query: every column decoded, nothing else.
@@ -112,11 +116,20 @@ struct RawLocationRow: FetchableRecord {
     var trigger: String, motion: String, isMock: Bool, activity: String?, quality: String?
 
     init(row: Row) {
-        id = row["id"]; sessionID = row["session_id"]; ts = row["ts"]
-        latitude = row["latitude"]; longitude = row["longitude"]
-        accuracy = row["accuracy"]; speed = row["speed"]; bearing = row["bearing"]; altitude = row["altitude"]
-        trigger = row["trigger"]; motion = row["motion"]; isMock = row["is_mock"]
-        activity = row["activity"]; quality = row["quality"]
+        id = row["id"]
+        sessionID = row["session_id"]
+        ts = row["ts"]
+        latitude = row["latitude"]
+        longitude = row["longitude"]
+        accuracy = row["accuracy"]
+        speed = row["speed"]
+        bearing = row["bearing"]
+        altitude = row["altitude"]
+        trigger = row["trigger"]
+        motion = row["motion"]
+        isMock = row["is_mock"]
+        activity = row["activity"]
+        quality = row["quality"]
     }
 }
 
@@ -139,16 +152,23 @@ func benchFixes() -> (fixes: [RawFix], source: String) {
     } else {
         source = "synthetic 1 Hz walk"
         fixes = (0..<1_852).map { i in
-            RawFix(timestamp: Date(timeIntervalSince1970: 1_700_000_000 + Double(i)),
-                   latitude: 32.065 - Double(i) * 1e-5, longitude: -81.097 + Double(i) * 1.2e-5,
-                   accuracy: 3, speed: 1.4, bearing: 120, altitude: 15)
+            RawFix(
+                timestamp: Date(timeIntervalSince1970: 1_700_000_000 + Double(i)),
+                latitude: 32.065 - Double(i) * 1e-5, longitude: -81.097 + Double(i) * 1.2e-5,
+                accuracy: 3, speed: 1.4, bearing: 120, altitude: 15)
         }
     }
     fixes.sort { $0.timestamp < $1.timestamp }
     var unique: [RawFix] = []
     for f in fixes where unique.last.map({ f.timestamp > $0.timestamp }) ?? true { unique.append(f) }
     let shift = Date().addingTimeInterval(-3600).timeIntervalSince(unique.last!.timestamp)
-    return (unique.map { var f = $0; f.timestamp += shift; return f }, source)
+    return (
+        unique.map {
+            var f = $0
+            f.timestamp += shift
+            return f
+        }, source
+    )
 }
 
 // MARK: - P1
@@ -163,11 +183,12 @@ func p1(runs: Int, dir: URL) async throws -> [Comparison] {
     var rows: [Location] = []
     var ddl: [String] = []
 
-    for run in 0...runs { // run 0 warms up and is not counted
+    for run in 0...runs {  // run 0 warms up and is not counted
         // Ours: the SDK actor end to end.
         let path = dir.appendingPathComponent("p1-sdk-\(run).sqlite").path
         removeDatabase(path)
-        let beekon = Beekon(dependencies: BeekonDependencies(databasePath: path, provider: ArrayProvider(fixes: fixes), logger: quietLogger))
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(databasePath: path, provider: ArrayProvider(fixes: fixes), logger: quietLogger))
         try await beekon.configure(BeekonConfig(minTimeBetweenLocationsSeconds: 0, minDistanceBetweenLocationsMeters: 0))
         let stream = beekon.positions
         let consumer = Task { () -> Int in
@@ -198,7 +219,8 @@ func p1(runs: Int, dir: URL) async throws -> [Comparison] {
         // source ended and stop() stored the held fix.
         let devPath = dir.appendingPathComponent("p1-dev-\(run).sqlite").path
         removeDatabase(devPath)
-        let dev = Beekon(dependencies: BeekonDependencies(databasePath: devPath, provider: ArrayProvider(fixes: fixes), logger: quietLogger))
+        let dev = Beekon(
+            dependencies: BeekonDependencies(databasePath: devPath, provider: ArrayProvider(fixes: fixes), logger: quietLogger))
         try await dev.configure(BeekonConfig(whenStationary: .keepTracking, maxDeviationMeters: 25))
         let td = try await measure {
             try await dev.start()
@@ -227,18 +249,26 @@ func p1(runs: Int, dir: URL) async throws -> [Comparison] {
         try pool.close()
         removeDatabase(rawPath)
     }
-    let o = Stats(ours.map { $0 * 1e6 }), b = Stats(raw.map { $0 * 1e6 }), d = Stats(deviation.map { $0 * 1e6 })
+    let o = Stats(ours.map { $0 * 1e6 })
+    let b = Stats(raw.map { $0 * 1e6 })
+    let d = Stats(deviation.map { $0 * 1e6 })
     let withDeviation = Comparison(
         id: "P1-dev25", what: "P1 with maxDeviationMeters 25 vs P1 without, per raw fix", unit: "µs/fix",
         ours: d, baseline: o, ratio: d.median / o.median,
-        details: ["fixes_per_run": "\(n)", "stored": "\(deviationStored)", "source": source,
-                  "baseline": "P1 (gate 0 s / 0 m, every fix stored) in the same run"])
-    return [Comparison(
-        id: "P1", what: "raw fix → gate → durable store → emitted on positions, per fix", unit: "µs/fix",
-        ours: o, baseline: b, ratio: o.median / b.median,
-        details: ["fixes_per_run": "\(n)", "source": source, "gate": "0 s / 0 m",
-                  "baseline": "GRDB DatabasePool.write per row (one transaction each), WAL, synchronous=FULL"]),
-        withDeviation]
+        details: [
+            "fixes_per_run": "\(n)", "stored": "\(deviationStored)", "source": source,
+            "baseline": "P1 (gate 0 s / 0 m, every fix stored) in the same run",
+        ])
+    return [
+        Comparison(
+            id: "P1", what: "raw fix → gate → durable store → emitted on positions, per fix", unit: "µs/fix",
+            ours: o, baseline: b, ratio: o.median / b.median,
+            details: [
+                "fixes_per_run": "\(n)", "source": source, "gate": "0 s / 0 m",
+                "baseline": "GRDB DatabasePool.write per row (one transaction each), WAL, synchronous=FULL",
+            ]),
+        withDeviation,
+    ]
 }
 
 // MARK: - P5
@@ -249,8 +279,8 @@ func p5(runs: Int, dir: URL) async throws -> Comparison {
     defer { removeDatabase(path) }
     let total = 100_000
     let days = 10
-    let start = Date(timeIntervalSince1970: 1_767_225_600) // 2026-01-01T00:00:00Z
-    let step = Double(days * 86_400) / Double(total)        // 8.64 s between fixes
+    let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
+    let step = Double(days * 86_400) / Double(total)  // 8.64 s between fixes
 
     // The SDK creates and migrates the file; rows go in with one bulk transaction.
     let beekon = Beekon(dependencies: BeekonDependencies(databasePath: path, provider: ArrayProvider(fixes: []), logger: quietLogger))
@@ -273,31 +303,39 @@ func p5(runs: Int, dir: URL) async throws -> Comparison {
     let report = try await beekon.storeReport()
     guard report.locationCount == total else { throw BenchError(description: "P5: \(report.locationCount) rows") }
 
-    let dayStart = start.addingTimeInterval(4 * 86_400)             // 2026-01-05
-    let dayEnd = dayStart.addingTimeInterval(86_400 - 0.001)         // inclusive bound, last ms of the day
+    let dayStart = start.addingTimeInterval(4 * 86_400)  // 2026-01-05
+    let dayEnd = dayStart.addingTimeInterval(86_400 - 0.001)  // inclusive bound, last ms of the day
     let lo = Int64((dayStart.timeIntervalSince1970 * 1000).rounded())
     let hi = Int64((dayEnd.timeIntervalSince1970 * 1000).rounded())
     let sql = "SELECT * FROM location WHERE ts BETWEEN ? AND ? ORDER BY ts, rowid"
 
-    var ours: [Double] = [], raw: [Double] = []
-    var oursCount = 0, rawCount = 0
-    for run in 0...runs { // run 0 warms caches for both and is not counted
+    var ours: [Double] = []
+    var raw: [Double] = []
+    var oursCount = 0
+    var rawCount = 0
+    for run in 0...runs {  // run 0 warms caches for both and is not counted
         let t = try await measure { oursCount = try await beekon.history(from: dayStart, to: dayEnd).count }
         let tr = try await measure {
             rawCount = try await pool.read { db in try RawLocationRow.fetchAll(db, sql: sql, arguments: [lo, hi]).count }
         }
-        if run > 0 { ours.append(t); raw.append(tr) }
+        if run > 0 {
+            ours.append(t)
+            raw.append(tr)
+        }
     }
     guard oursCount == rawCount, oursCount > 0 else {
         throw BenchError(description: "P5: history returned \(oursCount) rows, the raw query \(rawCount)")
     }
     try pool.close()
-    let o = Stats(ours.map { $0 * 1e3 }), b = Stats(raw.map { $0 * 1e3 })
+    let o = Stats(ours.map { $0 * 1e3 })
+    let b = Stats(raw.map { $0 * 1e3 })
     return Comparison(
         id: "P5", what: "history(from:to:) of one day out of 100,000 rows over 10 days", unit: "ms",
         ours: o, baseline: b, ratio: o.median / b.median,
-        details: ["rows_total": "\(total)", "rows_returned": "\(oursCount)",
-                  "baseline": "GRDB pool.read: same SQL, rows decoded into a plain FetchableRecord"])
+        details: [
+            "rows_total": "\(total)", "rows_returned": "\(oursCount)",
+            "baseline": "GRDB pool.read: same SQL, rows decoded into a plain FetchableRecord",
+        ])
 }
 
 // MARK: - Main
@@ -321,19 +359,23 @@ enum BeekonBench {
             switch a {
             case "--runs":
                 guard let v = args.first.flatMap(Int.init), v >= 5 else { throw BenchError(description: "--runs needs a number ≥ 5") }
-                runs = v; args.removeFirst()
+                runs = v
+                args.removeFirst()
             case "--json":
                 guard let v = args.first else { throw BenchError(description: "--json needs a path") }
-                jsonPath = v; args.removeFirst()
+                jsonPath = v
+                args.removeFirst()
             case "--dir":
                 guard let v = args.first else { throw BenchError(description: "--dir needs a path") }
-                dir = URL(fileURLWithPath: v); args.removeFirst()
+                dir = URL(fileURLWithPath: v)
+                args.removeFirst()
             case "--only":
                 let known: Set<String> = ["P1", "P2", "P3", "P5", "P6", "P8"]
                 guard let v = args.first else { throw BenchError(description: "--only needs a list, e.g. P6 or P1,P6") }
                 let ids = Set(v.split(separator: ",").map { $0.uppercased() })
                 guard !ids.isEmpty, ids.isSubset(of: known) else { throw BenchError(description: "--only takes some of P1,P2,P3,P5,P6,P8") }
-                only = ids; args.removeFirst()
+                only = ids
+                args.removeFirst()
             case "-h", "--help":
                 print("usage: swift run -c release BeekonBench [--runs N≥5] [--json PATH] [--dir DIR] [--only P1,P2,P3,P5,P6,P8]")
                 return
@@ -346,28 +388,35 @@ enum BeekonBench {
         defer { try? FileManager.default.removeItem(at: work) }
 
         #if DEBUG
-        print("warning: debug build; use `swift run -c release BeekonBench` for real figures")
+            print("warning: debug build; use `swift run -c release BeekonBench` for real figures")
         #endif
         print("Beekon benchmarks — \(runs) runs each (+1 warm-up), databases in \(work.path)")
         func wanted(_ id: String) -> Bool { only?.contains(id) ?? true }
         var results: [Comparison] = []
         if wanted("P1") { results += try await p1(runs: runs, dir: work) }
         if wanted("P5") { results.append(try await p5(runs: runs, dir: work)) }
-        if wanted("P2") { results += try await p2(dir: work) }              // SyncBench.swift
+        if wanted("P2") { results += try await p2(dir: work) }  // SyncBench.swift
         if wanted("P3") { results.append(try await p3(runs: runs, dir: work)) }
         if wanted("P6") { results += p6(runs: runs) + p6Paging(runs: runs) }  // GeofenceBench.swift, RegionPagerBench.swift
-        if wanted("P8") { results += try p8(runs: runs) }                   // BeaconBench.swift
+        if wanted("P8") { results += try p8(runs: runs) }  // BeaconBench.swift
 
-        func f(_ v: Double) -> String { v >= 100 ? String(format: "%.0f", v) : v >= 10 ? String(format: "%.1f", v) : String(format: "%.2f", v) }
-        let header = ["", "unit", "ours median (min–max)", "baseline median (min–max)", "ratio"]
-        let table = [header] + results.map { r in
-            [r.id, r.unit, "\(f(r.ours.median)) (\(f(r.ours.min))–\(f(r.ours.max)))",
-             "\(f(r.baseline.median)) (\(f(r.baseline.min))–\(f(r.baseline.max)))", String(format: "%.2f×", r.ratio)]
+        func f(_ v: Double) -> String {
+            v >= 100 ? String(format: "%.0f", v) : v >= 10 ? String(format: "%.1f", v) : String(format: "%.2f", v)
         }
+        let header = ["", "unit", "ours median (min–max)", "baseline median (min–max)", "ratio"]
+        let table =
+            [header]
+            + results.map { r in
+                [
+                    r.id, r.unit, "\(f(r.ours.median)) (\(f(r.ours.min))–\(f(r.ours.max)))",
+                    "\(f(r.baseline.median)) (\(f(r.baseline.min))–\(f(r.baseline.max)))", String(format: "%.2f×", r.ratio),
+                ]
+            }
         let widths = header.indices.map { i in table.map { $0[i].count }.max()! }
         for (n, row) in table.enumerated() {
-            print(row.enumerated().map { i, cell in cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
-                .joined(separator: "  "))
+            print(
+                row.enumerated().map { i, cell in cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+                    .joined(separator: "  "))
             if n == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
         }
         for r in results {
@@ -381,8 +430,9 @@ enum BeekonBench {
                 var host: String
                 var results: [Comparison]
             }
-            let out = Output(date: ISO8601DateFormatter().string(from: Date()), runs: runs,
-                             host: ProcessInfo.processInfo.hostName, results: results)
+            let out = Output(
+                date: ISO8601DateFormatter().string(from: Date()), runs: runs,
+                host: ProcessInfo.processInfo.hostName, results: results)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             try encoder.encode(out).write(to: URL(fileURLWithPath: jsonPath))

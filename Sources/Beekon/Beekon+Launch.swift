@@ -9,15 +9,16 @@ extension Beekon {
     /// ends as `stopped(reason)` and is logged, never thrown at an unrelated call.
     func decideLaunch(store: LocationStore) async {
         let alreadyDecided = launchDecided
-        launchDecided = true   // before any suspension: a concurrent first use must not decide again
+        launchDecided = true  // before any suspension: a concurrent first use must not decide again
         guard deps.resumesOnFirstUse, !alreadyDecided else { return }
         let intent: UUID?
         do { intent = try await store.trackingIntent() } catch {
             logger.error("could not read the tracking intent at launch", metadata: ["error": "\(error)"])
             return
         }
-        let plan = LaunchPlan.decide(autoResume: deps.resumesOnFirstUse, alreadyDecided: alreadyDecided,
-                                     tracking: machine.session, persistedIntent: intent)
+        let plan = LaunchPlan.decide(
+            autoResume: deps.resumesOnFirstUse, alreadyDecided: alreadyDecided,
+            tracking: machine.session, persistedIntent: intent)
         guard case .resume = plan else { return }
         do {
             try await resumeIfNeeded()
@@ -45,11 +46,11 @@ extension Beekon {
     public nonisolated func registerBackgroundTasks() -> Bool {
         Task { _ = try? await self.ready() }
         #if (canImport(BackgroundTasks) && os(iOS))
-        let registered = BackgroundRefreshScheduler.register(self)
-        Task { await BackgroundRefreshScheduler.schedule(self) }
-        return registered
+            let registered = BackgroundRefreshScheduler.register(self)
+            Task { await BackgroundRefreshScheduler.schedule(self) }
+            return registered
         #else
-        return false
+            return false
         #endif
     }
 }

@@ -58,8 +58,9 @@ extension Beekon {
         let transport = deps.transport ?? URLSessionTransport()
         var refresher: TokenRefresher?
         if let auth = wanted.auth {
-            refresher = TokenRefresher(config: auth, transport: transport, clock: deps.authClock, secrets: deps.effectiveSecretStore,
-                                       changes: authChangeBroadcast, logger: logger)
+            refresher = TokenRefresher(
+                config: auth, transport: transport, clock: deps.authClock, secrets: deps.effectiveSecretStore,
+                changes: authChangeBroadcast, logger: logger)
             await refresher?.start()
         }
         let engine = SyncEngine(

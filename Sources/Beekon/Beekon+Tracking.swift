@@ -77,11 +77,13 @@ extension Beekon {
             // under keepTracking nothing was paused and the gate decides as usual.
             trigger = .motion
         }
-        let decision = machine.decide(fix, id: deps.makeID(), motion: stationary.motion, trigger: trigger,
-                                      bypassGate: trigger != .interval)
+        let decision = machine.decide(
+            fix, id: deps.makeID(), motion: stationary.motion, trigger: trigger,
+            bypassGate: trigger != .interval)
         let records = crossing.events.map {
-            GeofenceEventRecord(id: $0.id, geofenceId: $0.geofenceId, transition: $0.transition,
-                                timestamp: $0.timestamp, sessionId: machine.session)
+            GeofenceEventRecord(
+                id: $0.id, geofenceId: $0.geofenceId, transition: $0.transition,
+                timestamp: $0.timestamp, sessionId: machine.session)
         }
         switch decision {
         case .notTracking, .invalid:
@@ -228,7 +230,7 @@ extension Beekon {
     /// Sleeps on the injected clock until the next check-in is due, then records it.
     private func armCheckIn() {
         let due = machine.session == nil ? nil : stationary.nextCheckInDue
-        if due == armedCheckIn, checkInTask != nil || due == nil { return }   // already armed for it
+        if due == armedCheckIn, checkInTask != nil || due == nil { return }  // already armed for it
         checkInTask?.cancel()
         checkInTask = nil
         armedCheckIn = due
@@ -249,7 +251,8 @@ extension Beekon {
             guard case .checkIn(let cached) = action else { continue }
             // From the cached position with a fresh timestamp: the hardware is not asked.
             if case .admit(let location) = machine.decide(
-                cached, id: deps.makeID(), motion: .stationary, trigger: .checkIn, bypassGate: true) {
+                cached, id: deps.makeID(), motion: .stationary, trigger: .checkIn, bypassGate: true)
+            {
                 _ = await admitAndRecord(location, force: true)
             }
         }
@@ -315,7 +318,7 @@ extension Beekon {
             runGeneration += 1
             consumeTask = nil
             await deps.provider.stop()
-            sourceEnded = true   // waiters are woken once every action ran (see performThrowing)
+            sourceEnded = true  // waiters are woken once every action ran (see performThrowing)
         case .clearIntent:
             try await ready().clearIntent()
         case .closeSession(let session, let reason):

@@ -108,9 +108,11 @@ public actor Beekon {
         await storePersistedHeld(store)
         let last = try await store.lastLocation(session: session)
         logger.info("resuming session", metadata: ["session": "\(session.wireString)"])
-        try await begin(session: session, resumeFrom: last.map {
-            GatePoint(timestamp: $0.timestamp, latitude: $0.latitude, longitude: $0.longitude)
-        })
+        try await begin(
+            session: session,
+            resumeFrom: last.map {
+                GatePoint(timestamp: $0.timestamp, latitude: $0.latitude, longitude: $0.longitude)
+            })
         try await applySync()
         return true
     }
@@ -196,8 +198,9 @@ public actor Beekon {
         if !configLoaded {
             if let saved = try await store.savedConfig() {
                 _ = machine.configure(saved)
-                _ = stationary.reconfigure(policy: saved.whenStationary, radiusMeters: saved.stationaryRadiusMeters,
-                                           checkInIntervalSeconds: saved.checkInIntervalSeconds)
+                _ = stationary.reconfigure(
+                    policy: saved.whenStationary, radiusMeters: saved.stationaryRadiusMeters,
+                    checkInIntervalSeconds: saved.checkInIntervalSeconds)
             }
             let (fences, inside) = try await store.loadGeofences()
             geofenceEngine = GeofenceEngine(fences: fences, insideIDs: inside)

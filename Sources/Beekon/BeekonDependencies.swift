@@ -77,9 +77,9 @@ public struct BeekonDependencies: Sendable {
     var effectiveSecretStore: any SecretStore {
         if let secretStore { return secretStore }
         #if canImport(Security) && !os(Linux)
-        return KeychainSecretStore(databasePath: databasePath)
+            return KeychainSecretStore(databasePath: databasePath)
         #else
-        return FileSecretStore(databasePath: databasePath)
+            return FileSecretStore(databasePath: databasePath)
         #endif
     }
 
@@ -87,12 +87,12 @@ public struct BeekonDependencies: Sendable {
     /// (or `~/.local/share/...`) on Linux, Application Support on Apple platforms.
     public static var defaultDatabasePath: String {
         #if os(Linux)
-        let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_DATA_HOME"] ?? (NSHomeDirectory() + "/.local/share")
-        return base + "/beekon/beekon.sqlite"
+            let env = ProcessInfo.processInfo.environment
+            let base = env["XDG_DATA_HOME"] ?? (NSHomeDirectory() + "/.local/share")
+            return base + "/beekon/beekon.sqlite"
         #else
-        let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first!
-        return base.appendingPathComponent("Beekon/beekon.sqlite").path
+            let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first!
+            return base.appendingPathComponent("Beekon/beekon.sqlite").path
         #endif
     }
 }
@@ -103,9 +103,9 @@ extension BeekonDependencies {
     /// default database path and a provider whose `start()` explains how to supply one.
     public static var platformDefault: BeekonDependencies {
         #if canImport(CoreLocation) && !os(Linux)
-        return .apple(databasePath: defaultDatabasePath)
+            return .apple(databasePath: defaultDatabasePath)
         #else
-        return BeekonDependencies(databasePath: defaultDatabasePath, provider: UnavailableProvider())
+            return BeekonDependencies(databasePath: defaultDatabasePath, provider: UnavailableProvider())
         #endif
     }
 }

@@ -29,10 +29,14 @@ struct AgentConfig: Sendable, Equatable {
         "turnThresholdDegrees", "turnMinTimeSeconds", "maxDeviationMeters", "maxIntervalBetweenLocationsSeconds",
     ]
     static let knownGeofenceKeys = ["id", "latitude", "longitude", "radiusMeters", "notifyOnEntry", "notifyOnExit"]
-    static let knownSyncKeys = ["url", "headers", "intervalSeconds", "batchSize", "syncThreshold", "keepUploadedLocations", "requestTimeoutSeconds",
-                                "trustedCertificates", "auth"]
-    static let knownAuthKeys = ["accessToken", "refreshToken", "expiresAt", "strategy", "refreshUrl", "refreshPayload",
-                                "refreshHeaders", "refreshBodyFormat", "responseMapping", "skewMarginSeconds"]
+    static let knownSyncKeys = [
+        "url", "headers", "intervalSeconds", "batchSize", "syncThreshold", "keepUploadedLocations", "requestTimeoutSeconds",
+        "trustedCertificates", "auth",
+    ]
+    static let knownAuthKeys = [
+        "accessToken", "refreshToken", "expiresAt", "strategy", "refreshUrl", "refreshPayload",
+        "refreshHeaders", "refreshBodyFormat", "responseMapping", "skewMarginSeconds",
+    ]
     static let knownMappingKeys = ["accessToken", "refreshToken", "expiresAt", "expiresIn"]
 
     static func load(path: String) throws(Problem) -> AgentConfig {
@@ -169,9 +173,10 @@ struct AgentConfig: Sendable, Equatable {
                 guard case .bool(let b) = v else { throw Problem(description: "key '\(path).\(k)' must be a boolean") }
                 return b
             }
-            let fence = Geofence(id: id, latitude: try required("latitude"), longitude: try required("longitude"),
-                                 radiusMeters: try required("radiusMeters"), notifyOnEntry: try flag("notifyOnEntry"),
-                                 notifyOnExit: try flag("notifyOnExit"))
+            let fence = Geofence(
+                id: id, latitude: try required("latitude"), longitude: try required("longitude"),
+                radiusMeters: try required("radiusMeters"), notifyOnEntry: try flag("notifyOnEntry"),
+                notifyOnExit: try flag("notifyOnExit"))
             do { try fence.validate() } catch { throw Problem(description: "\(path): \(error.description)") }
             fences.append(fence)
         }

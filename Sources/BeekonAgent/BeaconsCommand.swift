@@ -53,7 +53,9 @@ struct BeaconsCommand: AsyncParsableCommand {
         }
         var config = BeaconRangingConfig()
         if let beacons {
-            do { config = try BeaconRangingConfig.parse(try Data(contentsOf: URL(fileURLWithPath: beacons))) } catch let p as BeaconRangingConfig.Problem {
+            do { config = try BeaconRangingConfig.parse(try Data(contentsOf: URL(fileURLWithPath: beacons))) } catch let p
+                as BeaconRangingConfig.Problem
+            {
                 Terminal.error(p.description)
                 throw ExitCode(2)
             } catch {
@@ -67,8 +69,9 @@ struct BeaconsCommand: AsyncParsableCommand {
             Terminal.error("need 0 < --enter-distance < --exit-distance, --dwell ≥ 0 and --silence > 0")
             throw ExitCode(2)
         }
-        config.rule = ProximityRule(enterDistance: enter, exitDistance: exit, dwell: dwell ?? config.rule.dwell,
-                                    silenceTimeout: silence ?? config.rule.silenceTimeout)
+        config.rule = ProximityRule(
+            enterDistance: enter, exitDistance: exit, dwell: dwell ?? config.rule.dwell,
+            silenceTimeout: silence ?? config.rule.silenceTimeout)
         let path = String(source.dropFirst("replay:".count))
         let result = BeaconRecording.read(contentsOf: URL(fileURLWithPath: path), scanner: scannerName)
         for message in result.messages { Terminal.error(message) }

@@ -10,7 +10,10 @@ struct BeekonCommand: AsyncParsableCommand {
         commandName: "beekon",
         abstract: "Beekon tracking agent: track from a location source, store durably, export history.",
         version: BeekonVersion.current,
-        subcommands: [TrackCommand.self, HistoryCommand.self, StatusCommand.self, SyncCommand.self, StopCommand.self, FidelityCommand.self, DemoCommand.self, BeaconsCommand.self]
+        subcommands: [
+            TrackCommand.self, HistoryCommand.self, StatusCommand.self, SyncCommand.self, StopCommand.self, FidelityCommand.self,
+            DemoCommand.self, BeaconsCommand.self,
+        ]
     )
 }
 

@@ -42,7 +42,8 @@ struct DemoCommand: AsyncParsableCommand {
         var meters = 0.0
         for (a, b) in zip(rows, rows.dropFirst()) { meters += distance(a, b) }
         let report = try await beekon.storeReport()
-        Terminal.out("""
+        Terminal.out(
+            """
             Beekon demo — sample track: Višnjan walk (gpxgo, Apache-2.0), preset \(preset.rawValue) \
             (\(Int(preset.minTimeBetweenLocationsSeconds)) s / \(Int(preset.minDistanceBetweenLocationsMeters)) m)
               fixes read      \(stats.received)
@@ -62,8 +63,11 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     private func distance(_ a: Location, _ b: Location) -> Double {
-        let r = 6_371_008.8, p1 = a.latitude * .pi / 180, p2 = b.latitude * .pi / 180
-        let dp = p2 - p1, dl = (b.longitude - a.longitude) * .pi / 180
+        let r = 6_371_008.8
+        let p1 = a.latitude * .pi / 180
+        let p2 = b.latitude * .pi / 180
+        let dp = p2 - p1
+        let dl = (b.longitude - a.longitude) * .pi / 180
         let h = sin(dp / 2) * sin(dp / 2) + cos(p1) * cos(p2) * sin(dl / 2) * sin(dl / 2)
         return 2 * r * asin(min(1, sqrt(h)))
     }

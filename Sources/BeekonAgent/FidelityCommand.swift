@@ -51,8 +51,11 @@ struct FidelityCommand: AsyncParsableCommand {
         var variants: [(String, BeekonConfig)] = []
         for preset in Preset.allCases {
             variants.append((preset.rawValue, BeekonConfig(preset: preset, whenStationary: .keepTracking)))
-            variants.append(("\(preset.rawValue)+turn\(Int(turnDegrees))",
-                             BeekonConfig(preset: preset, whenStationary: .keepTracking, turnThresholdDegrees: turnDegrees)))
+            variants.append(
+                (
+                    "\(preset.rawValue)+turn\(Int(turnDegrees))",
+                    BeekonConfig(preset: preset, whenStationary: .keepTracking, turnThresholdDegrees: turnDegrees)
+                ))
         }
         guard tolerance.isFinite, tolerance >= 1, tolerance <= 100_000 else {
             Terminal.error("--tolerance must be within 1…100000 metres")
@@ -73,16 +76,17 @@ struct FidelityCommand: AsyncParsableCommand {
         rows.append(FidelityReport.douglasPeucker(name: "douglas-peucker\(t)", fixes: track.fixes, tolerance: tolerance))
         if json {
             let items = rows.map {
-                "{\"config\":\"\($0.name)\",\"raw\":\($0.raw),\"stored\":\($0.stored),\"stored_percent\":\(fmt($0.storedPercent))," +
-                    "\"max_error_m\":\(fmt($0.maxError)),\"p95_error_m\":\(fmt($0.p95Error))}"
+                "{\"config\":\"\($0.name)\",\"raw\":\($0.raw),\"stored\":\($0.stored),\"stored_percent\":\(fmt($0.storedPercent)),"
+                    + "\"max_error_m\":\(fmt($0.maxError)),\"p95_error_m\":\(fmt($0.p95Error))}"
             }
             Terminal.out("[" + items.joined(separator: ",") + "]")
         } else {
             Terminal.out("track: \(path) (\(track.fixes.count) raw fixes)")
             Terminal.out("config".padding(toLength: 22, withPad: " ", startingAt: 0) + "  stored   % raw   max m   p95 m")
             for r in rows {
-                Terminal.out(r.name.padding(toLength: 22, withPad: " ", startingAt: 0)
-                    + String(format: "  %6d  %6.1f  %6.1f  %6.1f", r.stored, r.storedPercent, r.maxError, r.p95Error))
+                Terminal.out(
+                    r.name.padding(toLength: 22, withPad: " ", startingAt: 0)
+                        + String(format: "  %6d  %6.1f  %6.1f  %6.1f", r.stored, r.storedPercent, r.maxError, r.p95Error))
             }
         }
     }
@@ -105,22 +109,26 @@ struct FidelityReport: Sendable {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let clock = ReplayClock()
         let provider = ReplayProvider(fixes: fixes, speed: .asFastAsPossible, clock: clock)
-        let beekon = Beekon(dependencies: BeekonDependencies(
-            databasePath: dir + "/fidelity.sqlite", provider: provider, clock: clock))
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dir + "/fidelity.sqlite", provider: provider, clock: clock))
         try await beekon.configure(config)
         try await beekon.start()
         await beekon.waitUntilSourceEnds()
         try await beekon.stop()
         let stored = try await beekon.history(from: .distantPast, to: .distantFuture)
-        return report(name: name, raw: fixes.count, line: stored.map { ($0.latitude, $0.longitude) },
-                      fixes: fixes.filter { $0.latitude.isFinite && $0.longitude.isFinite })
+        return report(
+            name: name, raw: fixes.count, line: stored.map { ($0.latitude, $0.longitude) },
+            fixes: fixes.filter { $0.latitude.isFinite && $0.longitude.isFinite })
     }
 
     /// Offline Douglas–Peucker over the fixes the SDK accepts (valid, strictly later in time).
     static func douglasPeucker(name: String, fixes: [RawFix], tolerance: Double) -> FidelityReport {
         var accepted: [RawFix] = []
-        for f in fixes where abs(f.latitude) <= 90 && abs(f.longitude) <= 180
-            && accepted.last.map({ millis(f) > millis($0) }) ?? true {
+        for f in fixes
+        where abs(f.latitude) <= 90 && abs(f.longitude) <= 180
+            && accepted.last.map({ millis(f) > millis($0) }) ?? true
+        {
             accepted.append(f)
         }
         let points = accepted.map { ($0.latitude, $0.longitude) }

@@ -53,7 +53,8 @@ struct HistoryCommand: AsyncParsableCommand {
         }
         let rows: [Location]
         do {
-            rows = rejected
+            rows =
+                rejected
                 ? try await beekon.rejectedLocations().filter { $0.timestamp >= lo && $0.timestamp <= hi }
                 : try await beekon.history(from: lo, to: hi)
         } catch {

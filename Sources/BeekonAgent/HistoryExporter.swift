@@ -27,12 +27,16 @@ struct HistoryExporter {
             var w = WireJSONWriter(capacity: 300)
             w.write(l.wire, extra: [("session_id", "\"\(l.sessionId.wireString)\"")])
             chunk += String(decoding: w.bytes, as: UTF8.self) + "\n"
-            if chunk.utf8.count > 64 * 1024 { emit(chunk); chunk = "" }
+            if chunk.utf8.count > 64 * 1024 {
+                emit(chunk)
+                chunk = ""
+            }
         }
         emit(chunk)
     }
 
-    static let csvHeader = "id,session_id,timestamp,latitude,longitude,accuracy,speed,bearing,altitude,trigger,motion,is_mock,activity,quality"
+    static let csvHeader =
+        "id,session_id,timestamp,latitude,longitude,accuracy,speed,bearing,altitude,trigger,motion,is_mock,activity,quality"
 
     /// RFC 4180 CSV with a header row; empty cells for absent values.
     func csv(_ locations: [Location]) {
@@ -45,7 +49,10 @@ struct HistoryExporter {
                 l.activity?.rawValue ?? "", l.quality?.rawValue ?? "",
             ]
             chunk += cells.joined(separator: ",") + "\n"
-            if chunk.utf8.count > 64 * 1024 { emit(chunk); chunk = "" }
+            if chunk.utf8.count > 64 * 1024 {
+                emit(chunk)
+                chunk = ""
+            }
         }
         emit(chunk)
     }
@@ -59,13 +66,15 @@ struct HistoryExporter {
                 l.altitude.map { "[\(num(l.longitude)),\(num(l.latitude)),\(num($0))]" }
                     ?? "[\(num(l.longitude)),\(num(l.latitude))]"
             }
-            let geometry = session.count == 1
+            let geometry =
+                session.count == 1
                 ? "{\"type\":\"Point\",\"coordinates\":\(coords[0])}"
                 : "{\"type\":\"LineString\",\"coordinates\":[\(coords.joined(separator: ","))]}"
             let times = session.map { "\"\(WireTimestamp($0.timestamp))\"" }.joined(separator: ",")
-            let props = "{\"session_id\":\"\(session[0].sessionId.wireString)\",\"fixes\":\(session.count)," +
-                "\"start\":\"\(WireTimestamp(session.first!.timestamp))\",\"end\":\"\(WireTimestamp(session.last!.timestamp))\"," +
-                "\"coordTimes\":[\(times)]}"
+            let props =
+                "{\"session_id\":\"\(session[0].sessionId.wireString)\",\"fixes\":\(session.count),"
+                + "\"start\":\"\(WireTimestamp(session.first!.timestamp))\",\"end\":\"\(WireTimestamp(session.last!.timestamp))\","
+                + "\"coordTimes\":[\(times)]}"
             emit((i > 0 ? "," : "") + "{\"type\":\"Feature\",\"geometry\":\(geometry),\"properties\":\(props)}")
         }
         emit("]}\n")
@@ -74,7 +83,8 @@ struct HistoryExporter {
     /// GPX 1.1: one `trk` per session, one `trkseg`, `trkpt` with `ele` and `time`
     /// (schema order); accuracy, speed and course in a Beekon extension namespace.
     func gpx(_ locations: [Location]) {
-        emit("""
+        emit(
+            """
             <?xml version="1.0" encoding="UTF-8"?>
             <gpx version="1.1" creator="beekon" xmlns="http://www.topografix.com/GPX/1/1" \
             xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" \
@@ -94,7 +104,10 @@ struct HistoryExporter {
                 if let b = l.bearing { ext += "<beekon:course>\(num(b))</beekon:course>" }
                 if !ext.isEmpty { chunk += "<extensions>\(ext)</extensions>" }
                 chunk += "</trkpt>\n"
-                if chunk.utf8.count > 64 * 1024 { emit(chunk); chunk = "" }
+                if chunk.utf8.count > 64 * 1024 {
+                    emit(chunk)
+                    chunk = ""
+                }
             }
             emit(chunk + "</trkseg></trk>\n")
         }

@@ -7,15 +7,19 @@ enum LiveSources {
     struct Problem: Error, CustomStringConvertible { var description: String }
 
     /// The provider for `spec`; `grace` is the live sources' unreachable grace period in seconds.
-    static func provider(for spec: SourceSpec, pace: ReplaySpeed, rebase: Bool, clock: ReplayClock,
-                         grace: Double, events: SourceEventLog) throws(Problem) -> any LocationProvider {
-        let policy = ReconnectPolicy(gracePeriod: .milliseconds(Int64((grace * 1000).rounded())),
-                                     maxBackoff: .seconds(min(5, max(0.25, grace / 4))))
+    static func provider(
+        for spec: SourceSpec, pace: ReplaySpeed, rebase: Bool, clock: ReplayClock,
+        grace: Double, events: SourceEventLog
+    ) throws(Problem) -> any LocationProvider {
+        let policy = ReconnectPolicy(
+            gracePeriod: .milliseconds(Int64((grace * 1000).rounded())),
+            maxBackoff: .seconds(min(5, max(0.25, grace / 4))))
         switch spec {
         case .replay(let path):
             do {
-                return try ReplayProvider(contentsOf: URL(fileURLWithPath: path), speed: pace, clock: clock,
-                                          rebaseToNow: rebase)
+                return try ReplayProvider(
+                    contentsOf: URL(fileURLWithPath: path), speed: pace, clock: clock,
+                    rebaseToNow: rebase)
             } catch {
                 throw Problem(description: error.description)
             }
@@ -23,8 +27,9 @@ enum LiveSources {
             return GPSDProvider(configuration: .init(host: host, port: port, policy: policy), onEvent: events.handler)
         case .nmea(let path, let baud):
             do {
-                return try NMEASerialProvider(configuration: .init(path: path, baud: baud, policy: policy),
-                                              onEvent: events.handler)
+                return try NMEASerialProvider(
+                    configuration: .init(path: path, baud: baud, policy: policy),
+                    onEvent: events.handler)
             } catch {
                 throw Problem(description: error.description)
             }

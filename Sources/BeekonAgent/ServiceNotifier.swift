@@ -1,9 +1,9 @@
 import Beekon
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// systemd's `sd_notify` protocol without libsystemd: datagrams to the
@@ -44,7 +44,7 @@ struct ServiceNotifier: Sendable {
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         var pathBytes = Array(socketPath.utf8)
-        if pathBytes.first == UInt8(ascii: "@") { pathBytes[0] = 0 } // abstract namespace
+        if pathBytes.first == UInt8(ascii: "@") { pathBytes[0] = 0 }  // abstract namespace
         let capacity = MemoryLayout.size(ofValue: addr.sun_path)
         guard pathBytes.count < capacity else { return false }
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in
@@ -88,10 +88,10 @@ struct ServiceNotifier: Sendable {
     }
 
     #if canImport(Glibc)
-    private static let datagram = Int32(SOCK_DGRAM.rawValue)
-    private static let noSignal = Int32(MSG_NOSIGNAL)
+        private static let datagram = Int32(SOCK_DGRAM.rawValue)
+        private static let noSignal = Int32(MSG_NOSIGNAL)
     #else
-    private static let datagram = SOCK_DGRAM
-    private static let noSignal: Int32 = 0
+        private static let datagram = SOCK_DGRAM
+        private static let noSignal: Int32 = 0
     #endif
 }

@@ -28,21 +28,25 @@ enum SourceSpec: Equatable, Sendable {
 
     /// `gpsd`, `gpsd://HOST`, `gpsd://HOST:PORT`, `gpsd://[IPv6]:PORT`, `gpsd://:PORT`.
     private static func gpsd(_ argument: String) throws(Problem) -> SourceSpec {
-        let defaultHost = "127.0.0.1", defaultPort = GPSDProvider.Configuration.defaultPort
+        let defaultHost = "127.0.0.1"
+        let defaultPort = GPSDProvider.Configuration.defaultPort
         guard argument != "gpsd" else { return .gpsd(host: defaultHost, port: defaultPort) }
         guard argument.hasPrefix("gpsd://") else {
             throw Problem(description: "--source '\(argument)': write gpsd or gpsd://HOST:PORT")
         }
         var rest = Substring(argument.dropFirst("gpsd://".count))
         if rest.hasSuffix("/") { rest = rest.dropLast() }
-        var host = Substring(defaultHost), portText: Substring?
+        var host = Substring(defaultHost)
+        var portText: Substring?
         if rest.hasPrefix("[") {
             guard let close = rest.firstIndex(of: "]") else {
                 throw Problem(description: "--source '\(argument)': unclosed [ in an IPv6 address")
             }
             host = rest[rest.index(after: rest.startIndex)..<close]
             let after = rest[rest.index(after: close)...]
-            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty {
+            if after.hasPrefix(":") {
+                portText = after.dropFirst()
+            } else if !after.isEmpty {
                 throw Problem(description: "--source '\(argument)': expected :PORT after the address")
             }
         } else if let colon = rest.lastIndex(of: ":") {
@@ -66,7 +70,8 @@ enum SourceSpec: Equatable, Sendable {
 
     /// `PATH` or `PATH?baud=N`.
     private static func nmea(_ rest: String) throws(Problem) -> SourceSpec {
-        var path = Substring(rest), baud = 9600
+        var path = Substring(rest)
+        var baud = 9600
         if let q = rest.lastIndex(of: "?") {
             path = rest[..<q]
             let query = rest[rest.index(after: q)...]

@@ -16,8 +16,10 @@ enum StateLocation {
 
     struct Problem: Error, CustomStringConvertible { var description: String }
 
-    static func databasePath(db: String?, stateDir: String?,
-                             environment env: [String: String] = ProcessInfo.processInfo.environment) throws(Problem) -> String {
+    static func databasePath(
+        db: String?, stateDir: String?,
+        environment env: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(Problem) -> String {
         if let db, !db.isEmpty { return db }
         let directory: String
         if let stateDir, !stateDir.isEmpty {

@@ -52,10 +52,17 @@ struct StatusCommand: AsyncParsableCommand {
             w.raw("{")
             for (i, (key, value)) in fields.enumerated() {
                 if i > 0 { w.raw(",") }
-                w.string(key); w.raw(":")
-                if let value, let n = Int(value) { w.raw(String(n)) }
-                else if key == "tracking_intent" { w.raw(value ?? "false") }
-                else if let value { w.string(value) } else { w.raw("null") }
+                w.string(key)
+                w.raw(":")
+                if let value, let n = Int(value) {
+                    w.raw(String(n))
+                } else if key == "tracking_intent" {
+                    w.raw(value ?? "false")
+                } else if let value {
+                    w.string(value)
+                } else {
+                    w.raw("null")
+                }
             }
             w.raw("}")
             Terminal.out(String(decoding: w.bytes, as: UTF8.self))

@@ -23,8 +23,9 @@ struct SyncCommand: AsyncParsableCommand {
             Terminal.error("bad config: \(config) has no 'sync' block")
             throw ExitCode(2)
         }
-        let beekon = Beekon(dependencies: BeekonDependencies(
-            databasePath: database.db, provider: NoSource(), logger: logger, transport: try AgentTransport.make(agentConfig)))
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: database.db, provider: NoSource(), logger: logger, transport: try AgentTransport.make(agentConfig)))
         do {
             try await beekon.configure(agentConfig.sdk)
             if let extras = agentConfig.extras { try await beekon.setExtras(extras) }

@@ -65,15 +65,17 @@ struct TrackCommand: AsyncParsableCommand {
         let events = SourceEventLog(logger: logger)
         let provider: any LocationProvider
         do {
-            provider = try LiveSources.provider(for: spec, pace: pace, rebase: rebase, clock: clock,
-                                                grace: sourceTimeout, events: events)
+            provider = try LiveSources.provider(
+                for: spec, pace: pace, rebase: rebase, clock: clock,
+                grace: sourceTimeout, events: events)
         } catch {
             Terminal.error("\(error)")
             throw ExitCode(1)
         }
-        let beekon = Beekon(dependencies: BeekonDependencies(
-            databasePath: dbPath, provider: provider, clock: clock, logger: logger,
-            transport: try AgentTransport.make(agentConfig), authClock: clock.realClock))
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dbPath, provider: provider, clock: clock, logger: logger,
+                transport: try AgentTransport.make(agentConfig), authClock: clock.realClock))
         var runner = AgentRunner(beekon: beekon, logger: logger, drainTimeout: drainTimeout)
         runner.clock = clock
         runner.sourceFailure = { events.failure }
@@ -93,7 +95,10 @@ struct AgentRunner {
     /// systemd notifications (no-op outside a `Type=notify` service).
     var service = ServiceNotifier.fromEnvironment()
 
-    enum Event: Sendable { case sourceEnded, signal(Int32) }
+    enum Event: Sendable {
+        case sourceEnded
+        case signal(Int32)
+    }
 
     func run(config: AgentConfig?) async throws {
         let signals = SignalWatcher()
@@ -187,9 +192,10 @@ actor ProgressReporter {
         let syncOn = (try? await beekon.configuration().sync) != nil
         let pending = syncOn ? (try? await beekon.pendingUploadCount()).map(String.init) ?? "?" : "off"
         let age = s.lastStoredFix.map { "\(max(0, Int(clock.now().timeIntervalSince($0))))s" } ?? "-"
-        let line = "progress state=\(beekon.currentState) read=\(s.received) admitted=\(s.stored + s.storeFailures) " +
-            "stored=\(s.stored) rejected=\(s.tooSoon + s.tooClose + s.notLater) invalid=\(s.invalid)" +
-            (s.storeFailures > 0 ? " store_failures=\(s.storeFailures)" : "")
+        let line =
+            "progress state=\(beekon.currentState) read=\(s.received) admitted=\(s.stored + s.storeFailures) "
+            + "stored=\(s.stored) rejected=\(s.tooSoon + s.tooClose + s.notLater) invalid=\(s.invalid)"
+            + (s.storeFailures > 0 ? " store_failures=\(s.storeFailures)" : "")
         let tail = " last_fix_age=\(age) pending_uploads=\(pending)"
         if Terminal.stdoutIsTTY {
             Terminal.status(line + tail)

@@ -57,7 +57,8 @@ public struct AdvertisingReport: Sendable, Equatable {
         }
         var reports: [AdvertisingReport] = []
         for _ in 0..<count {
-            let type = try c.u8(), addressType = try c.u8()
+            let type = try c.u8()
+            let addressType = try c.u8()
             let address = Array(try c.take(6).reversed())
             let length = Int(try c.u8())
             guard length <= 31 else {
@@ -65,8 +66,10 @@ public struct AdvertisingReport: Sendable, Equatable {
             }
             let data = Array(try c.take(length))
             let rssi = try c.i8()
-            reports.append(AdvertisingReport(eventType: UInt16(type), addressType: addressType, address: address,
-                                             rssi: rssi == unavailable ? nil : Int(rssi), data: data))
+            reports.append(
+                AdvertisingReport(
+                    eventType: UInt16(type), addressType: addressType, address: address,
+                    rssi: rssi == unavailable ? nil : Int(rssi), data: data))
         }
         return reports
     }
@@ -78,16 +81,20 @@ public struct AdvertisingReport: Sendable, Equatable {
         }
         var reports: [AdvertisingReport] = []
         for _ in 0..<count {
-            let type = try c.u16le(), addressType = try c.u8()
+            let type = try c.u16le()
+            let addressType = try c.u8()
             let address = Array(try c.take(6).reversed())
-            _ = try c.take(3) // primary PHY, secondary PHY, advertising SID
-            let tx = try c.i8(), rssi = try c.i8()
-            _ = try c.take(9) // periodic advertising interval, direct address type, direct address
+            _ = try c.take(3)  // primary PHY, secondary PHY, advertising SID
+            let tx = try c.i8()
+            let rssi = try c.i8()
+            _ = try c.take(9)  // periodic advertising interval, direct address type, direct address
             let length = Int(try c.u8())
             let data = Array(try c.take(length))
-            reports.append(AdvertisingReport(eventType: type, addressType: addressType, address: address,
-                                             rssi: rssi == unavailable ? nil : Int(rssi),
-                                             txPower: tx == unavailable ? nil : Int(tx), data: data))
+            reports.append(
+                AdvertisingReport(
+                    eventType: type, addressType: addressType, address: address,
+                    rssi: rssi == unavailable ? nil : Int(rssi),
+                    txPower: tx == unavailable ? nil : Int(tx), data: data))
         }
         return reports
     }

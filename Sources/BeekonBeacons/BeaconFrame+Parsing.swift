@@ -28,7 +28,8 @@ extension BeaconFrame {
         if company == appleCompanyID, value[2] == 0x02, value[3] == 0x15 {
             var c = ByteCursor(value, what: "iBeacon", offset: 4)
             let uuid = try c.take(16)
-            let major = Int(try c.u16be()), minor = Int(try c.u16be())
+            let major = Int(try c.u16be())
+            let minor = Int(try c.u16be())
             let power = Int(try c.i8())
             return .iBeacon(identity: BeaconIdentity(bytes: uuid, major: major, minor: minor), measuredPower: power)
         }
@@ -37,7 +38,8 @@ extension BeaconFrame {
             let id = Array(try c.take(20))
             let rssi = Int(try c.i8())
             let reserved = c.remaining > 0 ? try c.u8() : nil
-            let major = Int(id[16]) << 8 | Int(id[17]), minor = Int(id[18]) << 8 | Int(id[19])
+            let major = Int(id[16]) << 8 | Int(id[17])
+            let minor = Int(id[18]) << 8 | Int(id[19])
             let identity = BeaconIdentity(bytes: id[0..<16], major: major, minor: minor)
             return .altBeacon(identity: identity, beaconID: id, referenceRSSI: rssi, manufacturer: company, reserved: reserved)
         }
@@ -66,10 +68,13 @@ extension BeaconFrame {
             guard version == 0 else { throw .unsupported(what: "Eddystone-TLM version \(version) (encrypted)") }
             let volts = Int(try c.u16be())
             let rawTemp = Int16(bitPattern: try c.u16be())
-            let count = try c.u32be(), tenths = try c.u32be()
+            let count = try c.u32be()
+            let tenths = try c.u32be()
             let temperature: Double? = rawTemp == Int16(bitPattern: 0x8000) ? nil : Double(rawTemp) / 256
-            return .eddystoneTLM(EddystoneTelemetry(batteryMillivolts: volts, temperature: temperature,
-                                                    advertisementCount: count, uptimeSeconds: Double(tenths) / 10))
+            return .eddystoneTLM(
+                EddystoneTelemetry(
+                    batteryMillivolts: volts, temperature: temperature,
+                    advertisementCount: count, uptimeSeconds: Double(tenths) / 10))
         case 0x30:
             c = ByteCursor(value, what: "Eddystone-EID", offset: 3)
             let power = Int(try c.i8())
@@ -83,8 +88,10 @@ extension BeaconFrame {
 /// The Eddystone-URL compression (scheme prefixes and expansion codes).
 enum EddystoneURLCodec {
     static let schemes = ["http://www.", "https://www.", "http://", "https://"]
-    static let expansions = [".com/", ".org/", ".edu/", ".net/", ".info/", ".biz/", ".gov/",
-                             ".com", ".org", ".edu", ".net", ".info", ".biz", ".gov"]
+    static let expansions = [
+        ".com/", ".org/", ".edu/", ".net/", ".info/", ".biz/", ".gov/",
+        ".com", ".org", ".edu", ".net", ".info", ".biz", ".gov",
+    ]
 
     static func expand(scheme: UInt8, encoded: [UInt8]) throws(BeaconParseError) -> String {
         guard Int(scheme) < schemes.count else {

@@ -59,19 +59,23 @@ public struct BeaconRangingConfig: Sendable, Equatable {
         let enter = try number(object, "enterDistance", in: "", range: 0.01...1_000) ?? config.rule.enterDistance
         let exit = try number(object, "exitDistance", in: "", range: 0.01...1_000) ?? max(config.rule.exitDistance, enter * 2)
         guard exit > enter else { throw Problem(description: "beacons config: exitDistance must be larger than enterDistance") }
-        config.rule = ProximityRule(enterDistance: enter, exitDistance: exit,
-                                    dwell: try number(object, "dwell", in: "", range: 0...3_600) ?? config.rule.dwell,
-                                    silenceTimeout: try number(object, "silenceTimeout", in: "", range: 1...86_400) ?? config.rule.silenceTimeout)
+        config.rule = ProximityRule(
+            enterDistance: enter, exitDistance: exit,
+            dwell: try number(object, "dwell", in: "", range: 0...3_600) ?? config.rule.dwell,
+            silenceTimeout: try number(object, "silenceTimeout", in: "", range: 1...86_400) ?? config.rule.silenceTimeout)
         if let s = object["smoothing"] {
             guard let s = s as? [String: Any] else { throw Problem(description: "beacons config: smoothing must be an object") }
             try check(s, allowed: ["window", "trim", "minimumSamples"], in: "smoothing.")
-            config.smoother = RSSISmoother(window: try number(s, "window", in: "smoothing.", range: 0.1...3_600) ?? 10,
-                                           trimFraction: try number(s, "trim", in: "smoothing.", range: 0...0.45) ?? 0.2,
-                                           minimumSamples: Int(try number(s, "minimumSamples", in: "smoothing.", range: 1...10_000) ?? 5))
+            config.smoother = RSSISmoother(
+                window: try number(s, "window", in: "smoothing.", range: 0.1...3_600) ?? 10,
+                trimFraction: try number(s, "trim", in: "smoothing.", range: 0...0.45) ?? 0.2,
+                minimumSamples: Int(try number(s, "minimumSamples", in: "smoothing.", range: 1...10_000) ?? 5))
         }
         if let m = object["model"] { config.model = try model(m) }
         if let r = object["regions"] {
-            guard let list = r as? [[String: Any]] else { throw Problem(description: "beacons config: regions must be an array of objects") }
+            guard let list = r as? [[String: Any]] else {
+                throw Problem(description: "beacons config: regions must be an array of objects")
+            }
             config.regions = try list.enumerated().map { (i, item) throws(Problem) in try region(item, index: i, rule: config.rule) }
         }
         return config
@@ -85,9 +89,11 @@ public struct BeaconRangingConfig: Sendable, Equatable {
         case "curve-fit":
             try check(m, allowed: ["kind", "a", "b", "c"], in: "model.")
             let d = CurveFitDistanceModel()
-            return .curveFit(CurveFitDistanceModel(a: try number(m, "a", in: "model.", range: 1e-6...1e6) ?? d.a,
-                                                   b: try number(m, "b", in: "model.", range: 0.01...100) ?? d.b,
-                                                   c: try number(m, "c", in: "model.", range: -100...100) ?? d.c))
+            return .curveFit(
+                CurveFitDistanceModel(
+                    a: try number(m, "a", in: "model.", range: 1e-6...1e6) ?? d.a,
+                    b: try number(m, "b", in: "model.", range: 0.01...100) ?? d.b,
+                    c: try number(m, "c", in: "model.", range: -100...100) ?? d.c))
         case "path-loss":
             try check(m, allowed: ["kind", "exponent"], in: "model.")
             return .pathLoss(PathLossDistanceModel(exponent: try number(m, "exponent", in: "model.", range: 0.5...10) ?? 2))
@@ -110,8 +116,11 @@ public struct BeaconRangingConfig: Sendable, Equatable {
             guard exit > enter else { throw Problem(description: "beacons config: \(at)exitDistance must be larger than enterDistance") }
             own = ProximityRule(enterDistance: enter, exitDistance: exit, dwell: rule.dwell, silenceTimeout: rule.silenceTimeout)
         }
-        guard let region = BeaconRegion(identifier: item["identifier"] as? String ?? "region-\(index + 1)", uuid: uuid,
-                                        major: major, minor: minor, rule: own) else {
+        guard
+            let region = BeaconRegion(
+                identifier: item["identifier"] as? String ?? "region-\(index + 1)", uuid: uuid,
+                major: major, minor: minor, rule: own)
+        else {
             throw Problem(description: "beacons config: \(at)uuid is not 32 hex digits")
         }
         return region
@@ -123,7 +132,9 @@ public struct BeaconRangingConfig: Sendable, Equatable {
         }
     }
 
-    private static func number(_ object: [String: Any], _ key: String, in path: String, range: ClosedRange<Double>) throws(Problem) -> Double? {
+    private static func number(_ object: [String: Any], _ key: String, in path: String, range: ClosedRange<Double>) throws(Problem)
+        -> Double?
+    {
         guard let value = object[key] else { return nil }
         guard let n = value as? NSNumber, type(of: value) != Bool.self, range.contains(n.doubleValue) else {
             throw Problem(description: "beacons config: \(path)\(key) must be a number in \(range.lowerBound)…\(range.upperBound)")

@@ -34,8 +34,10 @@ public actor BeaconRangingSession {
     private let store: any RangingStateStore
 
     /// Creates a session; `tracker` gives the configuration (its state is replaced by the stored one at each wake).
-    public init(tracker: ProximityTracker, budget: any ExecutionBudget, clock: any BeekonClock,
-                window: ExecutionWindow = ExecutionWindow(), store: any RangingStateStore) {
+    public init(
+        tracker: ProximityTracker, budget: any ExecutionBudget, clock: any BeekonClock,
+        window: ExecutionWindow = ExecutionWindow(), store: any RangingStateStore
+    ) {
         self.tracker = tracker
         self.budget = budget
         self.clock = clock

@@ -27,7 +27,8 @@ public struct BeaconReading: Sendable, Equatable {
     /// power, heard with a known RSSI; nil otherwise (a URL/TLM/EID frame, no RSSI, not a beacon).
     public static func from(report: AdvertisingReport, scanner: String, time: Date) throws(BeaconParseError) -> BeaconReading? {
         guard let frame = try BeaconFrame.parse(advertisingData: report.data),
-              let identity = frame.identity, let power = frame.measuredPowerAt1m, let rssi = report.rssi else { return nil }
+            let identity = frame.identity, let power = frame.measuredPowerAt1m, let rssi = report.rssi
+        else { return nil }
         return BeaconReading(scanner: scanner, identity: identity, measuredPower: power, rssi: rssi, time: time)
     }
 }

@@ -17,7 +17,9 @@ public struct HCIMonitorFrame: Sendable, Equatable {
     /// Decodes one frame as a `read(2)` on the monitor socket returns it.
     public static func parse(_ bytes: [UInt8]) throws(BeaconParseError) -> HCIMonitorFrame {
         var c = ByteCursor(bytes, what: "HCI monitor frame")
-        let opcode = try c.u16le(), index = try c.u16le(), length = Int(try c.u16le())
+        let opcode = try c.u16le()
+        let index = try c.u16le()
+        let length = Int(try c.u16le())
         let payload = Array(try c.take(length))
         guard c.remaining == 0 else {
             throw .invalid(what: "HCI monitor frame", detail: "\(c.remaining) bytes after the \(length)-byte payload")

@@ -16,8 +16,10 @@ public struct ProximityTracker: Sendable {
     public var state = ProximityTrackerState()
 
     /// Creates a tracker.
-    public init(regions: [BeaconRegion], rule: ProximityRule = ProximityRule(), model: any DistanceModel = CurveFitDistanceModel(),
-                smoother: RSSISmoother = RSSISmoother()) {
+    public init(
+        regions: [BeaconRegion], rule: ProximityRule = ProximityRule(), model: any DistanceModel = CurveFitDistanceModel(),
+        smoother: RSSISmoother = RSSISmoother()
+    ) {
         self.regions = regions.isEmpty ? [.any] : regions
         self.rule = rule
         self.model = model
@@ -32,14 +34,17 @@ public struct ProximityTracker: Sendable {
         for region in regions where region.matches(reading.identity) {
             let key = ProximityTrackerState.Key(region: region.identifier, identity: reading.identity, scanner: reading.scanner)
             // Taken out of the dictionary so that its buffers are unique: no copy per reading.
-            var entry = state.entries.removeValue(forKey: key) ?? .init(smoother: smoother, trigger: ProximityTrigger(rule: region.rule ?? rule))
+            var entry =
+                state.entries.removeValue(forKey: key) ?? .init(smoother: smoother, trigger: ProximityTrigger(rule: region.rule ?? rule))
             entry.smoother.add(Double(reading.rssi), at: time)
             let distance = entry.smoother.value(at: time).map {
                 model.distance(rssi: $0, measuredPower: Double(reading.measuredPower))
             }
             if let type = entry.trigger.observe(distance: distance, at: time) {
-                events.append(ProximityEvent(region: region.identifier, identity: reading.identity, scanner: reading.scanner,
-                                             type: type, timestamp: reading.time, distance: distance))
+                events.append(
+                    ProximityEvent(
+                        region: region.identifier, identity: reading.identity, scanner: reading.scanner,
+                        type: type, timestamp: reading.time, distance: distance))
             }
             state.entries[key] = entry
             state.nextSilence = min(state.nextSilence ?? .infinity, entry.trigger.silenceDeadline ?? .infinity)
@@ -57,8 +62,10 @@ public struct ProximityTracker: Sendable {
             if let deadline = entry.trigger.silenceDeadline, deadline <= time, entry.trigger.tick(at: time) != nil {
                 entry.smoother.reset()
                 state.entries[key] = entry
-                events.append(ProximityEvent(region: key.region, identity: key.identity, scanner: key.scanner, type: .exit,
-                                             timestamp: Date(timeIntervalSince1970: deadline), distance: nil))
+                events.append(
+                    ProximityEvent(
+                        region: key.region, identity: key.identity, scanner: key.scanner, type: .exit,
+                        timestamp: Date(timeIntervalSince1970: deadline), distance: nil))
             }
             next = min(next, entry.trigger.silenceDeadline ?? .infinity)
         }

@@ -51,7 +51,10 @@ public struct ProximityTrigger: Sendable, Equatable, Codable {
     /// Feeds the smoothed distance (nil: unknown, too few samples) of a reception at `time`;
     /// returns the transition it completes, if any.
     public mutating func observe(distance: Double?, at time: TimeInterval) -> ProximityTransition? {
-        if let silent = tick(at: time) { lastHeard = time; return silent }
+        if let silent = tick(at: time) {
+            lastHeard = time
+            return silent
+        }
         lastHeard = time
         guard let distance else {
             pendingSince = nil

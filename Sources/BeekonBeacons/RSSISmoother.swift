@@ -58,7 +58,8 @@ public struct RSSISmoother: Sendable, Equatable, Codable {
 
     /// The first index in `sorted` whose value is not below `value`.
     private func position(of value: Double) -> Int {
-        var lo = 0, hi = sorted.count
+        var lo = 0
+        var hi = sorted.count
         while lo < hi {
             let mid = (lo + hi) / 2
             if sorted[mid] < value { lo = mid + 1 } else { hi = mid }

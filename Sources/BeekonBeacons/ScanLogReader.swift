@@ -29,10 +29,18 @@ public enum ScanLogReader {
     static func split(_ bytes: [UInt8], into result: inout BeaconReadResult) -> [ClosedRange<Int>] {
         var objects: [ClosedRange<Int>] = []
         var start: Int?
-        var depth = 0, inString = false, escaped = false
+        var depth = 0
+        var inString = false
+        var escaped = false
         for (i, b) in bytes.enumerated() {
             if inString {
-                if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if b == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if b == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 continue
             }
             switch b {
@@ -54,12 +62,15 @@ public enum ScanLogReader {
                 break
             default:
                 if depth == 0 {
-                    result.record(.invalid(what: "scan log", detail: "byte 0x\(BeaconIdentity.hexDigits(b)) outside an object"), at: "byte \(i)")
+                    result.record(
+                        .invalid(what: "scan log", detail: "byte 0x\(BeaconIdentity.hexDigits(b)) outside an object"), at: "byte \(i)")
                     return objects
                 }
             }
         }
-        if depth > 0 { result.record(.truncated(what: "scan log", offset: start ?? 0, needed: depth, available: 0), at: "object \(objects.count + 1)") }
+        if depth > 0 {
+            result.record(.truncated(what: "scan log", offset: start ?? 0, needed: depth, available: 0), at: "object \(objects.count + 1)")
+        }
         return objects
     }
 
@@ -78,9 +89,11 @@ public enum ScanLogReader {
         /// The reading, or nil when the uuid or a power is out of range.
         var reading: BeaconReading? {
             guard let identity = BeaconIdentity(uuid: uuid, major: major, minor: minor),
-                  (-127...20).contains(calibratedPower), (-127...20).contains(rssi) else { return nil }
-            return BeaconReading(scanner: scannerID, identity: identity, measuredPower: calibratedPower, rssi: rssi,
-                                 time: Date(timeIntervalSince1970: Double(time) / 1000))
+                (-127...20).contains(calibratedPower), (-127...20).contains(rssi)
+            else { return nil }
+            return BeaconReading(
+                scanner: scannerID, identity: identity, measuredPower: calibratedPower, rssi: rssi,
+                time: Date(timeIntervalSince1970: Double(time) / 1000))
         }
     }
 

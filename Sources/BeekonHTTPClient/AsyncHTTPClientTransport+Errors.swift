@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 import Beekon
 import NIOCore

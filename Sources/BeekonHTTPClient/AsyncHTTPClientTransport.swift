@@ -78,14 +78,21 @@ public final class AsyncHTTPClientTransport: HTTPTransport, Sendable {
     /// Performs one exchange; the whole of it (connect, TLS, request, answer and its body)
     /// must finish within `request.timeout`, or it is cancelled and reported as `.timeout`.
     public func send(_ request: HTTPRequest) async throws(HTTPTransportError) -> HTTPResponse {
-        let deadline = NIODeadline.now() + .nanoseconds(Int64(request.timeout.components.seconds) * 1_000_000_000
-            + request.timeout.components.attoseconds / 1_000_000_000)
+        let deadline =
+            NIODeadline.now()
+            + .nanoseconds(
+                Int64(request.timeout.components.seconds) * 1_000_000_000
+                    + request.timeout.components.attoseconds / 1_000_000_000)
         let client = self.client
         let work = Task { try await Self.exchange(client, request, deadline: deadline) }
         // A hard deadline for the body as well (AsyncHTTPClient's covers the head only).
         let timer = client.eventLoopGroup.any().scheduleTask(deadline: deadline) { work.cancel() }
         defer { timer.cancel() }
-        let result = await withTaskCancellationHandler { await work.result } onCancel: { work.cancel() }
+        let result = await withTaskCancellationHandler {
+            await work.result
+        } onCancel: {
+            work.cancel()
+        }
         switch result {
         case .success(let response): return response
         case .failure(let error):

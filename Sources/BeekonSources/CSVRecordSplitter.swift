@@ -14,11 +14,16 @@ struct CSVRecordSplitter: Sendable {
 
     /// Picks `,`, `;` or tab: whichever occurs most in the first line outside quotes (comma on a tie).
     static func delimiter(forFirstLineOf text: Substring) -> Character {
-        var comma = 0, semicolon = 0, tab = 0
+        var comma = 0
+        var semicolon = 0
+        var tab = 0
         var quoted = false
         for c in text {
             if c == "\n" || c == "\r" || c == "\r\n" { break }
-            if c == "\"" { quoted.toggle(); continue }
+            if c == "\"" {
+                quoted.toggle()
+                continue
+            }
             guard !quoted else { continue }
             if c == "," { comma += 1 } else if c == ";" { semicolon += 1 } else if c == "\t" { tab += 1 }
         }

@@ -45,7 +45,9 @@ public enum CSVTrackReader {
                 return Substring(r.fields[i])
             }
             guard let lat = FixValues.latitude(value(columns.lat)), let lon = FixValues.longitude(value(columns.lon)) else {
-                d.skip(.badCoordinate, line: r.line, "invalid latitude/longitude \"\(r.fields[columns.lat].prefix(30))\", \"\(r.fields[columns.lon].prefix(30))\"")
+                d.skip(
+                    .badCoordinate, line: r.line,
+                    "invalid latitude/longitude \"\(r.fields[columns.lat].prefix(30))\", \"\(r.fields[columns.lon].prefix(30))\"")
                 continue
             }
             let timeText = r.fields[columns.time]
@@ -58,14 +60,15 @@ public enum CSVTrackReader {
                 continue
             }
             let mock = value(columns.mock).map { ["true", "1", "yes", "y"].contains($0.trimmingCharacters(in: .whitespaces).lowercased()) }
-            fixes.append(RawFix(
-                timestamp: time, latitude: lat, longitude: lon,
-                accuracy: FixValues.number(value(columns.accuracy)),
-                speed: FixValues.number(value(columns.speed)),
-                bearing: FixValues.number(value(columns.bearing)),
-                altitude: FixValues.number(value(columns.altitude)),
-                isMock: mock ?? false
-            ))
+            fixes.append(
+                RawFix(
+                    timestamp: time, latitude: lat, longitude: lon,
+                    accuracy: FixValues.number(value(columns.accuracy)),
+                    speed: FixValues.number(value(columns.speed)),
+                    bearing: FixValues.number(value(columns.bearing)),
+                    altitude: FixValues.number(value(columns.altitude)),
+                    isMock: mock ?? false
+                ))
             d.fixes += 1
         }
         guard !fixes.isEmpty else {
@@ -110,15 +113,24 @@ public enum CSVTrackReader {
                 }.joined()
             }.joined(separator: ",")
             guard let lat = find(Self.latNames), let lon = find(Self.lonNames) else {
-                throw .notATrack(file: source, format: .csv, reason: "line \(header.line): the header (\(shown)) has no lat/latitude and lon/lng/longitude columns")
+                throw .notATrack(
+                    file: source, format: .csv,
+                    reason: "line \(header.line): the header (\(shown)) has no lat/latitude and lon/lng/longitude columns")
             }
             guard let time = find(Self.timeNames) else {
-                throw .notATrack(file: source, format: .csv, reason: "line \(header.line): the header (\(shown)) has no time/timestamp column; replay needs fix times")
+                throw .notATrack(
+                    file: source, format: .csv,
+                    reason: "line \(header.line): the header (\(shown)) has no time/timestamp column; replay needs fix times")
             }
             self.count = names.count
-            self.time = time; self.lat = lat; self.lon = lon
-            accuracy = find(Self.accuracyNames); speed = find(Self.speedNames)
-            bearing = find(Self.bearingNames); altitude = find(Self.altitudeNames); mock = find(Self.mockNames)
+            self.time = time
+            self.lat = lat
+            self.lon = lon
+            accuracy = find(Self.accuracyNames)
+            speed = find(Self.speedNames)
+            bearing = find(Self.bearingNames)
+            altitude = find(Self.altitudeNames)
+            mock = find(Self.mockNames)
         }
     }
 }

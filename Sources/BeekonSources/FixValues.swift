@@ -30,8 +30,8 @@ enum FixValues {
         guard let text else { return nil }
         let t = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !t.isEmpty, t.utf8.count < 64,
-              t.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D || $0 == 0x2B || $0 == 0x65 || $0 == 0x45 }),
-              let v = Double(t), v.isFinite
+            t.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D || $0 == 0x2B || $0 == 0x65 || $0 == 0x45 }),
+            let v = Double(t), v.isFinite
         else { return nil }
         return v
     }

@@ -147,13 +147,14 @@ public struct GPSDFixAssembler: Sendable {
         }
         let hdop = lastSKY.flatMap { p.updated - $0.at <= Self.skyMaxAge ? $0.hdop : nil }
         statistics.fixes += 1
-        out.append(RawFix(
-            timestamp: time, latitude: lat, longitude: lon,
-            accuracy: Self.horizontalAccuracy(t, hdop: hdop),
-            speed: t.speed.flatMap { $0 >= 0 ? $0 : nil },
-            bearing: t.track,
-            altitude: t.altMSL ?? t.altHAE
-        ))
+        out.append(
+            RawFix(
+                timestamp: time, latitude: lat, longitude: lon,
+                accuracy: Self.horizontalAccuracy(t, hdop: hdop),
+                speed: t.speed.flatMap { $0 >= 0 ? $0 : nil },
+                bearing: t.track,
+                altitude: t.altMSL ?? t.altHAE
+            ))
     }
 
     /// Fields of `newer` win; fields it lacks keep `older`'s value.
@@ -162,7 +163,10 @@ public struct GPSDFixAssembler: Sendable {
         m.time = newer.time ?? older.time
         m.lat = newer.lat ?? older.lat
         m.lon = newer.lon ?? older.lon
-        if newer.lat == nil || newer.lon == nil { m.lat = older.lat; m.lon = older.lon }
+        if newer.lat == nil || newer.lon == nil {
+            m.lat = older.lat
+            m.lon = older.lon
+        }
         m.altMSL = newer.altMSL ?? older.altMSL
         m.altHAE = newer.altHAE ?? older.altHAE
         m.speed = newer.speed ?? older.speed

@@ -150,9 +150,19 @@ public enum GPSDMessage: Sendable, Equatable {
 
         init(from decoder: any Decoder) throws {
             if let c = try? decoder.singleValueContainer() {
-                if let b = try? c.decode(Bool.self) { _ = b; self = .other; return }
-                if let n = try? c.decode(Double.self) { self = n.isFinite ? .number(n) : .other; return }
-                if let s = try? c.decode(String.self) { self = .string(s); return }
+                if let b = try? c.decode(Bool.self) {
+                    _ = b
+                    self = .other
+                    return
+                }
+                if let n = try? c.decode(Double.self) {
+                    self = n.isFinite ? .number(n) : .other
+                    return
+                }
+                if let s = try? c.decode(String.self) {
+                    self = .string(s)
+                    return
+                }
                 if let sats = try? c.decode([Satellite].self) {
                     self = .usedCount(sats.reduce(0) { $0 + ($1.used == true ? 1 : 0) })
                     return
@@ -161,7 +171,10 @@ public enum GPSDMessage: Sendable, Equatable {
             self = .other
         }
 
-        var number: Double? { if case .number(let n) = self { return n }; return nil }
+        var number: Double? {
+            if case .number(let n) = self { return n }
+            return nil
+        }
 
         /// A whole number in a sane range, else nil.
         var integer: Int? {

@@ -38,8 +38,10 @@ public final class GPSDProvider: LocationProvider {
         public static let defaultPort = 2947
 
         /// Creates a configuration.
-        public init(host: String = "127.0.0.1", port: Int = defaultPort, policy: ReconnectPolicy = ReconnectPolicy(),
-                    connectTimeout: Duration = .seconds(3), settle: Double = 1.0) {
+        public init(
+            host: String = "127.0.0.1", port: Int = defaultPort, policy: ReconnectPolicy = ReconnectPolicy(),
+            connectTimeout: Duration = .seconds(3), settle: Double = 1.0
+        ) {
             self.host = host
             self.port = port
             self.policy = policy
@@ -59,8 +61,10 @@ public final class GPSDProvider: LocationProvider {
     private let state = Locked(State())
 
     /// Creates a provider; `onEvent` receives connection events (for logging) on the reader thread.
-    public init(configuration: Configuration = Configuration(),
-                onEvent: (@Sendable (LiveSourceEvent) -> Void)? = nil) {
+    public init(
+        configuration: Configuration = Configuration(),
+        onEvent: (@Sendable (LiveSourceEvent) -> Void)? = nil
+    ) {
         self.configuration = configuration
         self.onEvent = onEvent
     }
@@ -71,19 +75,24 @@ public final class GPSDProvider: LocationProvider {
     /// Starts watching gpsd; a previous stream of this provider finishes. Never
     /// throws for an unreachable gpsd: the stream throws after the grace period.
     public func start(mode: PowerMode) async throws -> AsyncThrowingStream<RawFix, any Error> {
-        let socket = GPSDSocket(host: configuration.host, port: configuration.port,
-                                connectTimeout: configuration.connectTimeout, settle: configuration.settle)
+        let socket = GPSDSocket(
+            host: configuration.host, port: configuration.port,
+            connectTimeout: configuration.connectTimeout, settle: configuration.settle)
         let (stream, continuation) = AsyncThrowingStream<RawFix, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         let reader: ReconnectingReader
         do {
-            reader = try ReconnectingReader(source: socket, policy: configuration.policy, mode: mode,
-                                            continuation: continuation, onEvent: onEvent)
+            reader = try ReconnectingReader(
+                source: socket, policy: configuration.policy, mode: mode,
+                continuation: continuation, onEvent: onEvent)
         } catch {
             throw LocationProviderError.failed("gpsd provider: \(error.message)")
         }
         continuation.onTermination = { [weak reader] _ in reader?.stop() }
         let previous = state.withLock { s -> ReconnectingReader? in
-            defer { s.reader = reader; s.socket = socket }
+            defer {
+                s.reader = reader
+                s.socket = socket
+            }
             return s.reader
         }
         previous?.stop()

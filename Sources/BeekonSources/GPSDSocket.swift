@@ -1,9 +1,9 @@
 import Foundation
 import Beekon
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The gpsd side of a `ReconnectingReader`: a TCP connection with a watch,
@@ -34,9 +34,9 @@ final class GPSDSocket: ByteSource, @unchecked Sendable {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         #else
-        hints.ai_socktype = SOCK_STREAM
+            hints.ai_socktype = SOCK_STREAM
         #endif
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &list)
@@ -49,7 +49,10 @@ final class GPSDSocket: ByteSource, @unchecked Sendable {
         while let a = ai {
             ai = a.pointee.ai_next
             let fd = socket(a.pointee.ai_family, a.pointee.ai_socktype, a.pointee.ai_protocol)
-            if fd < 0 { lastError = ReconnectingReader.errnoText(); continue }
+            if fd < 0 {
+                lastError = ReconnectingReader.errnoText()
+                continue
+            }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             if let error = Self.connect(fd, a.pointee.ai_addr, a.pointee.ai_addrlen, timeout: connectTimeout) {
@@ -64,12 +67,14 @@ final class GPSDSocket: ByteSource, @unchecked Sendable {
     }
 
     /// Non-blocking connect bounded by `timeout`; nil on success, else the error text.
-    private static func connect(_ fd: Int32, _ addr: UnsafeMutablePointer<sockaddr>?, _ len: socklen_t,
-                                timeout: Duration) -> String? {
+    private static func connect(
+        _ fd: Int32, _ addr: UnsafeMutablePointer<sockaddr>?, _ len: socklen_t,
+        timeout: Duration
+    ) -> String? {
         #if canImport(Glibc)
-        let rc = Glibc.connect(fd, addr, len)
+            let rc = Glibc.connect(fd, addr, len)
         #else
-        let rc = Darwin.connect(fd, addr, len)
+            let rc = Darwin.connect(fd, addr, len)
         #endif
         if rc == 0 { return nil }
         guard errno == EINPROGRESS else { return ReconnectingReader.errnoText() }
@@ -90,12 +95,15 @@ final class GPSDSocket: ByteSource, @unchecked Sendable {
         let deadline = ReconnectingReader.now() + 5
         while sent < line.count {
             #if canImport(Glibc)
-            let flags = Int32(MSG_NOSIGNAL)
+                let flags = Int32(MSG_NOSIGNAL)
             #else
-            let flags: Int32 = 0
+                let flags: Int32 = 0
             #endif
             let n = line[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, flags) }
-            if n > 0 { sent += n; continue }
+            if n > 0 {
+                sent += n
+                continue
+            }
             if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR, ReconnectingReader.now() < deadline {
                 var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
                 _ = poll(&p, 1, 100)

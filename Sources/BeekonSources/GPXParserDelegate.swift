@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 import Beekon
 
@@ -70,7 +70,8 @@ final class GPXParserDelegate: NSObject, XMLParserDelegate {
         case "wpt": kind = .wpt
         default: return
         }
-        var lat: String?, lon: String?
+        var lat: String?
+        var lon: String?
         for (key, value) in attributes {
             switch Self.localName(key) {
             case "lat": lat = value
@@ -116,9 +117,10 @@ final class GPXParserDelegate: NSObject, XMLParserDelegate {
         let tag = "<\(p.kind)>"
         diagnostics[k].records += 1
         guard let lat = FixValues.latitude(p.latText.map { Substring($0) }),
-              let lon = FixValues.longitude(p.lonText.map { Substring($0) })
+            let lon = FixValues.longitude(p.lonText.map { Substring($0) })
         else {
-            diagnostics[k].skip(.badCoordinate, line: p.line, "\(tag) has a missing or invalid lat/lon (\(p.latText ?? "none"), \(p.lonText ?? "none"))")
+            diagnostics[k].skip(
+                .badCoordinate, line: p.line, "\(tag) has a missing or invalid lat/lon (\(p.latText ?? "none"), \(p.lonText ?? "none"))")
             return
         }
         guard let timeText = p.time?.trimmingCharacters(in: .whitespacesAndNewlines), !timeText.isEmpty else {
@@ -133,7 +135,8 @@ final class GPXParserDelegate: NSObject, XMLParserDelegate {
             diagnostics[k].skip(.invalidFix, line: p.line, "\(tag) has <fix>none</fix>")
             return
         }
-        let accuracy = FixValues.number(p.hAcc.map { Substring($0) })
+        let accuracy =
+            FixValues.number(p.hAcc.map { Substring($0) })
             ?? FixValues.accuracy(hdop: FixValues.number(p.hdop.map { Substring($0) }))
         let fix = RawFix(
             timestamp: ts.date, latitude: lat, longitude: lon,

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 import Beekon
 
@@ -73,7 +73,8 @@ public enum GPXReader {
         }
         let prolog = String(decoding: data.prefix(256), as: UTF8.self).lowercased()
         if prolog.hasPrefix("<?xml"), let r = prolog.range(of: "encoding="),
-           !prolog[r.upperBound...].dropFirst().hasPrefix("utf-8") {
+            !prolog[r.upperBound...].dropFirst().hasPrefix("utf-8")
+        {
             return data
         }
         return Data(String(decoding: data, as: UTF8.self).utf8)

@@ -8,7 +8,10 @@ enum JSONScalar: Decodable, Sendable, Hashable {
     case other
 
     init(from decoder: any Decoder) throws {
-        guard let c = try? decoder.singleValueContainer() else { self = .other; return }
+        guard let c = try? decoder.singleValueContainer() else {
+            self = .other
+            return
+        }
         if c.decodeNil() {
             self = .null
         } else if let b = try? c.decode(Bool.self) {

@@ -11,7 +11,8 @@ public struct LiveBackoff: Sendable, Equatable {
 
     /// Creates a backoff.
     public init(initial: Duration = .seconds(1), maximum: Duration = .seconds(30)) {
-        self.initial = initial; self.maximum = maximum
+        self.initial = initial
+        self.maximum = maximum
     }
 
     /// The un-jittered step for the next attempt: `initial · 2^failures`, capped.

@@ -1,7 +1,7 @@
 import Beekon
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// What a `LiveViewer` reports.
@@ -34,10 +34,16 @@ public final class LiveViewer: Sendable {
 
     /// Creates a viewer. `lastEventID` resumes an earlier session; `idleTimeout` (default
     /// 45 s, three server heartbeats) ends a connection on which nothing arrives.
-    public init(url: URL, headers: [String: String] = [:], lastEventID: String? = nil, backoff: LiveBackoff = LiveBackoff(),
-                clock: any BeekonClock = SystemClock(), idleTimeout: TimeInterval = 45,
-                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
-        self.url = url; self.headers = headers; self.clock = clock; self.random = random; self.idleTimeout = idleTimeout
+    public init(
+        url: URL, headers: [String: String] = [:], lastEventID: String? = nil, backoff: LiveBackoff = LiveBackoff(),
+        clock: any BeekonClock = SystemClock(), idleTimeout: TimeInterval = 45,
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.url = url
+        self.headers = headers
+        self.clock = clock
+        self.random = random
+        self.idleTimeout = idleTimeout
         state = Locked((lastEventID, backoff, nil))
     }
 
@@ -70,7 +76,8 @@ public final class LiveViewer: Sendable {
     }
 
     enum Outcome: Sendable {
-        case ended(String), refused(Int)
+        case ended(String)
+        case refused(Int)
         var reason: String {
             switch self {
             case .ended(let r): return r
@@ -111,9 +118,13 @@ final class SSEConnection: NSObject, URLSessionDataDelegate, @unchecked Sendable
     private var done: CheckedContinuation<LiveViewer.Outcome, Never>?
     private var finished = false
 
-    init(onMessage: @escaping @Sendable (SSEMessage) -> Void, onComment: @escaping @Sendable (Int?) -> Void,
-         onOpen: @escaping @Sendable (Int) -> Void) {
-        self.onMessage = onMessage; self.onComment = onComment; self.onOpen = onOpen
+    init(
+        onMessage: @escaping @Sendable (SSEMessage) -> Void, onComment: @escaping @Sendable (Int?) -> Void,
+        onOpen: @escaping @Sendable (Int) -> Void
+    ) {
+        self.onMessage = onMessage
+        self.onComment = onComment
+        self.onOpen = onOpen
     }
 
     func run(_ request: URLRequest, idleTimeout: TimeInterval) async -> LiveViewer.Outcome {
@@ -142,8 +153,10 @@ final class SSEConnection: NSObject, URLSessionDataDelegate, @unchecked Sendable
         c?.resume(returning: outcome)
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
         let code = (response as? HTTPURLResponse)?.statusCode ?? 0
         lock.withLock { status = code }
         if code == 200 {

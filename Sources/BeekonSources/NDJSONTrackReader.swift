@@ -64,7 +64,7 @@ public enum NDJSONTrackReader {
 
     static func fix(from o: [String: JSONScalar]) -> Result<RawFix, Problem> {
         guard case .number(let latV)? = o["latitude"], (-90...90).contains(latV),
-              case .number(let lonV)? = o["longitude"], (-180...180).contains(lonV)
+            case .number(let lonV)? = o["longitude"], (-180...180).contains(lonV)
         else { return .failure(Problem(reason: .badCoordinate, message: "missing or invalid latitude/longitude")) }
         let time: Date?
         switch o["timestamp"] {
@@ -82,10 +82,11 @@ public enum NDJSONTrackReader {
         if case .bool(let b)? = o["is_mock"] { mock = b }
         var activity: Activity?
         if case .string(let a)? = o["activity"] { activity = Activity(rawValue: a) }
-        return .success(RawFix(
-            timestamp: time, latitude: latV, longitude: lonV,
-            accuracy: number("accuracy"), speed: number("speed"), bearing: number("bearing"),
-            altitude: number("altitude"), isMock: mock, activity: activity
-        ))
+        return .success(
+            RawFix(
+                timestamp: time, latitude: latV, longitude: lonV,
+                accuracy: number("accuracy"), speed: number("speed"), bearing: number("bearing"),
+                altitude: number("altitude"), isMock: mock, activity: activity
+            ))
     }
 }

@@ -66,7 +66,8 @@ struct NMEAEpoch: Sendable {
 
     /// The epoch's time of day as `hh:mm:ss.sss` for messages.
     var clock: String {
-        let ms = timeOfDay % 1000, s = timeOfDay / 1000
+        let ms = timeOfDay % 1000
+        let s = timeOfDay / 1000
         func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
         let frac = ms < 10 ? "00\(ms)" : ms < 100 ? "0\(ms)" : "\(ms)"
         return "\(two(s / 3600)):\(two(s / 60 % 60)):\(two(s % 60)).\(frac)"

@@ -48,7 +48,10 @@ public struct NMEAParser: Sendable {
         var out: [RawFix] = []
         for b in bytes {
             if b == 0x0D || b == 0x0A {
-                if b == 0x0A, lastWasCR { lastWasCR = false; continue }
+                if b == 0x0A, lastWasCR {
+                    lastWasCR = false
+                    continue
+                }
                 lastWasCR = b == 0x0D
                 endLine(into: &out)
                 line += 1
@@ -92,7 +95,10 @@ public struct NMEAParser: Sendable {
     }
 
     private mutating func endLine(into out: inout [RawFix]) {
-        defer { buffer.removeAll(keepingCapacity: true); overlong = false }
+        defer {
+            buffer.removeAll(keepingCapacity: true)
+            overlong = false
+        }
         guard !overlong else { return }
         var s = buffer[...]
         while let f = s.first, f == 0x20 || f == 0x09 || f == 0x00 { s = s.dropFirst() }
@@ -121,11 +127,17 @@ public struct NMEAParser: Sendable {
         case "GGA": handleGGA(s, into: &out)
         case "RMC": handleRMC(s, into: &out)
         case "GSA":
-            guard epoch != nil else { diagnostics.ignoredSentences += 1; return }
+            guard epoch != nil else {
+                diagnostics.ignoredSentences += 1
+                return
+            }
             if let mode = s.field(1), mode == "1" { epoch?.receiverSaysNoFix = true }
             epoch?.gsaHDOP = s.number(15)
         case "VTG":
-            guard epoch != nil else { diagnostics.ignoredSentences += 1; return }
+            guard epoch != nil else {
+                diagnostics.ignoredSentences += 1
+                return
+            }
             if let mode = s.field(8), mode == "N" { return }
             epoch?.vtgCourse = s.number(0)
             if let knots = s.number(4) {
@@ -145,9 +157,12 @@ public struct NMEAParser: Sendable {
         }
         open(time: time, slot: .gga, into: &out)
         epoch?.hasGGA = true
-        if quality == 0 { epoch?.receiverSaysNoFix = true; return }
+        if quality == 0 {
+            epoch?.receiverSaysNoFix = true
+            return
+        }
         guard let lat = s.coordinate(1, hemisphere: 2, isLatitude: true),
-              let lon = s.coordinate(3, hemisphere: 4, isLatitude: false)
+            let lon = s.coordinate(3, hemisphere: 4, isLatitude: false)
         else {
             epoch?.counted = true
             diagnostics.skip(.badCoordinate, line: line, "\(s.talker)GGA has an invalid position")
@@ -165,14 +180,17 @@ public struct NMEAParser: Sendable {
         }
         open(time: time, slot: .rmc, into: &out)
         epoch?.hasRMC = true
-        if status != "A" || s.field(11) == "N" { epoch?.receiverSaysNoFix = true; return }
+        if status != "A" || s.field(11) == "N" {
+            epoch?.receiverSaysNoFix = true
+            return
+        }
         guard let (y, m, d) = s.date(8), let dayMillis = FixValues.dayMillis(year: y, month: m, day: d) else {
             epoch?.counted = true
             diagnostics.skip(.malformed, line: line, "\(s.talker)RMC has no valid ddmmyy date")
             return
         }
         guard let lat = s.coordinate(2, hemisphere: 3, isLatitude: true),
-              let lon = s.coordinate(4, hemisphere: 5, isLatitude: false)
+            let lon = s.coordinate(4, hemisphere: 5, isLatitude: false)
         else {
             epoch?.counted = true
             diagnostics.skip(.badCoordinate, line: line, "\(s.talker)RMC has an invalid position")

@@ -86,7 +86,9 @@ struct NMEASentence: Sendable, Hashable {
     func date(_ i: Int) -> (Int, Int, Int)? {
         guard let f = field(i), f.count == 6, f.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         let u = Array(f.utf8).map { Int($0 - 0x30) }
-        let d = u[0] * 10 + u[1], m = u[2] * 10 + u[3], yy = u[4] * 10 + u[5]
+        let d = u[0] * 10 + u[1]
+        let m = u[2] * 10 + u[3]
+        let yy = u[4] * 10 + u[5]
         return (yy >= 80 ? 1900 + yy : 2000 + yy, m, d)
     }
 

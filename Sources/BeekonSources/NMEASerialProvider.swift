@@ -53,7 +53,8 @@ public final class NMEASerialProvider: LocationProvider {
     /// Creates a provider; throws `.failed` for an unsupported baud rate.
     /// `onEvent` receives open/close events (for logging) on the reader thread.
     public init(configuration: Configuration, onEvent: (@Sendable (LiveSourceEvent) -> Void)? = nil)
-        throws(LocationProviderError) {
+        throws(LocationProviderError)
+    {
         guard Self.supportedBaudRates.contains(configuration.baud) else {
             throw .failed("unsupported baud rate \(configuration.baud) (use one of \(SerialPort.supportedList))")
         }
@@ -79,8 +80,9 @@ public final class NMEASerialProvider: LocationProvider {
         let (stream, continuation) = AsyncThrowingStream<RawFix, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         let reader: ReconnectingReader
         do {
-            reader = try ReconnectingReader(source: source, policy: configuration.policy, mode: mode,
-                                            continuation: continuation, onEvent: onEvent)
+            reader = try ReconnectingReader(
+                source: source, policy: configuration.policy, mode: mode,
+                continuation: continuation, onEvent: onEvent)
         } catch {
             throw LocationProviderError.failed("NMEA provider: \(error.message)")
         }

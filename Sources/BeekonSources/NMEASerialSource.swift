@@ -28,7 +28,10 @@ final class NMEASerialSource: ByteSource, @unchecked Sendable {
 
     func open() throws(ByteSourceError) -> Int32 {
         let (fd, kind) = try SerialPort.open(path, baud: baud)
-        state.withLock { $0.kind = kind; $0.opens += 1 }
+        state.withLock {
+            $0.kind = kind
+            $0.opens += 1
+        }
         return fd
     }
 

@@ -16,8 +16,10 @@ public struct ReconnectPolicy: Sendable, Hashable {
     public var maxBackoff: Duration
 
     /// Creates a policy.
-    public init(gracePeriod: Duration = .seconds(60), initialBackoff: Duration = .milliseconds(250),
-                maxBackoff: Duration = .seconds(5)) {
+    public init(
+        gracePeriod: Duration = .seconds(60), initialBackoff: Duration = .milliseconds(250),
+        maxBackoff: Duration = .seconds(5)
+    ) {
         self.gracePeriod = gracePeriod
         self.initialBackoff = initialBackoff
         self.maxBackoff = maxBackoff

@@ -1,9 +1,9 @@
 import Foundation
 import Beekon
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Why a live source could not be opened or read.
@@ -55,9 +55,11 @@ final class ReconnectingReader: Sendable {
     /// Idle poll interval: how often `idle(now:)` runs while connected, in milliseconds.
     static let tickMillis: Int32 = 100
 
-    init(source: any ByteSource, policy: ReconnectPolicy, mode: PowerMode,
-         continuation: AsyncThrowingStream<RawFix, any Error>.Continuation,
-         onEvent: (@Sendable (LiveSourceEvent) -> Void)?) throws(ByteSourceError) {
+    init(
+        source: any ByteSource, policy: ReconnectPolicy, mode: PowerMode,
+        continuation: AsyncThrowingStream<RawFix, any Error>.Continuation,
+        onEvent: (@Sendable (LiveSourceEvent) -> Void)?
+    ) throws(ByteSourceError) {
         self.source = source
         self.policy = policy
         self.continuation = continuation
@@ -91,7 +93,10 @@ final class ReconnectingReader: Sendable {
 
     /// Changes the power mode; applied by the reader thread.
     func setMode(_ mode: PowerMode) {
-        control.withLock { $0.mode = mode; $0.modeChanged = true }
+        control.withLock {
+            $0.mode = mode
+            $0.modeChanged = true
+        }
         wake()
     }
 
@@ -177,8 +182,10 @@ final class ReconnectingReader: Sendable {
                 do { try source.apply(mode, fd: fd) } catch { return (error.message, gotData) }
                 modeApplied = true
             }
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
-                       pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+            ]
             let n = poll(&fds, 2, Self.tickMillis)
             if n < 0 {
                 if errno == EINTR { continue }

@@ -103,7 +103,10 @@ public final class ReplayClock: BeekonClock, Sendable {
         let seconds = duration.seconds
         guard seconds > 0 else { return }
         let deadline = now().timeIntervalSince1970 + seconds
-        let id = state.withLock { s -> UInt64 in s.nextID += 1; return s.nextID }
+        let id = state.withLock { s -> UInt64 in
+            s.nextID += 1
+            return s.nextID
+        }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
                 let (registered, stale) = state.withLock { s -> (Bool, Task<Void, Never>?) in

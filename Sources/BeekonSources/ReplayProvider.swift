@@ -137,7 +137,11 @@ public actor ReplayProvider: LocationProvider {
             let sleeper = clock.realClock
             let task = Task<Void, Never> { _ = try? await sleeper.sleep(for: .seconds(delay)) }
             pacingTask = task
-            await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+            await withTaskCancellationHandler {
+                await task.value
+            } onCancel: {
+                task.cancel()
+            }
             if pacingTask == task { pacingTask = nil }
             guard gen == generation, isRunning, !Task.isCancelled, nextIndex == index else { return nil }
         }

@@ -15,8 +15,12 @@ public enum ReplaySpeed: Sendable, Hashable, CustomStringConvertible {
     public init?(argument: String) {
         var text = argument.trimmingCharacters(in: .whitespaces).lowercased()
         switch text {
-        case "max", "fast", "asap": self = .asFastAsPossible; return
-        case "realtime", "real-time", "real": self = .realTime; return
+        case "max", "fast", "asap":
+            self = .asFastAsPossible
+            return
+        case "realtime", "real-time", "real":
+            self = .realTime
+            return
         default: break
         }
         if text.hasSuffix("x") || text.hasSuffix("×") { text.removeLast() }

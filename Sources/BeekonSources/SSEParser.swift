@@ -9,7 +9,9 @@ public struct SSEMessage: Sendable, Equatable {
 
     /// Creates a message.
     public init(event: String = "message", data: String, id: String? = nil) {
-        self.event = event; self.data = data; self.id = id
+        self.event = event
+        self.data = data
+        self.id = id
     }
 }
 
@@ -35,7 +37,10 @@ public struct SSEParser: Sendable {
     public mutating func feed<S: Sequence>(_ bytes: S) -> [SSEMessage] where S.Element == UInt8 {
         var out: [SSEMessage] = []
         for b in bytes {
-            if b == 0x0A, lastWasCR { lastWasCR = false; continue }
+            if b == 0x0A, lastWasCR {
+                lastWasCR = false
+                continue
+            }
             lastWasCR = b == 0x0D
             if b == 0x0A || b == 0x0D {
                 if let m = endLine() { out.append(m) }
@@ -49,11 +54,19 @@ public struct SSEParser: Sendable {
     private mutating func endLine() -> SSEMessage? {
         defer { line.removeAll(keepingCapacity: true) }
         if line.isEmpty {
-            defer { event = ""; data = []; id = nil; hasData = false }
+            defer {
+                event = ""
+                data = []
+                id = nil
+                hasData = false
+            }
             guard hasData else { return nil }
             return SSEMessage(event: event.isEmpty ? "message" : event, data: data.joined(separator: "\n"), id: id)
         }
-        if line[0] == 0x3A { comments += 1; return nil }
+        if line[0] == 0x3A {
+            comments += 1
+            return nil
+        }
         let colon = line.firstIndex(of: 0x3A)
         let field = String(decoding: line[..<(colon ?? line.endIndex)], as: UTF8.self)
         var value = colon.map { line[line.index(after: $0)...] } ?? []
@@ -61,7 +74,9 @@ public struct SSEParser: Sendable {
         let text = String(decoding: value, as: UTF8.self)
         switch field {
         case "event": event = text
-        case "data": data.append(text); hasData = true
+        case "data":
+            data.append(text)
+            hasData = true
         case "id" where !text.contains("\0"): id = text
         case "retry": if let n = Int(text), n >= 0 { retryMillis = n }
         default: break

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Opening an NMEA device: a serial port or pty (raw 8N1 at a baud rate), a
@@ -28,9 +28,9 @@ enum SerialPort {
     /// 8N1 at `baud`, ignoring modem lines (CLOCAL), with reads returning at once.
     static func open(_ path: String, baud: Int) throws(ByteSourceError) -> (fd: Int32, kind: Kind) {
         #if canImport(Glibc)
-        let fd = Glibc.open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
+            let fd = Glibc.open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
         #else
-        let fd = Darwin.open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
+            let fd = Darwin.open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
         #endif
         guard fd >= 0 else {
             let code = errno

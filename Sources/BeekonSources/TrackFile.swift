@@ -63,7 +63,8 @@ public enum TrackFile {
             throw e
         } catch {
             let ns = error as NSError
-            let reason = ns.domain == NSCocoaErrorDomain && (ns.code == NSFileReadNoSuchFileError || ns.code == NSFileNoSuchFileError)
+            let reason =
+                ns.domain == NSCocoaErrorDomain && (ns.code == NSFileReadNoSuchFileError || ns.code == NSFileNoSuchFileError)
                 ? "no such file" : ns.localizedDescription
             throw .unreadable(file: url.path, reason: reason)
         }

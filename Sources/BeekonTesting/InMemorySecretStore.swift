@@ -37,7 +37,8 @@ public final class InMemorySecretStore: SecretStore, @unchecked Sendable {
         let refused: Bool = lock.withLock {
             saves += 1
             guard !refusingSaves else { return true }
-            blob = data; failing = false
+            blob = data
+            failing = false
             return false
         }
         if refused { throw .io("no space left on device (simulated)") }
@@ -45,6 +46,9 @@ public final class InMemorySecretStore: SecretStore, @unchecked Sendable {
 
     /// - Throws: The failure scripted for deletions, if any.
     public func delete() throws(SecretStoreError) {
-        lock.withLock { blob = nil; failing = false }
+        lock.withLock {
+            blob = nil
+            failing = false
+        }
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Plain POSIX TCP on 127.0.0.1 for fake servers, proxies and receivers in tests and
@@ -16,11 +16,11 @@ public enum LoopbackSocket {
     }
 
     #if canImport(Glibc)
-    static let streamType = Int32(SOCK_STREAM.rawValue)
-    static let noSignal = Int32(MSG_NOSIGNAL)
+        static let streamType = Int32(SOCK_STREAM.rawValue)
+        static let noSignal = Int32(MSG_NOSIGNAL)
     #else
-    static let streamType = SOCK_STREAM
-    static let noSignal: Int32 = 0
+        static let streamType = SOCK_STREAM
+        static let noSignal: Int32 = 0
     #endif
 
     /// A listening socket on 127.0.0.1 with a port picked by the OS.
@@ -34,9 +34,9 @@ public enum LoopbackSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         #if canImport(Glibc)
-        let listening = Glibc.listen(fd, backlog)
+            let listening = Glibc.listen(fd, backlog)
         #else
-        let listening = Darwin.listen(fd, backlog)
+            let listening = Darwin.listen(fd, backlog)
         #endif
         guard bound == 0, listening == 0 else {
             let code = errno
@@ -54,9 +54,9 @@ public enum LoopbackSocket {
     public static func accept(_ listener: Int32) -> Int32? {
         while true {
             #if canImport(Glibc)
-            let fd = Glibc.accept(listener, nil, nil)
+                let fd = Glibc.accept(listener, nil, nil)
             #else
-            let fd = Darwin.accept(listener, nil, nil)
+                let fd = Darwin.accept(listener, nil, nil)
             #endif
             if fd < 0 {
                 if errno == EINTR { continue }
@@ -78,9 +78,9 @@ public enum LoopbackSocket {
         var address = loopback(port: port)
         let connected = withUnsafePointer(to: &address) {
             #if canImport(Glibc)
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             #else
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Darwin.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Darwin.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             #endif
         }
         guard connected == 0 else {

@@ -6,7 +6,11 @@ import Foundation
 /// sleeps; `finish()` ends the stream like the end of a replay; `fail(_:)`
 /// fails it like a source that went away.
 public actor ScriptedProvider: LocationProvider {
-    private enum Item { case fix(RawFix), end, failure(any Error) }
+    private enum Item {
+        case fix(RawFix)
+        case end
+        case failure(any Error)
+    }
 
     private var queue: [(item: Item, waiter: CheckedContinuation<Void, Never>?)] = []
     private var puller: CheckedContinuation<RawFix?, any Error>?
@@ -46,7 +50,7 @@ public actor ScriptedProvider: LocationProvider {
         powerModes.append(mode)
         running = true
         releaseAll()
-        puller?.resume(returning: nil)     // a previous run's stream ends
+        puller?.resume(returning: nil)  // a previous run's stream ends
         puller = nil
         return AsyncThrowingStream(unfolding: { [weak self] in
             guard let self else { return nil }
@@ -96,8 +100,12 @@ public actor ScriptedProvider: LocationProvider {
     private func deliver(_ item: Item, to p: CheckedContinuation<RawFix?, any Error>) {
         switch item {
         case .fix(let f): p.resume(returning: f)
-        case .end: running = false; p.resume(returning: nil)
-        case .failure(let e): running = false; p.resume(throwing: e)
+        case .end:
+            running = false
+            p.resume(returning: nil)
+        case .failure(let e):
+            running = false
+            p.resume(throwing: e)
         }
     }
 

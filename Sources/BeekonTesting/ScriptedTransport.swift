@@ -83,7 +83,10 @@ public final class SequentialIDs: @unchecked Sendable {
 
     /// The next id.
     public func next() -> UUID {
-        let n: UInt64 = lock.withLock { counter += 1; return counter }
+        let n: UInt64 = lock.withLock {
+            counter += 1
+            return counter
+        }
         return UUIDv7Generator.make(millis: millis, counter: 0, randomBits: n)
     }
 }

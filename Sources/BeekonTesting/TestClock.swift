@@ -31,7 +31,10 @@ public final class TestClock: BeekonClock, @unchecked Sendable {
     /// Suspends until the clock has been advanced past `now + duration`.
     public func sleep(for duration: Duration) async throws {
         try Task.checkCancellation()
-        let id: UInt64 = lock.withLock { nextID += 1; return nextID }
+        let id: UInt64 = lock.withLock {
+            nextID += 1
+            return nextID
+        }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
                 let ready: Bool = lock.withLock {
@@ -92,4 +95,3 @@ public final class TestClock: BeekonClock, @unchecked Sendable {
         for c in ready { c.resume() }
     }
 }
-

@@ -48,10 +48,18 @@ extension WireEnvelope {
         for (i, l) in raw.locations.enumerated() {
             let p = "locations[\(i)]"
             if let name = l.nullOptionals.first { throw .invalid(path: "\(p).\(name)", reason: "must be omitted when absent, not null") }
-            guard let trigger = Trigger(rawValue: l.trigger) else { throw .invalid(path: "\(p).trigger", reason: "unknown value \"\(l.trigger)\"") }
-            guard let motion = Motion(rawValue: l.motion) else { throw .invalid(path: "\(p).motion", reason: "unknown value \"\(l.motion)\"") }
-            guard l.latitude.isFinite, (-90...90).contains(l.latitude) else { throw .invalid(path: "\(p).latitude", reason: "must be within -90...90") }
-            guard l.longitude.isFinite, (-180...180).contains(l.longitude) else { throw .invalid(path: "\(p).longitude", reason: "must be within -180...180") }
+            guard let trigger = Trigger(rawValue: l.trigger) else {
+                throw .invalid(path: "\(p).trigger", reason: "unknown value \"\(l.trigger)\"")
+            }
+            guard let motion = Motion(rawValue: l.motion) else {
+                throw .invalid(path: "\(p).motion", reason: "unknown value \"\(l.motion)\"")
+            }
+            guard l.latitude.isFinite, (-90...90).contains(l.latitude) else {
+                throw .invalid(path: "\(p).latitude", reason: "must be within -90...90")
+            }
+            guard l.longitude.isFinite, (-180...180).contains(l.longitude) else {
+                throw .invalid(path: "\(p).longitude", reason: "must be within -180...180")
+            }
             for (name, value) in [("accuracy", l.accuracy), ("speed", l.speed), ("bearing", l.bearing), ("altitude", l.altitude)] {
                 if let v = value, !v.isFinite { throw .invalid(path: "\(p).\(name)", reason: "must be finite") }
             }
@@ -67,19 +75,23 @@ extension WireEnvelope {
                 guard let v = Quality(rawValue: q) else { throw .invalid(path: "\(p).quality", reason: "unknown value \"\(q)\"") }
                 quality = v
             }
-            locations.append(WireLocation(
-                id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
-                trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
-                accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
-                activity: activity, quality: quality))
+            locations.append(
+                WireLocation(
+                    id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
+                    trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
+                    accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
+                    activity: activity, quality: quality))
         }
         var events: [WireGeofenceEvent] = []
         for (i, g) in raw.geofence_events.enumerated() {
             let p = "geofence_events[\(i)]"
-            guard let type = GeofenceTransition(rawValue: g.type) else { throw .invalid(path: "\(p).type", reason: "unknown value \"\(g.type)\"") }
-            events.append(WireGeofenceEvent(
-                id: try uuid(g.id, "\(p).id"), geofenceId: try nonEmpty(g.geofence_id, "\(p).geofence_id", max: 100),
-                type: type, timestamp: try timestamp(g.timestamp, "\(p).timestamp")))
+            guard let type = GeofenceTransition(rawValue: g.type) else {
+                throw .invalid(path: "\(p).type", reason: "unknown value \"\(g.type)\"")
+            }
+            events.append(
+                WireGeofenceEvent(
+                    id: try uuid(g.id, "\(p).id"), geofenceId: try nonEmpty(g.geofence_id, "\(p).geofence_id", max: 100),
+                    type: type, timestamp: try timestamp(g.timestamp, "\(p).timestamp")))
         }
         return WireEnvelope(
             batchId: try uuid(raw.batch_id, "batch_id"), sessionId: try uuid(raw.session_id, "session_id"),

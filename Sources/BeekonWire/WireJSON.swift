@@ -27,24 +27,40 @@ public struct WireJSONWriter: Sendable {
 
     /// Appends an envelope object.
     public mutating func write(_ e: WireEnvelope) {
-        raw("{\"schema_version\":"); number(Double(WireEnvelope.schemaVersion))
-        raw(",\"batch_id\":"); string(e.batchId.wireString)
-        raw(",\"session_id\":"); string(e.sessionId.wireString)
-        raw(",\"sent_at\":"); string(e.sentAt.description)
-        raw(",\"device\":{\"install_id\":"); string(e.device.installId.wireString)
-        raw(",\"platform\":"); string(e.device.platform)
-        raw(",\"sdk_version\":"); string(e.device.sdkVersion)
+        raw("{\"schema_version\":")
+        number(Double(WireEnvelope.schemaVersion))
+        raw(",\"batch_id\":")
+        string(e.batchId.wireString)
+        raw(",\"session_id\":")
+        string(e.sessionId.wireString)
+        raw(",\"sent_at\":")
+        string(e.sentAt.description)
+        raw(",\"device\":{\"install_id\":")
+        string(e.device.installId.wireString)
+        raw(",\"platform\":")
+        string(e.device.platform)
+        raw(",\"sdk_version\":")
+        string(e.device.sdkVersion)
         if let model = e.device.model, !model.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-            raw(",\"model\":"); string(model)
+            raw(",\"model\":")
+            string(model)
         }
-        if let s = e.device.syncIntervalSeconds, s > 0 { raw(",\"sync_interval_seconds\":"); raw(String(s)) }
-        if let c = e.device.checkInIntervalSeconds, c > 0 { raw(",\"check_in_interval_seconds\":"); raw(String(c)) }
+        if let s = e.device.syncIntervalSeconds, s > 0 {
+            raw(",\"sync_interval_seconds\":")
+            raw(String(s))
+        }
+        if let c = e.device.checkInIntervalSeconds, c > 0 {
+            raw(",\"check_in_interval_seconds\":")
+            raw(String(c))
+        }
         raw("}")
         if !e.extras.isEmpty {
             raw(",\"extras\":{")
             for (i, key) in e.extras.keys.sorted().enumerated() {
                 if i > 0 { raw(",") }
-                string(key); raw(":"); string(e.extras[key]!)
+                string(key)
+                raw(":")
+                string(e.extras[key]!)
             }
             raw("}")
         }
@@ -63,35 +79,60 @@ public struct WireJSONWriter: Sendable {
 
     /// Appends a location object; `extra` fields (already-encoded JSON values) are appended last.
     public mutating func write(_ l: WireLocation, extra: [(String, String)] = []) {
-        raw("{\"id\":"); string(l.id.wireString)
-        raw(",\"timestamp\":"); string(l.timestamp.description)
-        raw(",\"trigger\":"); string(l.trigger.rawValue)
-        raw(",\"motion\":"); string(l.motion.rawValue)
-        raw(",\"is_mock\":"); raw(l.isMock ? "true" : "false")
-        raw(",\"latitude\":"); number(l.latitude)
-        raw(",\"longitude\":"); number(l.longitude)
+        raw("{\"id\":")
+        string(l.id.wireString)
+        raw(",\"timestamp\":")
+        string(l.timestamp.description)
+        raw(",\"trigger\":")
+        string(l.trigger.rawValue)
+        raw(",\"motion\":")
+        string(l.motion.rawValue)
+        raw(",\"is_mock\":")
+        raw(l.isMock ? "true" : "false")
+        raw(",\"latitude\":")
+        number(l.latitude)
+        raw(",\"longitude\":")
+        number(l.longitude)
         optionalNumber("accuracy", l.accuracy)
         optionalNumber("speed", l.speed)
         optionalNumber("bearing", l.bearing)
         optionalNumber("altitude", l.altitude)
-        if let a = l.activity { raw(",\"activity\":"); string(a.rawValue) }
-        if let q = l.quality { raw(",\"quality\":"); string(q.rawValue) }
-        for (key, json) in extra { raw(","); string(key); raw(":"); raw(json) }
+        if let a = l.activity {
+            raw(",\"activity\":")
+            string(a.rawValue)
+        }
+        if let q = l.quality {
+            raw(",\"quality\":")
+            string(q.rawValue)
+        }
+        for (key, json) in extra {
+            raw(",")
+            string(key)
+            raw(":")
+            raw(json)
+        }
         raw("}")
     }
 
     /// Appends a geofence event object.
     public mutating func write(_ g: WireGeofenceEvent) {
-        raw("{\"id\":"); string(g.id.wireString)
-        raw(",\"geofence_id\":"); string(g.geofenceId)
-        raw(",\"type\":"); string(g.type.rawValue)
-        raw(",\"timestamp\":"); string(g.timestamp.description)
+        raw("{\"id\":")
+        string(g.id.wireString)
+        raw(",\"geofence_id\":")
+        string(g.geofenceId)
+        raw(",\"type\":")
+        string(g.type.rawValue)
+        raw(",\"timestamp\":")
+        string(g.timestamp.description)
         raw("}")
     }
 
     private mutating func optionalNumber(_ key: String, _ value: Double?) {
         guard let v = value, v.isFinite else { return }
-        raw(",\""); raw(key); raw("\":"); number(v)
+        raw(",\"")
+        raw(key)
+        raw("\":")
+        number(v)
     }
 
     /// Appends raw, already-valid JSON text.
@@ -101,7 +142,10 @@ public struct WireJSONWriter: Sendable {
     /// in the shortest form that round-trips. Non-finite values become 0 — callers
     /// drop them before (`optionalNumber`); required coordinates are validated upstream.
     public mutating func number(_ v: Double) {
-        guard v.isFinite else { raw("0"); return }
+        guard v.isFinite else {
+            raw("0")
+            return
+        }
         // Every integral value Int64 holds prints as an integer; Double.description
         // would give "9007199254740992.0" for [2^53, 1e16).
         if v == v.rounded(), abs(v) < 0x1p63 {
@@ -127,11 +171,21 @@ public struct WireJSONWriter: Sendable {
         }
         for c in s.utf8 {
             switch c {
-            case 0x22: bytes.append(0x5C); bytes.append(0x22)
-            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
-            case 0x0A: bytes.append(0x5C); bytes.append(0x6E)
-            case 0x0D: bytes.append(0x5C); bytes.append(0x72)
-            case 0x09: bytes.append(0x5C); bytes.append(0x74)
+            case 0x22:
+                bytes.append(0x5C)
+                bytes.append(0x22)
+            case 0x5C:
+                bytes.append(0x5C)
+                bytes.append(0x5C)
+            case 0x0A:
+                bytes.append(0x5C)
+                bytes.append(0x6E)
+            case 0x0D:
+                bytes.append(0x5C)
+                bytes.append(0x72)
+            case 0x09:
+                bytes.append(0x5C)
+                bytes.append(0x74)
             case 0..<0x20:
                 let hex = Array("0123456789abcdef".utf8)
                 bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(c >> 4)], hex[Int(c & 0xF)]])

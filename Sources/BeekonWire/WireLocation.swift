@@ -36,10 +36,19 @@ public struct WireLocation: Hashable, Sendable {
         speed: Double? = nil, bearing: Double? = nil, altitude: Double? = nil,
         activity: Activity? = nil, quality: Quality? = nil
     ) {
-        self.id = id; self.timestamp = timestamp; self.trigger = trigger; self.motion = motion
-        self.isMock = isMock; self.latitude = latitude; self.longitude = longitude
-        self.accuracy = accuracy; self.speed = speed; self.bearing = bearing; self.altitude = altitude
-        self.activity = activity; self.quality = quality
+        self.id = id
+        self.timestamp = timestamp
+        self.trigger = trigger
+        self.motion = motion
+        self.isMock = isMock
+        self.latitude = latitude
+        self.longitude = longitude
+        self.accuracy = accuracy
+        self.speed = speed
+        self.bearing = bearing
+        self.altitude = altitude
+        self.activity = activity
+        self.quality = quality
     }
 }
 
@@ -56,7 +65,10 @@ public struct WireGeofenceEvent: Hashable, Sendable {
 
     /// Creates a wire geofence event.
     public init(id: UUID, geofenceId: String, type: GeofenceTransition, timestamp: WireTimestamp) {
-        self.id = id; self.geofenceId = geofenceId; self.type = type; self.timestamp = timestamp
+        self.id = id
+        self.geofenceId = geofenceId
+        self.type = type
+        self.timestamp = timestamp
     }
 }
 
@@ -78,10 +90,16 @@ public struct WireDevice: Hashable, Sendable {
     public var checkInIntervalSeconds: Int?
 
     /// Creates a device description.
-    public init(installId: UUID, platform: String, sdkVersion: String, model: String? = nil,
-                syncIntervalSeconds: Int? = nil, checkInIntervalSeconds: Int? = nil) {
-        self.installId = installId; self.platform = platform; self.sdkVersion = sdkVersion; self.model = model
-        self.syncIntervalSeconds = syncIntervalSeconds; self.checkInIntervalSeconds = checkInIntervalSeconds
+    public init(
+        installId: UUID, platform: String, sdkVersion: String, model: String? = nil,
+        syncIntervalSeconds: Int? = nil, checkInIntervalSeconds: Int? = nil
+    ) {
+        self.installId = installId
+        self.platform = platform
+        self.sdkVersion = sdkVersion
+        self.model = model
+        self.syncIntervalSeconds = syncIntervalSeconds
+        self.checkInIntervalSeconds = checkInIntervalSeconds
     }
 }
 
@@ -110,7 +128,12 @@ public struct WireEnvelope: Hashable, Sendable {
         batchId: UUID, sessionId: UUID, sentAt: WireTimestamp, device: WireDevice,
         extras: [String: String] = [:], locations: [WireLocation], geofenceEvents: [WireGeofenceEvent] = []
     ) {
-        self.batchId = batchId; self.sessionId = sessionId; self.sentAt = sentAt; self.device = device
-        self.extras = extras; self.locations = locations; self.geofenceEvents = geofenceEvents
+        self.batchId = batchId
+        self.sessionId = sessionId
+        self.sentAt = sentAt
+        self.device = device
+        self.extras = extras
+        self.locations = locations
+        self.geofenceEvents = geofenceEvents
     }
 }

@@ -34,12 +34,26 @@ public struct WireTimestamp: Hashable, Comparable, Sendable, CustomStringConvert
     public var description: String {
         let (days, msOfDay) = Self.floorDivide(millis, 86_400_000)
         let (y, m, d) = Self.civil(fromDays: days)
-        let h = msOfDay / 3_600_000, mi = msOfDay / 60_000 % 60, s = msOfDay / 1000 % 60, ms = msOfDay % 1000
+        let h = msOfDay / 3_600_000
+        let mi = msOfDay / 60_000 % 60
+        let s = msOfDay / 1000 % 60
+        let ms = msOfDay % 1000
         guard (0...9999).contains(y) else {
             var out = ""
-            Self.pad(&out, y, 4); out += "-"; Self.pad(&out, m, 2); out += "-"; Self.pad(&out, d, 2)
-            out += "T"; Self.pad(&out, h, 2); out += ":"; Self.pad(&out, mi, 2); out += ":"; Self.pad(&out, s, 2)
-            out += "."; Self.pad(&out, ms, 3); out += "Z"
+            Self.pad(&out, y, 4)
+            out += "-"
+            Self.pad(&out, m, 2)
+            out += "-"
+            Self.pad(&out, d, 2)
+            out += "T"
+            Self.pad(&out, h, 2)
+            out += ":"
+            Self.pad(&out, mi, 2)
+            out += ":"
+            Self.pad(&out, s, 2)
+            out += "."
+            Self.pad(&out, ms, 3)
+            out += "Z"
             return out
         }
         return String(unsafeUninitializedCapacity: 24) { out in
@@ -50,13 +64,20 @@ public struct WireTimestamp: Hashable, Comparable, Sendable, CustomStringConvert
                     v /= 10
                 }
             }
-            put(Int64(y), 4, at: 0); out[4] = 0x2D
-            put(Int64(m), 2, at: 5); out[7] = 0x2D
-            put(Int64(d), 2, at: 8); out[10] = 0x54
-            put(Int64(h), 2, at: 11); out[13] = 0x3A
-            put(Int64(mi), 2, at: 14); out[16] = 0x3A
-            put(Int64(s), 2, at: 17); out[19] = 0x2E
-            put(Int64(ms), 3, at: 20); out[23] = 0x5A
+            put(Int64(y), 4, at: 0)
+            out[4] = 0x2D
+            put(Int64(m), 2, at: 5)
+            out[7] = 0x2D
+            put(Int64(d), 2, at: 8)
+            out[10] = 0x54
+            put(Int64(h), 2, at: 11)
+            out[13] = 0x3A
+            put(Int64(mi), 2, at: 14)
+            out[16] = 0x3A
+            put(Int64(s), 2, at: 17)
+            out[19] = 0x2E
+            put(Int64(ms), 3, at: 20)
+            out[23] = 0x5A
             return 24
         }
     }
@@ -65,10 +86,12 @@ public struct WireTimestamp: Hashable, Comparable, Sendable, CustomStringConvert
     public init?(wire text: String) {
         let u = Array(text.utf8)
         guard u.count == 24, u[4] == 0x2D, u[7] == 0x2D, u[10] == 0x54, u[13] == 0x3A,
-              u[16] == 0x3A, u[19] == 0x2E, u[23] == 0x5A else { return nil }
+            u[16] == 0x3A, u[19] == 0x2E, u[23] == 0x5A
+        else { return nil }
         guard let y = Self.digits(u, 0, 4), let mo = Self.digits(u, 5, 2), let d = Self.digits(u, 8, 2),
-              let h = Self.digits(u, 11, 2), let mi = Self.digits(u, 14, 2), let s = Self.digits(u, 17, 2),
-              let ms = Self.digits(u, 20, 3) else { return nil }
+            let h = Self.digits(u, 11, 2), let mi = Self.digits(u, 14, 2), let s = Self.digits(u, 17, 2),
+            let ms = Self.digits(u, 20, 3)
+        else { return nil }
         guard let value = Self.millis(y, mo, d, h, mi, s, ms) else { return nil }
         self.millis = value
     }
@@ -79,7 +102,7 @@ public struct WireTimestamp: Hashable, Comparable, Sendable, CustomStringConvert
     public init?(iso8601 text: String) {
         let u = Array(text.utf8)
         guard u.count >= 10, u[4] == 0x2D, u[7] == 0x2D,
-              let y = Self.digits(u, 0, 4), let mo = Self.digits(u, 5, 2), let d = Self.digits(u, 8, 2)
+            let y = Self.digits(u, 0, 4), let mo = Self.digits(u, 5, 2), let d = Self.digits(u, 8, 2)
         else { return nil }
         if u.count == 10 {
             guard let v = Self.millis(y, mo, d, 0, 0, 0, 0) else { return nil }
@@ -87,7 +110,7 @@ public struct WireTimestamp: Hashable, Comparable, Sendable, CustomStringConvert
             return
         }
         guard u.count >= 19, u[10] == 0x54 || u[10] == 0x20 || u[10] == 0x74, u[13] == 0x3A, u[16] == 0x3A,
-              let h = Self.digits(u, 11, 2), let mi = Self.digits(u, 14, 2), let s = Self.digits(u, 17, 2)
+            let h = Self.digits(u, 11, 2), let mi = Self.digits(u, 14, 2), let s = Self.digits(u, 17, 2)
         else { return nil }
         var i = 19
         var ms = 0
@@ -96,7 +119,8 @@ public struct WireTimestamp: Hashable, Comparable, Sendable, CustomStringConvert
             var n = 0
             while i < u.count, u[i] >= 0x30, u[i] <= 0x39 {
                 if n < 3 { ms = ms * 10 + Int(u[i] - 0x30) }
-                n += 1; i += 1
+                n += 1
+                i += 1
             }
             guard n > 0 else { return nil }
             for _ in n..<max(n, 3) { ms *= 10 }
@@ -112,7 +136,11 @@ public struct WireTimestamp: Hashable, Comparable, Sendable, CustomStringConvert
                 i += 2
                 if i < u.count, u[i] == 0x3A { i += 1 }
                 var om = 0
-                if i < u.count { guard let v = Self.digits(u, i, 2) else { return nil }; om = v; i += 2 }
+                if i < u.count {
+                    guard let v = Self.digits(u, i, 2) else { return nil }
+                    om = v
+                    i += 2
+                }
                 guard oh <= 23, om <= 59 else { return nil }
                 offsetMinutes = sign * (oh * 60 + om)
             } else {
@@ -164,8 +192,12 @@ public struct WireTimestamp: Hashable, Comparable, Sendable, CustomStringConvert
     }
 
     static func floorDivide(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
-        var q = a / b, r = a % b
-        if r < 0 { q -= 1; r += b }
+        var q = a / b
+        var r = a % b
+        if r < 0 {
+            q -= 1
+            r += b
+        }
         return (q, r)
     }
 

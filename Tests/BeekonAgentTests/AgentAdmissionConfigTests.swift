@@ -7,7 +7,8 @@ import Testing
 @Suite("Agent config: error-bounded admission keys (BY-9)")
 struct AgentAdmissionConfigTests {
     @Test func theKeysReachTheSDKConfig() throws {
-        let config = try AgentConfig.parse(Data(#"{"preset":"precision","maxDeviationMeters":25,"maxIntervalBetweenLocationsSeconds":120}"#.utf8))
+        let config = try AgentConfig.parse(
+            Data(#"{"preset":"precision","maxDeviationMeters":25,"maxIntervalBetweenLocationsSeconds":120}"#.utf8))
         #expect(config.sdk.maxDeviationMeters == 25)
         #expect(config.sdk.maxIntervalBetweenLocationsSeconds == 120)
         #expect(config.sdk == BeekonConfig.faithful(maxDeviationMeters: 25, maxIntervalSeconds: 120))

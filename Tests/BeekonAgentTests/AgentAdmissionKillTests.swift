@@ -3,9 +3,9 @@ import Beekon
 import Foundation
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// BY-9 end to end: a real `beekon track` with `maxDeviationMeters` killed with SIGKILL while

@@ -5,21 +5,27 @@ import Testing
 @Suite("Agent sync.auth config")
 struct AgentAuthConfigTests {
     static let cases: [AgentBadInputTests.BadConfig] = [
-        .init(label: "unknown auth key",
-              json: #"{"sync":{"url":"http://127.0.0.1:9/x","auth":{"accessToken":"SECRET-AT-1","refreshUrll":"x"}}}"#,
-              mentions: ["sync.auth.refreshUrll"]),
-        .init(label: "unknown mapping key",
-              json: #"{"sync":{"url":"http://127.0.0.1:9/x","auth":{"responseMapping":{"access":"a.b"}}}}"#,
-              mentions: ["sync.auth.responseMapping.access"]),
-        .init(label: "bad strategy", json: #"{"sync":{"url":"http://127.0.0.1:9/x","auth":{"strategy":"basic"}}}"#,
-              mentions: ["sync.auth.strategy"]),
-        .init(label: "bad body format", json: #"{"sync":{"url":"http://127.0.0.1:9/x","auth":{"refreshBodyFormat":"xml"}}}"#,
-              mentions: ["sync.auth.refreshBodyFormat"]),
-        .init(label: "token not a string", json: #"{"sync":{"url":"http://127.0.0.1:9/x","auth":{"refreshToken":5}}}"#,
-              mentions: ["sync.auth.refreshToken"]),
-        .init(label: "plain http refresh URL",
-              json: #"{"sync":{"url":"http://127.0.0.1:9/x","auth":{"refreshUrl":"http://auth.example.com/t","accessToken":"SECRET-AT-1"}}}"#,
-              mentions: ["sync.auth.refreshUrl"]),
+        .init(
+            label: "unknown auth key",
+            json: #"{"sync":{"url":"http://127.0.0.1:9/x","auth":{"accessToken":"SECRET-AT-1","refreshUrll":"x"}}}"#,
+            mentions: ["sync.auth.refreshUrll"]),
+        .init(
+            label: "unknown mapping key",
+            json: #"{"sync":{"url":"http://127.0.0.1:9/x","auth":{"responseMapping":{"access":"a.b"}}}}"#,
+            mentions: ["sync.auth.responseMapping.access"]),
+        .init(
+            label: "bad strategy", json: #"{"sync":{"url":"http://127.0.0.1:9/x","auth":{"strategy":"basic"}}}"#,
+            mentions: ["sync.auth.strategy"]),
+        .init(
+            label: "bad body format", json: #"{"sync":{"url":"http://127.0.0.1:9/x","auth":{"refreshBodyFormat":"xml"}}}"#,
+            mentions: ["sync.auth.refreshBodyFormat"]),
+        .init(
+            label: "token not a string", json: #"{"sync":{"url":"http://127.0.0.1:9/x","auth":{"refreshToken":5}}}"#,
+            mentions: ["sync.auth.refreshToken"]),
+        .init(
+            label: "plain http refresh URL",
+            json: #"{"sync":{"url":"http://127.0.0.1:9/x","auth":{"refreshUrl":"http://auth.example.com/t","accessToken":"SECRET-AT-1"}}}"#,
+            mentions: ["sync.auth.refreshUrl"]),
     ]
 
     @Test(arguments: cases)

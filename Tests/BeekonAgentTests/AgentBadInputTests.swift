@@ -25,15 +25,24 @@ struct AgentBadInputTests {
         var contents: Data
         var testDescription: String { name }
 
-        init(_ name: String, _ text: String) { self.name = name; contents = Data(text.utf8) }
-        init(_ name: String, data: Data) { self.name = name; contents = data }
+        init(_ name: String, _ text: String) {
+            self.name = name
+            contents = Data(text.utf8)
+        }
+        init(_ name: String, data: Data) {
+            self.name = name
+            contents = data
+        }
     }
 
     static let badTracks: [BadTrack] = [
         BadTrack("truncated-tag.gpx", #"<?xml version="1.0"?><gpx version="1.1"><trk><trkseg><trkpt lat="32.1" lon="#),
         BadTrack("not-xml.gpx", "this is not XML at all\n{[<>]}\n"),
-        BadTrack("wrong-root.gpx", #"<?xml version="1.0"?><kml><Placemark><Point><coordinates>1,2</coordinates></Point></Placemark></kml>"#),
-        BadTrack("bad-points.gpx", #"""
+        BadTrack(
+            "wrong-root.gpx", #"<?xml version="1.0"?><kml><Placemark><Point><coordinates>1,2</coordinates></Point></Placemark></kml>"#),
+        BadTrack(
+            "bad-points.gpx",
+            #"""
             <?xml version="1.0"?>
             <gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
             <trkpt lat="north" lon="-81.1"><time>2019-12-15T20:19:55Z</time></trkpt>
@@ -42,7 +51,9 @@ struct AgentBadInputTests {
             <trkpt lat="32.0" lon="-81.1"><time>yesterday</time></trkpt>
             </trkseg></trk></gpx>
             """#),
-        BadTrack("garbage.nmea", "$GPGGA,garbage,,,*00\n$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*FF\nhello world\n$$$$\n"),
+        BadTrack(
+            "garbage.nmea",
+            "$GPGGA,garbage,,,*00\n$GPRMC,123519,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W*FF\nhello world\n$$$$\n"),
         BadTrack("no-checksum.nmea", "GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,\nnot nmea\n"),
         BadTrack("no-lat.csv", "time,lon,speed\n2019-12-15T20:19:55Z,-81.097216,1.3\n2019-12-15T20:19:56Z,-81.097202,1.3\n"),
         BadTrack("bad-rows.csv", "time,lat,lon\nnot a time,32.1,-81.1\n2019-12-15T20:19:56Z,abc,-81.1\n2019-12-15T20:19:57Z,95.0,-81.1\n"),
@@ -98,11 +109,16 @@ struct AgentBadInputTests {
     static let badConfigs: [BadConfig] = [
         BadConfig(label: "unknown key", json: #"{"minTimeBetweenLocationSeconds": 10}"#, mentions: ["minTimeBetweenLocationSeconds"]),
         BadConfig(label: "unknown key next to good ones", json: #"{"preset":"saver","frobnicate":true}"#, mentions: ["frobnicate"]),
-        BadConfig(label: "wrong type: string for number", json: #"{"minTimeBetweenLocationsSeconds": "30"}"#, mentions: ["minTimeBetweenLocationsSeconds"]),
-        BadConfig(label: "wrong type: bool for number", json: #"{"minDistanceBetweenLocationsMeters": true}"#, mentions: ["minDistanceBetweenLocationsMeters"]),
+        BadConfig(
+            label: "wrong type: string for number", json: #"{"minTimeBetweenLocationsSeconds": "30"}"#,
+            mentions: ["minTimeBetweenLocationsSeconds"]),
+        BadConfig(
+            label: "wrong type: bool for number", json: #"{"minDistanceBetweenLocationsMeters": true}"#,
+            mentions: ["minDistanceBetweenLocationsMeters"]),
         BadConfig(label: "wrong type: number for preset", json: #"{"preset": 2}"#, mentions: ["preset"]),
         BadConfig(label: "unknown preset", json: #"{"preset": "turbo"}"#, mentions: ["preset"]),
-        BadConfig(label: "negative number", json: #"{"minDistanceBetweenLocationsMeters": -5}"#, mentions: ["minDistanceBetweenLocationsMeters"]),
+        BadConfig(
+            label: "negative number", json: #"{"minDistanceBetweenLocationsMeters": -5}"#, mentions: ["minDistanceBetweenLocationsMeters"]),
         BadConfig(label: "null value", json: #"{"minTimeBetweenLocationsSeconds": null}"#, mentions: ["minTimeBetweenLocationsSeconds"]),
         BadConfig(label: "invalid JSON", json: #"{"preset": "saver""#, mentions: ["JSON"]),
         BadConfig(label: "empty file", json: "", mentions: ["JSON"]),

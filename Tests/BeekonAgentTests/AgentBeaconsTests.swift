@@ -7,8 +7,10 @@ import Testing
 
     @Test("BY-5: beekon beacons prints one NDJSON event per line with identity, scanner, type, timestamp and distance")
     func ndjson() async throws {
-        let out = try await AgentProcess.run(["beacons", "--source", "replay:\(Self.twoScanners)", "--enter-distance", "6",
-                                              "--exit-distance", "8", "--dwell", "3", "--format", "ndjson"])
+        let out = try await AgentProcess.run([
+            "beacons", "--source", "replay:\(Self.twoScanners)", "--enter-distance", "6",
+            "--exit-distance", "8", "--dwell", "3", "--format", "ndjson",
+        ])
         #expect(out.status == 0, "\(out.stderr)")
         let events = try out.stdout.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         #expect(events.count == 10, "\(out.stdoutText)")
@@ -24,8 +26,10 @@ import Testing
 
     @Test("BY-5: --scanner keeps one scanner; text format; bad input is a one-line error with a non-zero exit")
     func filterTextAndErrors() async throws {
-        let text = try await AgentProcess.run(["beacons", "--source", "replay:\(Self.twoScanners)", "--enter-distance", "6",
-                                               "--exit-distance", "8", "--scanner", "Room201", "--format", "text"])
+        let text = try await AgentProcess.run([
+            "beacons", "--source", "replay:\(Self.twoScanners)", "--enter-distance", "6",
+            "--exit-distance", "8", "--scanner", "Room201", "--format", "text",
+        ])
         #expect(text.status == 0)
         #expect(!text.stdout.isEmpty && text.stdout.allSatisfy { $0.contains(" Room201 ") && !$0.contains("Room202") })
         let tmp = try TempDir()
@@ -33,8 +37,10 @@ import Testing
         let bad = try await AgentProcess.run(["beacons", "--source", "replay:\(junk)"])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("object 1: scan log object: bad scannerID"), "\(bad.stderr)")
-        let range = try await AgentProcess.run(["beacons", "--source", "replay:\(Self.twoScanners)", "--enter-distance", "3",
-                                                "--exit-distance", "2"])
+        let range = try await AgentProcess.run([
+            "beacons", "--source", "replay:\(Self.twoScanners)", "--enter-distance", "3",
+            "--exit-distance", "2",
+        ])
         #expect(range.status == 2 && range.stderr.split(separator: "\n").count == 1)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// Databases filled once by real replays and shared by the export tests.
@@ -78,8 +78,9 @@ struct AgentExportTests {
         for row in rows {
             let keys = Set(row.raw.keys)
             #expect(Self.requiredKeys.isSubset(of: keys), "missing \(Self.requiredKeys.subtracting(keys))")
-            #expect(keys.subtracting(Self.locationKeys).subtracting(["session_id"]).isEmpty,
-                    "unexpected keys \(keys.subtracting(Self.locationKeys))")
+            #expect(
+                keys.subtracting(Self.locationKeys).subtracting(["session_id"]).isEmpty,
+                "unexpected keys \(keys.subtracting(Self.locationKeys))")
             #expect(Self.isWireTimestamp(row.timestamp), "\(row.timestamp)")
             #expect(UUID(uuidString: row.id) != nil && row.id == row.id.lowercased())
             #expect(row.raw["is_mock"] as? Bool == false)
@@ -114,8 +115,9 @@ struct AgentExportTests {
         #expect(coords.count == rows.count)
         // [lon, lat, alt]: the walk is near Savannah, GA (lat ≈ 32.06, lon ≈ -81.10).
         #expect(coords.first == [Fixtures.walkFirst.lon, Fixtures.walkFirst.lat, Fixtures.walkFirst.ele])
-        #expect(coords.allSatisfy { $0.count == 3 && (-81.2 ... -81.0).contains($0[0]) && (32.0 ... 32.2).contains($0[1]) },
-                "coordinates not in [lon, lat, alt] order")
+        #expect(
+            coords.allSatisfy { $0.count == 3 && (-81.2 ... -81.0).contains($0[0]) && (32.0...32.2).contains($0[1]) },
+            "coordinates not in [lon, lat, alt] order")
         for (c, r) in zip(coords, rows) {
             #expect(c[0] == r.longitude && c[1] == r.latitude)
         }
@@ -184,7 +186,8 @@ struct AgentExportTests {
         let babel = Process()
         babel.executableURL = URL(fileURLWithPath: try #require(Self.gpsbabel))
         babel.arguments = ["-t", "-i", "gpx", "-f", file, "-o", "unicsv", "-F", "-"]
-        let pipe = Pipe(), err = Pipe()
+        let pipe = Pipe()
+        let err = Pipe()
         babel.standardOutput = pipe
         babel.standardError = err
         try babel.run()
@@ -194,8 +197,11 @@ struct AgentExportTests {
         #expect(babel.terminationStatus == 0, "gpsbabel: \(errText)")
         let lines = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init)
         let header = try #require(lines.first).split(separator: ",").map(String.init)
-        let lat = try #require(header.firstIndex(of: "Latitude")), lon = try #require(header.firstIndex(of: "Longitude"))
-        let alt = header.firstIndex(of: "Altitude"), date = header.firstIndex(of: "Date"), time = header.firstIndex(of: "Time")
+        let lat = try #require(header.firstIndex(of: "Latitude"))
+        let lon = try #require(header.firstIndex(of: "Longitude"))
+        let alt = header.firstIndex(of: "Altitude")
+        let date = header.firstIndex(of: "Date")
+        let time = header.firstIndex(of: "Time")
         let points = lines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
         #expect(points.count == rows.count, "gpsbabel read \(points.count) points, history has \(rows.count)")
         for (p, r) in zip(points, rows) {
@@ -217,8 +223,11 @@ struct AgentExportTests {
         let text = out.stdout.joined(separator: "\n")
         let records = try CSV.parse(text)
         let header = try #require(records.first)
-        #expect(header == ["id", "session_id", "timestamp", "latitude", "longitude", "accuracy", "speed", "bearing",
-                           "altitude", "trigger", "motion", "is_mock", "activity", "quality"])
+        #expect(
+            header == [
+                "id", "session_id", "timestamp", "latitude", "longitude", "accuracy", "speed", "bearing",
+                "altitude", "trigger", "motion", "is_mock", "activity", "quality",
+            ])
         let body = records.dropFirst().filter { $0 != [""] }
         #expect(body.count == rows.count)
         #expect(body.allSatisfy { $0.count == header.count }, "a record with the wrong number of fields")
@@ -232,7 +241,8 @@ struct AgentExportTests {
     @Test func fromAndToFilterInclusively() async throws {
         let db = try await ExportFixtures.shared.walkDB()
         let all = try await HistoryRow.read(db: db)
-        let from = "2019-12-15T20:30:00Z", to = "2019-12-15T20:35:00Z"
+        let from = "2019-12-15T20:30:00Z"
+        let to = "2019-12-15T20:35:00Z"
         let window = try await HistoryRow.read(db: db, ["--from", from, "--to", to])
         let expected = all.filter { $0.timestamp >= "2019-12-15T20:30:00.000Z" && $0.timestamp <= "2019-12-15T20:35:00.000Z" }
         #expect(!expected.isEmpty)
@@ -272,8 +282,10 @@ final class GPXStructure: NSObject, XMLParserDelegate {
         "gpx": ["metadata", "wpt", "rte", "trk", "extensions"],
         "trk": ["name", "cmt", "desc", "src", "link", "number", "type", "extensions", "trkseg"],
         "trkseg": ["trkpt", "extensions"],
-        "trkpt": ["ele", "time", "magvar", "geoidheight", "name", "cmt", "desc", "src", "link", "sym", "type",
-                  "fix", "sat", "hdop", "vdop", "pdop", "ageofdgpsdata", "dgpsid", "extensions"],
+        "trkpt": [
+            "ele", "time", "magvar", "geoidheight", "name", "cmt", "desc", "src", "link", "sym", "type",
+            "fix", "sat", "hdop", "vdop", "pdop", "ageofdgpsdata", "dgpsid", "extensions",
+        ],
     ]
 
     struct Point: CustomStringConvertible {
@@ -307,10 +319,15 @@ final class GPXStructure: NSObject, XMLParserDelegate {
 
     private var inExtensions: Bool { stack.contains { $0.name == "extensions" } }
 
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?,
-                qualifiedName: String?, attributes: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement name: String, namespaceURI: String?,
+        qualifiedName: String?, attributes: [String: String] = [:]
+    ) {
         text = ""
-        if inExtensions { stack.append((name, -1)); return }
+        if inExtensions {
+            stack.append((name, -1))
+            return
+        }
         if namespaceURI != Self.ns { problems.append("<\(qualifiedName ?? name)> in namespace \(namespaceURI ?? "none")") }
         if stack.isEmpty {
             sawRoot = true
@@ -333,7 +350,8 @@ final class GPXStructure: NSObject, XMLParserDelegate {
         case "trkseg": if !tracks.isEmpty { tracks[tracks.count - 1].append([]) }
         case "trkpt":
             guard let lat = attributes["lat"].flatMap(Double.init), let lon = attributes["lon"].flatMap(Double.init),
-                  (-90...90).contains(lat), (-180..<180).contains(lon) else {
+                (-90...90).contains(lat), (-180..<180).contains(lon)
+            else {
                 problems.append("trkpt with bad lat/lon \(attributes)")
                 return stack.append((name, -1))
             }
@@ -378,12 +396,18 @@ enum CSV {
         var records: [[String]] = []
         var record: [String] = []
         var field = ""
-        var quoted = false, wasQuoted = false
+        var quoted = false
+        var wasQuoted = false
         var chars = Array(text)[...]
         while let c = chars.popFirst() {
             if quoted {
                 if c == "\"" {
-                    if chars.first == "\"" { field.append("\""); chars.removeFirst() } else { quoted = false }
+                    if chars.first == "\"" {
+                        field.append("\"")
+                        chars.removeFirst()
+                    } else {
+                        quoted = false
+                    }
                 } else {
                     field.append(c)
                 }
@@ -392,18 +416,28 @@ enum CSV {
             switch c {
             case "\"":
                 guard field.isEmpty, !wasQuoted else { throw Malformed(description: "stray quote in record \(records.count + 1)") }
-                quoted = true; wasQuoted = true
+                quoted = true
+                wasQuoted = true
             case ",":
-                record.append(field); field = ""; wasQuoted = false
+                record.append(field)
+                field = ""
+                wasQuoted = false
             case "\r\n", "\n", "\r":
-                record.append(field); records.append(record); record = []; field = ""; wasQuoted = false
+                record.append(field)
+                records.append(record)
+                record = []
+                field = ""
+                wasQuoted = false
             default:
                 guard !wasQuoted else { throw Malformed(description: "text after a closing quote in record \(records.count + 1)") }
                 field.append(c)
             }
         }
         if quoted { throw Malformed(description: "unterminated quoted field") }
-        if !field.isEmpty || !record.isEmpty { record.append(field); records.append(record) }
+        if !field.isEmpty || !record.isEmpty {
+            record.append(field)
+            records.append(record)
+        }
         return records
     }
 }

@@ -2,7 +2,7 @@ import BeekonTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The agent with a real gpsd (gpsfake) and as a systemd `Type=notify` service.
@@ -17,8 +17,10 @@ struct AgentGPSDTests {
         let port = FakeGPSD.freePort()
         let fake = try FakeGPSD(log: log, port: port, cycle: 0.02)
         let db = tmp.path("gpsd.sqlite")
-        let args = ["track", "--source", "gpsd://127.0.0.1:\(port)", "--db", db,
-                    "--config", try tmp.gateOffConfig(), "--source-timeout", "2"]
+        let args = [
+            "track", "--source", "gpsd://127.0.0.1:\(port)", "--db", db,
+            "--config", try tmp.gateOffConfig(), "--source-timeout", "2",
+        ]
 
         let first = try AgentProcess(args)
         let start = try await first.waitForLine(timeout: .seconds(30), "the start line") { $0.sessionIDFromStartLine != nil }
@@ -36,8 +38,9 @@ struct AgentGPSDTests {
         try await fake.stop()
         let gone = try await second.waitForExit(timeout: .seconds(30))
         #expect(gone.status == 1 && !gone.signalled, "exit \(gone.status)")
-        #expect(gone.stderr.contains("location source unavailable (locationServicesDisabled): gpsd at 127.0.0.1:\(port) unreachable for 2 s"),
-                "\(gone.stderr)")
+        #expect(
+            gone.stderr.contains("location source unavailable (locationServicesDisabled): gpsd at 127.0.0.1:\(port) unreachable for 2 s"),
+            "\(gone.stderr)")
 
         let status = try await AgentProcess.run(["status", "--db", db, "--json"])
         #expect(status.stdoutText.contains(#""tracking_intent":true"#), "the intent is kept for the next start: \(status.stdoutText)")
@@ -70,12 +73,15 @@ struct AgentGPSDTests {
     @Test func databaseLocation() async throws {
         let tmp = try TempDir()
         var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "STATE_DIRECTORY"); env.removeValue(forKey: "INVOCATION_ID")
+        env.removeValue(forKey: "STATE_DIRECTORY")
+        env.removeValue(forKey: "INVOCATION_ID")
         let none = try await AgentProcess(["track", "--source", "replay:\(Fixtures.walkGPX)"], environment: env).waitForExit()
         #expect(none.status == 2 && none.stderr.contains("pass --db PATH or --state-dir DIR"), "\(none.stderr)")
         let dir = tmp.path("state/sub")
-        let ran = try await AgentProcess(["track", "--source", "replay:\(Fixtures.visnjanGPX)", "--state-dir", dir],
-                                         environment: env).waitForExit()
+        let ran = try await AgentProcess(
+            ["track", "--source", "replay:\(Fixtures.visnjanGPX)", "--state-dir", dir],
+            environment: env
+        ).waitForExit()
         #expect(ran.status == 0, "\(ran.stderr)")
         #expect(FileManager.default.fileExists(atPath: dir + "/beekon.sqlite"))
     }
@@ -88,8 +94,11 @@ struct AgentGPSDTests {
         env["NOTIFY_SOCKET"] = listener.path
         env["WATCHDOG_USEC"] = "400000"
         env.removeValue(forKey: "WATCHDOG_PID")
-        let agent = try AgentProcess(["track", "--source", "replay:\(Fixtures.walkGPX)", "--speed", "1",
-                                      "--db", tmp.path("n.sqlite")], environment: env)
+        let agent = try AgentProcess(
+            [
+                "track", "--source", "replay:\(Fixtures.walkGPX)", "--speed", "1",
+                "--db", tmp.path("n.sqlite"),
+            ], environment: env)
         let ready = try listener.next(timeout: 30) { $0.contains("READY=1") }
         #expect(ready.contains("STATUS=tracking session "))
         let ping = try listener.next(timeout: 10) { $0.contains("WATCHDOG=1") }
@@ -152,8 +161,9 @@ final class FakeGPSD: @unchecked Sendable {
         let missing = [gpsd, gpsfake, python].filter { !FileManager.default.isExecutableFile(atPath: $0) }
         if missing.isEmpty { return true }
         if ProcessInfo.processInfo.environment["BEEKON_SKIP_GPSD"] == "1" { return false }
-        Issue.record("needs \(missing.joined(separator: ", ")) (apt-get install gpsd gpsd-clients python3-gps), or set BEEKON_SKIP_GPSD=1",
-                     sourceLocation: sourceLocation)
+        Issue.record(
+            "needs \(missing.joined(separator: ", ")) (apt-get install gpsd gpsd-clients python3-gps), or set BEEKON_SKIP_GPSD=1",
+            sourceLocation: sourceLocation)
         return false
     }
 
@@ -162,8 +172,9 @@ final class FakeGPSD: @unchecked Sendable {
 
     init(log: String, port: Int, cycle: Double) throws {
         // Unblock the signals the test's threads block (a child inherits the mask), own process group, exec gpsfake.
-        let wrapper = "import os, signal, sys\nsignal.pthread_sigmask(signal.SIG_SETMASK, [])\n" +
-            "try:\n    os.setpgid(0, 0)\nexcept OSError:\n    pass\nos.execv(sys.argv[1], sys.argv[1:])\n"
+        let wrapper =
+            "import os, signal, sys\nsignal.pthread_sigmask(signal.SIG_SETMASK, [])\n"
+            + "try:\n    os.setpgid(0, 0)\nexcept OSError:\n    pass\nos.execv(sys.argv[1], sys.argv[1:])\n"
         process.executableURL = URL(fileURLWithPath: Self.python)
         process.arguments = ["-c", wrapper, Self.python, Self.gpsfake, "-1", "-q", "-P", String(port), "-c", String(cycle), log]
         process.standardOutput = FileHandle.nullDevice
@@ -178,13 +189,19 @@ final class FakeGPSD: @unchecked Sendable {
     /// Kills gpsfake and its gpsd (the process group) and waits for gpsfake's exit.
     func stop() async throws {
         let pid = process.processIdentifier
-        if process.isRunning { kill(-pid, SIGKILL); kill(pid, SIGKILL) }
+        if process.isRunning {
+            kill(-pid, SIGKILL)
+            kill(pid, SIGKILL)
+        }
         for await _ in exited {}
     }
 
     deinit {
         let pid = process.processIdentifier
-        if process.isRunning { kill(-pid, SIGKILL); kill(pid, SIGKILL) }
+        if process.isRunning {
+            kill(-pid, SIGKILL)
+            kill(pid, SIGKILL)
+        }
     }
 
     /// The first `lines` lines of an NMEA log (after its comment line) in `dir`.

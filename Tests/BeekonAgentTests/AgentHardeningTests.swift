@@ -33,8 +33,11 @@ struct AgentHardeningTests {
     func plainHTTPToANonLoopbackHostIsRefused(_ url: String) async throws {
         let tmp = try TempDir()
         let config = try tmp.write("c.json", #"{"sync":{"url":"\#(url)"}}"#)
-        let out = try await AgentProcess.run(["track", "--source", "replay:\(Fixtures.visnjanGPX)", "--db", tmp.path("a.sqlite"),
-                                              "--config", config], timeout: .seconds(60))
+        let out = try await AgentProcess.run(
+            [
+                "track", "--source", "replay:\(Fixtures.visnjanGPX)", "--db", tmp.path("a.sqlite"),
+                "--config", config,
+            ], timeout: .seconds(60))
         #expect(!out.signalled && out.status == 2, "\(url): exit \(out.status) \(out.stderr)")
         #expect(out.stderr.split(separator: "\n").count == 1, "\(out.stderr)")
         #expect(!out.stdout.contains { $0.hasPrefix("started session") })
@@ -43,7 +46,10 @@ struct AgentHardeningTests {
     /// The same for the token endpoint: a refresh over plain http to another host is refused.
     @Test func plainHTTPRefreshURLElsewhereIsRefused() async throws {
         let tmp = try TempDir()
-        let config = try tmp.write("c.json", #"{"sync":{"url":"http://127.0.0.1:9/v1/locations","auth":{"refreshToken":"SECRET-RT-1","refreshUrl":"http://auth.example.com/token"}}}"#)
+        let config = try tmp.write(
+            "c.json",
+            #"{"sync":{"url":"http://127.0.0.1:9/v1/locations","auth":{"refreshToken":"SECRET-RT-1","refreshUrl":"http://auth.example.com/token"}}}"#
+        )
         let out = try await AgentProcess.run(["sync", "--db", tmp.path("a.sqlite"), "--config", config, "--drain-timeout", "1"])
         #expect(!out.signalled && out.status == 2, "exit \(out.status) \(out.stderr)")
         #expect(!out.stderr.contains("SECRET-RT-1"), "the error never echoes a token")
@@ -75,24 +81,32 @@ struct AgentHardeningTests {
 
     /// Edge values every numeric key gets once: huge, tiny, negative, non-integral, overflowing.
     static let edgeNumbers = ["1e300", "1e999", "-1", "0", "0.5", "1e9", "1000000001", "9223372036854775808", "-0", "1e-320"]
-    static let numericKeys = ["minTimeBetweenLocationsSeconds", "minDistanceBetweenLocationsMeters", "stationaryRadiusMeters",
-                              "checkInIntervalSeconds", "turnThresholdDegrees", "turnMinTimeSeconds", "maxDeviationMeters",
-                              "maxIntervalBetweenLocationsSeconds", "intervalSeconds", "batchSize",
-                              "syncThreshold", "expiresAt", "skewMarginSeconds", "latitude", "longitude", "radiusMeters"]
+    static let numericKeys = [
+        "minTimeBetweenLocationsSeconds", "minDistanceBetweenLocationsMeters", "stationaryRadiusMeters",
+        "checkInIntervalSeconds", "turnThresholdDegrees", "turnMinTimeSeconds", "maxDeviationMeters",
+        "maxIntervalBetweenLocationsSeconds", "intervalSeconds", "batchSize",
+        "syncThreshold", "expiresAt", "skewMarginSeconds", "latitude", "longitude", "radiusMeters",
+    ]
     static let edgeCount = numericKeys.count * 2
 
-    struct Mutant: Sendable { var label: String; var text: [UInt8] }
+    struct Mutant: Sendable {
+        var label: String
+        var text: [UInt8]
+    }
 
     /// Mutant `i`: the first `edgeCount` put edge values into one numeric key each, the rest are
     /// seeded random mutations (from `BEEKON_FUZZ_SEED` and `i`) outside the URLs.
     static func mutant(_ i: Int, base: String = AgentHardeningTests.base) -> Mutant {
         let text = Array(base.utf8)
         if i < edgeCount {
-            let k = i / 2, key = numericKeys[k]
+            let k = i / 2
+            let key = numericKeys[k]
             let value = edgeNumbers[(k + (i % 2) * 5) % edgeNumbers.count]
             return Mutant(label: "\(key)=\(value)", text: replaceNumber(of: key, in: text, with: value) ?? text)
         }
-        let protected = ["http://127.0.0.1:9/v1/locations", "http://127.0.0.1:9/oauth/token"].compactMap { text.firstRange(of: Array($0.utf8)) }
+        let protected = ["http://127.0.0.1:9/v1/locations", "http://127.0.0.1:9/oauth/token"].compactMap {
+            text.firstRange(of: Array($0.utf8))
+        }
         var rng = ConfigFuzzRandom(seed: seed &* 0x1000_0000_01B3 ^ UInt64(i))
         _ = rng.next()
         var t = text
@@ -101,27 +115,41 @@ struct AgentHardeningTests {
             var at = Int.random(in: 0..<t.count, using: &rng)
             if protected.contains(where: { $0.contains(at) }) || at >= text.count - 2 { at = 1 }
             switch Int.random(in: 0..<9, using: &rng) {
-            case 0: t[at] = UInt8.random(in: 0x20...0x7E, using: &rng); label += " set@\(at)"
-            case 1: t.remove(at: at); label += " del@\(at)"
-            case 2: t.insert(contentsOf: [[0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0x00]].randomElement(using: &rng)!, at: at); label += " badutf8@\(at)"
-            case 3: t = Array(t.prefix(at)); label += " cut@\(at)"
+            case 0:
+                t[at] = UInt8.random(in: 0x20...0x7E, using: &rng)
+                label += " set@\(at)"
+            case 1:
+                t.remove(at: at)
+                label += " del@\(at)"
+            case 2:
+                t.insert(contentsOf: [[0xFF], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0x00]].randomElement(using: &rng)!, at: at)
+                label += " badutf8@\(at)"
+            case 3:
+                t = Array(t.prefix(at))
+                label += " cut@\(at)"
             case 4:
                 let depth = [600, 20_000].randomElement(using: &rng)!
-                t.insert(contentsOf: Array(repeating: UInt8(ascii: "["), count: depth), at: at); label += " nest\(depth)@\(at)"
-            case 5: t.insert(contentsOf: Array(#""x":"#.utf8) + Array(edgeNumbers.randomElement(using: &rng)!.utf8) + [0x2C], at: 1); label += " newkey"
+                t.insert(contentsOf: Array(repeating: UInt8(ascii: "["), count: depth), at: at)
+                label += " nest\(depth)@\(at)"
+            case 5:
+                t.insert(contentsOf: Array(#""x":"#.utf8) + Array(edgeNumbers.randomElement(using: &rng)!.utf8) + [0x2C], at: 1)
+                label += " newkey"
             case 6:
-                let key = numericKeys.randomElement(using: &rng)!, value = (edgeNumbers + ["\"1\"", "null", "[]", "{}", "true"]).randomElement(using: &rng)!
+                let key = numericKeys.randomElement(using: &rng)!
+                let value = (edgeNumbers + ["\"1\"", "null", "[]", "{}", "true"]).randomElement(using: &rng)!
                 if let r = replaceNumber(of: key, in: t, with: value) { t = r }
                 label += " \(key)=\(value)"
             case 7:
-                let s = [#""\ud800""#, #""\u0000""#, #""a\nb""#, #""""#, #""\#(String(repeating: "x", count: 5_000))""#, #""é""#].randomElement(using: &rng)!
+                let s = [#""\ud800""#, #""\u0000""#, #""a\nb""#, #""""#, #""\#(String(repeating: "x", count: 5_000))""#, #""é""#]
+                    .randomElement(using: &rng)!
                 // Replaces the next string value (keys and structure stay).
                 if let r = t[at...].firstRange(of: Array(#"":""#.utf8)), let end = t[r.upperBound...].firstIndex(of: 0x22) {
                     t.replaceSubrange(r.upperBound - 1...end, with: Array(s.utf8))
                 }
                 label += " string \(s.prefix(12))@\(at)"
             default:
-                let swap = [("true", "\"true\""), ("{", "[") , ("50", "\"50\""), ("\"bearer\"", "\"raw\""), (":[", ":{")].randomElement(using: &rng)!
+                let swap = [("true", "\"true\""), ("{", "["), ("50", "\"50\""), ("\"bearer\"", "\"raw\""), (":[", ":{")].randomElement(
+                    using: &rng)!
                 if let r = t.firstRange(of: Array(swap.0.utf8)) { t.replaceSubrange(r, with: Array(swap.1.utf8)) }
                 label += " \(swap.0)→\(swap.1)"
             }
@@ -151,21 +179,34 @@ struct AgentHardeningTests {
                 let m = all[i]
                 let config = try tmp.write("c\(i).json", Data(m.text))
                 group.addTask {
-                    (m, try await AgentProcess.run(["sync", "--db", tmp.path("a\(i).sqlite"), "--config", config, "--drain-timeout", "1",
-                                                    "--log-level", "critical"], timeout: .seconds(60)))
+                    (
+                        m,
+                        try await AgentProcess.run(
+                            [
+                                "sync", "--db", tmp.path("a\(i).sqlite"), "--config", config, "--drain-timeout", "1",
+                                "--log-level", "critical",
+                            ], timeout: .seconds(60))
+                    )
                 }
             }
-            while next < min(3, all.count) { try launch(next); next += 1 }
+            while next < min(3, all.count) {
+                try launch(next)
+                next += 1
+            }
             for try await (m, out) in group {
                 outcomes[out.signalled ? -out.status : out.status, default: 0] += 1
                 if out.signalled || ![0, 1, 2, 3].contains(out.status) {
-                    tally.input(m.label, ["\(out.signalled ? "signal" : "exit") \(out.status): \(out.stderr.suffix(500))"], crashed: out.signalled)
+                    tally.input(
+                        m.label, ["\(out.signalled ? "signal" : "exit") \(out.status): \(out.stderr.suffix(500))"], crashed: out.signalled)
                 } else if out.status == 2, out.stderr.split(separator: "\n").count != 1 {
                     tally.input(m.label, ["exit 2 without exactly one line: \(out.stderr)"])
                 } else {
                     tally.input(m.label, [])
                 }
-                if next < all.count { try launch(next); next += 1 }
+                if next < all.count {
+                    try launch(next)
+                    next += 1
+                }
             }
         }
         print("config fuzz: \(all.count) files, exit codes \(outcomes.sorted { $0.key < $1.key })")

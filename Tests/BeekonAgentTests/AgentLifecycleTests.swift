@@ -3,9 +3,9 @@ import Beekon
 import Foundation
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// LC-6/LC-7 end to end: a real `beekon track` process killed and restarted.
@@ -69,7 +69,9 @@ struct AgentLifecycleTests {
         let lost = beforeRows.filter { !ids.contains($0.id) }
         let lostCount = lost.count
         let statusAfter = try await AgentStatus.read(db: db).raw
-        #expect(lostCount == 0, """
+        #expect(
+            lostCount == 0,
+            """
             \(lostCount) of the \(k) rows stored before the kill are gone after the resume \
             (\(lost.first?.timestamp ?? "-") … \(lost.last?.timestamp ?? "-")); status after: \(statusAfter)
             """)
@@ -83,10 +85,14 @@ struct AgentLifecycleTests {
         let refRows = try await HistoryRow.read(db: refDB)
         let refTotal = refRows.count
         #expect(total == refTotal, "resumed run stored \(total), an uninterrupted run \(refTotal)")
-        let resumedTimes = rows.map(\.timestamp), refTimes = refRows.map(\.timestamp)
+        let resumedTimes = rows.map(\.timestamp)
+        let refTimes = refRows.map(\.timestamp)
         let firstDifference = zip(resumedTimes, refTimes).enumerated().first { $0.element.0 != $0.element.1 }?.offset
         let sameFixes = resumedTimes == refTimes
-        #expect(sameFixes, "histories differ first at index \(firstDifference.map(String.init) ?? "end"): resumed \(resumedTimes.first ?? "-")…, uninterrupted \(refTimes.first ?? "-")…")
+        #expect(
+            sameFixes,
+            "histories differ first at index \(firstDifference.map(String.init) ?? "end"): resumed \(resumedTimes.first ?? "-")…, uninterrupted \(refTimes.first ?? "-")…"
+        )
     }
 
     /// Many kill/resume cycles in a row: every resume keeps the session and every row stored
@@ -99,7 +105,8 @@ struct AgentLifecycleTests {
         let args = Self.trackArgs(Fixtures.walkGPX, speed: "50", db: db, config: config)
 
         let first = try AgentProcess(args)
-        let session = try #require(try await first.waitForLine("the start line") { $0.hasPrefix("started session ") }.line.sessionIDFromStartLine)
+        let session = try #require(
+            try await first.waitForLine("the start line") { $0.hasPrefix("started session ") }.line.sessionIDFromStartLine)
         try await first.waitForLine("stored ≥ 50") { (Progress.value("stored", in: $0) ?? 0) >= 50 }
         first.send(SIGKILL)
         _ = try await first.waitForExit(timeout: .seconds(30))
@@ -119,7 +126,9 @@ struct AgentLifecycleTests {
             if line != "resumed session \(session)" { failures.append("cycle \(cycle): '\(line)'") }
             if missing > 0 {
                 let status = try await AgentStatus.read(db: db)
-                failures.append("cycle \(cycle): \(missing) of \(storedIDs.count) stored rows gone (aged_rows_total=\(status.raw["aged_rows_total"] ?? "?"))")
+                failures.append(
+                    "cycle \(cycle): \(missing) of \(storedIDs.count) stored rows gone (aged_rows_total=\(status.raw["aged_rows_total"] ?? "?"))"
+                )
                 break
             }
         }
@@ -137,7 +146,8 @@ struct AgentLifecycleTests {
 
         // SIGTERM: clean exit 0, intent kept, session closed with reason system.
         let first = try AgentProcess(args)
-        let s1 = try #require(try await first.waitForLine("the start line") { $0.hasPrefix("started session ") }.line.sessionIDFromStartLine)
+        let s1 = try #require(
+            try await first.waitForLine("the start line") { $0.hasPrefix("started session ") }.line.sessionIDFromStartLine)
         try await first.waitForLine("a stored fix") { (Progress.value("stored", in: $0) ?? 0) >= 2 }
         first.send(SIGTERM)
         let terminated = try await first.waitForExit(timeout: .seconds(30))

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A real `beekon` subprocess: stdout read line by line on a background thread,
@@ -46,7 +46,8 @@ final class AgentProcess: @unchecked Sendable {
         process.executableURL = try AgentBinary.url()
         process.arguments = arguments
         if let environment { process.environment = environment }
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
@@ -59,7 +60,11 @@ final class AgentProcess: @unchecked Sendable {
         try? err.fileHandleForWriting.close()
         Self.reader(out.fileHandleForReading.fileDescriptor, keep: out) { [weak self] chunk in
             self?.update { me in
-                guard let chunk else { me.flushPartial(); me.stdoutClosed = true; return }
+                guard let chunk else {
+                    me.flushPartial()
+                    me.stdoutClosed = true
+                    return
+                }
                 me.partial.append(chunk)
                 while let nl = me.partial.firstIndex(of: 0x0A) {
                     me.lines.append(String(decoding: me.partial[me.partial.startIndex..<nl], as: UTF8.self))
@@ -103,7 +108,8 @@ final class AgentProcess: @unchecked Sendable {
                     cursor += 1
                 }
                 if closed {
-                    throw Timeout(description: "stdout closed before \(what); stdout:\n\(snapshot.joined(separator: "\n"))\nstderr: \(stderrText)")
+                    throw Timeout(
+                        description: "stdout closed before \(what); stdout:\n\(snapshot.joined(separator: "\n"))\nstderr: \(stderrText)")
                 }
                 await changed(since: seen)
                 try Task.checkCancellation()
@@ -123,8 +129,9 @@ final class AgentProcess: @unchecked Sendable {
             process.waitUntilExit()
             let signalled = process.terminationReason == .uncaughtSignal
             return lock.withLock {
-                Outcome(status: process.terminationStatus, signalled: signalled, stdout: lines,
-                        stderr: String(decoding: stderrData, as: UTF8.self))
+                Outcome(
+                    status: process.terminationStatus, signalled: signalled, stdout: lines,
+                    stderr: String(decoding: stderrData, as: UTF8.self))
             }
         }
     }
@@ -143,14 +150,17 @@ final class AgentProcess: @unchecked Sendable {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
             group.addTask {
-                try? await Task.sleep(for: timeout) // a deadline, not synchronisation
+                try? await Task.sleep(for: timeout)  // a deadline, not synchronisation
                 return nil
             }
             defer { group.cancelAll() }
             guard let first = try await group.next(), let value = first else {
                 let out = stdoutLines.suffix(20).joined(separator: "\n")
                 send(SIGKILL)
-                throw Timeout(description: "timed out after \(timeout) \(what) (beekon \(arguments.joined(separator: " "))); last stdout:\n\(out)\nstderr: \(stderrText)")
+                throw Timeout(
+                    description:
+                        "timed out after \(timeout) \(what) (beekon \(arguments.joined(separator: " "))); last stdout:\n\(out)\nstderr: \(stderrText)"
+                )
             }
             return value
         }
@@ -158,7 +168,10 @@ final class AgentProcess: @unchecked Sendable {
 
     /// Suspends until the state changes after `seen` (or the task is cancelled).
     private func changed(since seen: Int) async {
-        let id: Int = lock.withLock { nextWaiter += 1; return nextWaiter }
+        let id: Int = lock.withLock {
+            nextWaiter += 1
+            return nextWaiter
+        }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 let ready: Bool = lock.withLock {
@@ -228,7 +241,7 @@ enum AgentBinary {
         for b in Bundle.allBundles where b.bundlePath.hasSuffix(".xctest") { starts.append(b.bundleURL) }
         if let arg0 = CommandLine.arguments.first { starts.append(URL(fileURLWithPath: arg0)) }
         #if os(Linux)
-        if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") { starts.append(URL(fileURLWithPath: exe)) }
+            if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") { starts.append(URL(fileURLWithPath: exe)) }
         #endif
         for start in starts {
             var dir = start.resolvingSymlinksInPath()
@@ -237,13 +250,18 @@ enum AgentBinary {
                 let candidate = dir.appendingPathComponent("beekon")
                 var isDir: ObjCBool = false
                 if fm.fileExists(atPath: candidate.path, isDirectory: &isDir), !isDir.boolValue,
-                   fm.isExecutableFile(atPath: candidate.path) {
+                    fm.isExecutableFile(atPath: candidate.path)
+                {
                     return .success(candidate)
                 }
             }
         }
         let fallback = Fixtures.packageRoot.appendingPathComponent(".build/debug/beekon")
         if fm.isExecutableFile(atPath: fallback.path) { return .success(fallback) }
-        return .failure(.init(description: "cannot find the beekon executable next to the test bundle (searched from \(starts.map(\.path))); build it or set BEEKON_BINARY"))
+        return .failure(
+            .init(
+                description:
+                    "cannot find the beekon executable next to the test bundle (searched from \(starts.map(\.path))); build it or set BEEKON_BINARY"
+            ))
     }
 }

@@ -3,9 +3,9 @@ import BeekonWire
 import Foundation
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// SY-3..7, SY-11 end to end: the real `beekon` agent uploads over HTTP on loopback to a
@@ -18,8 +18,10 @@ struct AgentSyncTests {
     static let track = Fixtures.walkGPX
 
     static func trackArgs(db: String, config: String, drainTimeout: Int = 40) -> [String] {
-        ["track", "--source", "replay:\(track)", "--speed", "max", "--db", db, "--config", config,
-         "--drain-timeout", "\(drainTimeout)"]
+        [
+            "track", "--source", "replay:\(track)", "--speed", "max", "--db", db, "--config", config,
+            "--drain-timeout", "\(drainTimeout)",
+        ]
     }
 
     /// When the uploads happen relative to the replay.
@@ -34,11 +36,15 @@ struct AgentSyncTests {
     }
 
     /// Gate off, sync to `url` in batches of `batchSize`.
-    static func syncConfig(_ tmp: TempDir, url: String, batchSize: Int = 100, phase: Phase = .duringReplay,
-                           requestTimeout: Double = 30) throws -> String {
+    static func syncConfig(
+        _ tmp: TempDir, url: String, batchSize: Int = 100, phase: Phase = .duringReplay,
+        requestTimeout: Double = 30
+    ) throws -> String {
         let threshold = phase == .duringReplay ? batchSize : 0
         let interval = phase == .duringReplay ? 60 : 3600
-        return try tmp.write("sync.json", """
+        return try tmp.write(
+            "sync.json",
+            """
             {"minTimeBetweenLocationsSeconds":0,"minDistanceBetweenLocationsMeters":0,
              "sync":{"url":"\(url)","batchSize":\(batchSize),"syncThreshold":\(threshold),"intervalSeconds":\(interval),
                      "requestTimeoutSeconds":\(requestTimeout)},
@@ -86,8 +92,9 @@ struct AgentSyncTests {
         #expect(!duplicated.isEmpty, "the stored-then-dropped batch was not re-sent")
 
         let status = try await AgentStatus.read(db: db)
-        #expect(status.int("pending_uploads") == 0 && status.int("open_batches") == 0 && status.int("rejected_locations") == 0,
-                "\(status.raw)")
+        #expect(
+            status.int("pending_uploads") == 0 && status.int("open_batches") == 0 && status.int("rejected_locations") == 0,
+            "\(status.raw)")
     }
 
     /// SY-11: a server that answers after the agent's request deadline
@@ -108,8 +115,9 @@ struct AgentSyncTests {
         let run = try await agent.waitForExit(timeout: .seconds(120))
         #expect(run.status == 0 && !run.signalled, "exit \(run.status): \(run.stderr)")
         let received = receiver.received
-        #expect(received.count >= 2 && received[1].batchID == received[0].batchID,
-                "after the timeout the same batch comes again: \(received.prefix(2).map { $0.batchID?.wireString ?? "?" })")
+        #expect(
+            received.count >= 2 && received[1].batchID == received[0].batchID,
+            "after the timeout the same batch comes again: \(received.prefix(2).map { $0.batchID?.wireString ?? "?" })")
         let problems = Self.deliveryProblems(history: try await HistoryRow.read(db: db), received: received)
         #expect(problems.isEmpty, "\(problems.prefix(10).joined(separator: "\n"))")
     }
@@ -148,7 +156,9 @@ struct AgentSyncTests {
         defer { receiver.stop() }
         let db = tmp.path("agent.sqlite")
         // Threshold wakes only; the interval (1 h of replay time) never comes during the 31 min walk.
-        let config = try tmp.write("sync.json", """
+        let config = try tmp.write(
+            "sync.json",
+            """
             {"minTimeBetweenLocationsSeconds":0,"minDistanceBetweenLocationsMeters":0,
              "sync":{"url":"\(receiver.url)","batchSize":100,"syncThreshold":100,"intervalSeconds":3600}}
             """)
@@ -194,7 +204,8 @@ struct AgentSyncTests {
         #expect(afterKill.int("pending_uploads") == stored.count, "nothing was acknowledged: \(afterKill.raw)")
         receiver.releaseHeld()
 
-        let args = restart == .sync
+        let args =
+            restart == .sync
             ? ["sync", "--db", db, "--config", config, "--drain-timeout", "30"]
             : Self.trackArgs(db: db, config: config)
         let rerun = try await AgentProcess.run(args, timeout: .seconds(60))
@@ -203,7 +214,9 @@ struct AgentSyncTests {
         let received = receiver.received
         let resent = try #require(received.count >= 2 ? received[1] : nil, "nothing was sent after the restart")
         let again = try #require(try? resent.envelope.get(), "undecodable upload: \(resent.envelope)")
-        #expect(again.batchId == held.batchId, "first request after restart: \(again.batchId.wireString), in flight: \(held.batchId.wireString)")
+        #expect(
+            again.batchId == held.batchId, "first request after restart: \(again.batchId.wireString), in flight: \(held.batchId.wireString)"
+        )
         #expect(again.locations == held.locations, "the re-sent batch carries other locations")
         #expect(again.sessionId == held.sessionId && again.sentAt == held.sentAt && again.extras == held.extras)
 
@@ -255,7 +268,10 @@ struct AgentSyncTests {
         if !foreign.isEmpty { problems.append("\(foreign.count) fixes arrived that the agent never stored, e.g. \(foreign[0].wireString)") }
         var lost = 0
         for row in history {
-            guard let id = UUID(uuidString: row.id), let wire = delivered[id] else { lost += 1; continue }
+            guard let id = UUID(uuidString: row.id), let wire = delivered[id] else {
+                lost += 1
+                continue
+            }
             // The history line is the same schema-v1 object plus session_id: compare field by field.
             var expected = row.raw
             expected["session_id"] = nil

@@ -9,10 +9,12 @@ import Testing
 struct AgentTrustedCertificatesConfigTests {
     @Test func relativePathsAreResolvedAgainstTheConfigFolder() throws {
         let tmp = try TempDir()
-        let config = try tmp.write("agent.json", #"{"sync":{"url":"https://h.example/x","trustedCertificates":["ca.pem","/etc/ssl/x.pem"]}}"#)
+        let config = try tmp.write(
+            "agent.json", #"{"sync":{"url":"https://h.example/x","trustedCertificates":["ca.pem","/etc/ssl/x.pem"]}}"#)
         let parsed = try AgentConfig.load(path: config)
         let folder = URL(fileURLWithPath: config).deletingLastPathComponent()
-        #expect(parsed.sdk.sync?.trustedCertificates == [folder.appendingPathComponent("ca.pem").standardizedFileURL.path, "/etc/ssl/x.pem"])
+        #expect(
+            parsed.sdk.sync?.trustedCertificates == [folder.appendingPathComponent("ca.pem").standardizedFileURL.path, "/etc/ssl/x.pem"])
     }
 
     @Test(arguments: [#"[]"#, #""ca.pem""#, #"[5]"#, #"[""]"#])
@@ -32,7 +34,8 @@ struct AgentTrustedCertificatesConfigTests {
         let out = try await AgentProcess.run(["sync", "--db", tmp.path("a.sqlite"), "--config", config, "--drain-timeout", "1"])
         #expect(!out.signalled && out.status == 2, "exit \(out.status): \(out.stderr)")
         #expect(out.stderr.split(separator: "\n").count == 1, "\(out.stderr)")
-        #expect(out.stderr.contains("bad config: invalid configuration: sync.trustedCertificates: \(pem): not a PEM certificate file"),
-                "\(out.stderr)")
+        #expect(
+            out.stderr.contains("bad config: invalid configuration: sync.trustedCertificates: \(pem): not a PEM certificate file"),
+            "\(out.stderr)")
     }
 }

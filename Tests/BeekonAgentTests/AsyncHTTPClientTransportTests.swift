@@ -10,8 +10,9 @@ import Testing
 @Suite("AsyncHTTPClient transport: keep-alive, lost answers, deadline, redirects", .serialized)
 struct AsyncHTTPClientTransportTests {
     static func post(_ receiver: FaultyReceiver, _ n: Int, timeout: Duration = .seconds(30)) -> HTTPRequest {
-        HTTPRequest(url: URL(string: receiver.url)!, headers: ["Content-Type": "application/json", "X-Seq": "\(n)"],
-                    body: Data(#"{"n":\#(n)}"#.utf8), timeout: timeout)
+        HTTPRequest(
+            url: URL(string: receiver.url)!, headers: ["Content-Type": "application/json", "X-Seq": "\(n)"],
+            body: Data(#"{"n":\#(n)}"#.utf8), timeout: timeout)
     }
 
     @Test func requestsShareOneKeptAliveConnection() async throws {
@@ -43,8 +44,9 @@ struct AsyncHTTPClientTransportTests {
         #expect(receiver.connections == 1, "the lost answer was on the kept-alive connection")
         #expect(try await transport.send(Self.post(receiver, 2)).status == 200)
         await transport.shutdown()
-        #expect(receiver.received.map { $0.headers["x-seq"] } == ["0", "1", "2"],
-                "each request exactly once:\n\(receiver.log)")
+        #expect(
+            receiver.received.map { $0.headers["x-seq"] } == ["0", "1", "2"],
+            "each request exactly once:\n\(receiver.log)")
         #expect(receiver.connections == 2)
     }
 
@@ -83,7 +85,10 @@ struct AsyncHTTPClientTransportTests {
             _ = try await transport.send(request)
             Issue.record("a closed port answered")
         } catch {
-            guard case .network(let why) = error else { Issue.record("\(error)"); return }
+            guard case .network(let why) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(why == "cannot connect to 127.0.0.1: connection refused", "\(why)")
         }
         await transport.shutdown()

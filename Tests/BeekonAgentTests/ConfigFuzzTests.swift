@@ -98,8 +98,10 @@ enum ConfigFuzz {
 
         func finish(sourceLocation: SourceLocation = #_sourceLocation) {
             let elapsed = (ContinuousClock.now - start).components
-            ConfigFuzz.report(["name": "\"\(name)\"", "seed": "\(seed)", "scale": "\(scale)", "inputs": "\(inputs)", "crashes": "\(crashes)",
-                               "failures": "\(failures)", "seconds": String(format: "%.2f", Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18)])
+            ConfigFuzz.report([
+                "name": "\"\(name)\"", "seed": "\(seed)", "scale": "\(scale)", "inputs": "\(inputs)", "crashes": "\(crashes)",
+                "failures": "\(failures)", "seconds": String(format: "%.2f", Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18),
+            ])
             for e in examples { Issue.record("\(name): \(e)", sourceLocation: sourceLocation) }
             if failures > examples.count { Issue.record("\(name): and \(failures - examples.count) more", sourceLocation: sourceLocation) }
         }

@@ -20,25 +20,34 @@ struct DrainVerdictTests {
     }
 
     @Test func aHeldFailureExits3KeepingTheRows() {
-        #expect(decide(SyncOutcome(pending: 4, failure: .held(.auth(status: 401))))
+        #expect(
+            decide(SyncOutcome(pending: 4, failure: .held(.auth(status: 401))))
                 == .exit(code: 3, message: "upload failed: auth (HTTP 401); 4 rows kept for a later run"))
     }
 
     @Test func aTransientFailureSyncsAgainAtTheNextAttemptBeforeTheDeadline() {
         let next = now.addingTimeInterval(5)
         #expect(decide(SyncOutcome(pending: 4, failure: .transient("HTTP 503"), nextAttempt: next)) == .retry(at: next))
-        #expect(decide(SyncOutcome(pending: 4, failure: .transient("HTTP 503"), nextAttempt: now.addingTimeInterval(-1))) == .retry(at: now))
+        #expect(
+            decide(SyncOutcome(pending: 4, failure: .transient("HTTP 503"), nextAttempt: now.addingTimeInterval(-1))) == .retry(at: now))
     }
 
     @Test func aNextAttemptAfterTheDeadlineExits3WithTheReason() {
         let late = SyncOutcome(pending: 4, failure: .transient("network error: TLS"), nextAttempt: deadline.addingTimeInterval(1))
-        #expect(decide(late) == .exit(code: 3, message: "upload queue not drained within 60 s (last failure: network error: TLS); 4 rows kept for a later run"))
+        #expect(
+            decide(late)
+                == .exit(
+                    code: 3, message: "upload queue not drained within 60 s (last failure: network error: TLS); 4 rows kept for a later run"
+                ))
         let past = SyncOutcome(pending: 4, failure: .transient("HTTP 503"), nextAttempt: now.addingTimeInterval(1))
-        #expect(decide(past, at: deadline) == .exit(code: 3, message: "upload queue not drained within 60 s (last failure: HTTP 503); 4 rows kept for a later run"))
+        #expect(
+            decide(past, at: deadline)
+                == .exit(code: 3, message: "upload queue not drained within 60 s (last failure: HTTP 503); 4 rows kept for a later run"))
     }
 
     @Test func progressWithoutAFailureSyncsAgainAtOnce() {
         #expect(decide(SyncOutcome(uploadedLocations: 100, pending: 3)) == .retry(at: now))
-        #expect(decide(SyncOutcome(pending: 3)) == .exit(code: 3, message: "upload queue not drained within 60 s; 3 rows kept for a later run"))
+        #expect(
+            decide(SyncOutcome(pending: 3)) == .exit(code: 3, message: "upload queue not drained within 60 s; 3 rows kept for a later run"))
     }
 }

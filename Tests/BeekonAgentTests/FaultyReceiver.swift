@@ -3,9 +3,9 @@ import BeekonTesting
 import BeekonWire
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A small HTTP/1.1 upload receiver on 127.0.0.1:<free port>, written with POSIX
@@ -142,7 +142,7 @@ final class FaultyReceiver: @unchecked Sendable {
                 }
             }
             group.addTask {
-                try? await Task.sleep(for: timeout) // a deadline, not synchronisation
+                try? await Task.sleep(for: timeout)  // a deadline, not synchronisation
                 return nil
             }
             defer { group.cancelAll() }
@@ -161,7 +161,9 @@ final class FaultyReceiver: @unchecked Sendable {
             return heldFDs
         }
         for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
-        releaseCondition.lock(); releaseCondition.broadcast(); releaseCondition.unlock()
+        releaseCondition.lock()
+        releaseCondition.broadcast()
+        releaseCondition.unlock()
     }
 
     /// Stops listening and closes every connection.
@@ -176,7 +178,9 @@ final class FaultyReceiver: @unchecked Sendable {
         shutdown(listenFD, Int32(SHUT_RDWR))
         close(listenFD)
         for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
-        releaseCondition.lock(); releaseCondition.broadcast(); releaseCondition.unlock()
+        releaseCondition.lock()
+        releaseCondition.broadcast()
+        releaseCondition.unlock()
     }
 
     // MARK: - Server
@@ -189,7 +193,10 @@ final class FaultyReceiver: @unchecked Sendable {
                 acceptedConnections += 1
                 return true
             }
-            guard keep else { close(fd); return }
+            guard keep else {
+                close(fd)
+                return
+            }
             let thread = Thread { [self] in
                 serve(fd)
                 lock.withLock { _ = openFDs.remove(fd) }
@@ -263,8 +270,10 @@ final class FaultyReceiver: @unchecked Sendable {
             let index = requests.count
             let action = index < script.count ? script[index] : defaultAction
             let next = index + 1 < script.count ? script[index + 1] : defaultAction
-            requests.append(Request(index: index, action: action, method: method, path: path, headers: headers,
-                                    rawBody: body, envelope: envelope, elapsed: Date().timeIntervalSince(started)))
+            requests.append(
+                Request(
+                    index: index, action: action, method: method, path: path, headers: headers,
+                    rawBody: body, envelope: envelope, elapsed: Date().timeIntervalSince(started)))
             version += 1
             defer { waiters.removeAll() }
             return (action, next == .storeThenDrop, Array(waiters.values))
@@ -274,7 +283,10 @@ final class FaultyReceiver: @unchecked Sendable {
     }
 
     private func changed(since seen: Int) async {
-        let id: Int = lock.withLock { nextWaiter += 1; return nextWaiter }
+        let id: Int = lock.withLock {
+            nextWaiter += 1
+            return nextWaiter
+        }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 let ready: Bool = lock.withLock {

@@ -70,8 +70,9 @@ struct AgentStatus {
         let out = try await AgentProcess.run(["status", "--db", db, "--json"], timeout: .seconds(30))
         try #require(out.status == 0 && !out.signalled, "status failed: \(out.stderr)", sourceLocation: sourceLocation)
         let object = try JSONSerialization.jsonObject(with: Data(out.stdoutText.utf8))
-        let dict = try #require(object as? [String: Any], "status --json is not an object: \(out.stdoutText)",
-                                sourceLocation: sourceLocation)
+        let dict = try #require(
+            object as? [String: Any], "status --json is not an object: \(out.stdoutText)",
+            sourceLocation: sourceLocation)
         return AgentStatus(raw: dict)
     }
 }
@@ -92,8 +93,9 @@ struct HistoryRow {
         try #require(out.status == 0 && !out.signalled, "history failed: \(out.stderr)", sourceLocation: sourceLocation)
         return try out.stdout.filter { !$0.isEmpty }.map { line in
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
-            let dict = try #require(object as? [String: Any], "NDJSON line is not an object: \(line)",
-                                    sourceLocation: sourceLocation)
+            let dict = try #require(
+                object as? [String: Any], "NDJSON line is not an object: \(line)",
+                sourceLocation: sourceLocation)
             return HistoryRow(raw: dict)
         }
     }

@@ -20,7 +20,8 @@ import Testing
         let legacy = try #require(try AdvertisingReport.parse(hciEvent: Examples.legacyReport(data: Examples.iBeacon, rssi: 127)))
         #expect(legacy[0].rssi == nil)
         #expect(try BeaconReading.from(report: legacy[0], scanner: "s", time: Date(timeIntervalSince1970: 0)) == nil)
-        let ext = try #require(try AdvertisingReport.parse(hciEvent: Examples.extendedReport(data: Examples.altBeacon, rssi: -70, txPower: 127)))
+        let ext = try #require(
+            try AdvertisingReport.parse(hciEvent: Examples.extendedReport(data: Examples.altBeacon, rssi: -70, txPower: 127)))
         #expect(ext[0].rssi == -70 && ext[0].txPower == nil && ext[0].eventType == 0x10)
         #expect(ext[0].addressText == "11:22:33:44:55:66")
         let reading = try #require(try BeaconReading.from(report: ext[0], scanner: "s", time: Date(timeIntervalSince1970: 0)))
@@ -43,8 +44,10 @@ import Testing
 
     @Test("BY-5: btsnoop datalinks 1001, 1002 and 2001 around the example bytes give the same readings with record times")
     func btsnoopDatalinks() throws {
-        let events = [Examples.legacyReport(data: Examples.iBeacon, rssi: -65), Examples.ruuviEvent,
-                      Examples.extendedReport(data: Examples.altBeaconPadded, rssi: -80, txPower: 0)]
+        let events = [
+            Examples.legacyReport(data: Examples.iBeacon, rssi: -65), Examples.ruuviEvent,
+            Examples.extendedReport(data: Examples.altBeaconPadded, rssi: -80, txPower: 0),
+        ]
         for datalink: UInt32 in [1001, 1002, 2001] {
             let result = BtsnoopReader.read(Examples.btsnoop(datalink: datalink, events: events), scanner: "pi")
             #expect(result.errorCount == 0, "\(datalink): \(result.messages)")
@@ -60,8 +63,12 @@ import Testing
 
     @Test("BY-5: a truncated or foreign btsnoop file is a counted error, the readings before the cut are kept")
     func badBtsnoop() throws {
-        var data = Examples.btsnoop(datalink: 1002, events: [Examples.legacyReport(data: Examples.iBeacon, rssi: -65),
-                                                            Examples.legacyReport(data: Examples.iBeacon, rssi: -66)])
+        var data = Examples.btsnoop(
+            datalink: 1002,
+            events: [
+                Examples.legacyReport(data: Examples.iBeacon, rssi: -65),
+                Examples.legacyReport(data: Examples.iBeacon, rssi: -66),
+            ])
         data.removeLast(5)
         let cut = BtsnoopReader.read(data)
         #expect(cut.readings.map(\.rssi) == [-65])
@@ -70,7 +77,9 @@ import Testing
         #expect(foreign.messages == ["byte 12: unsupported btsnoop datalink 1003"])
     }
 
-    @Test("BY-5: HCI monitor channel frames (as read from the socket) decode to readings of scanner hci<index>; bad frames are one-line errors")
+    @Test(
+        "BY-5: HCI monitor channel frames (as read from the socket) decode to readings of scanner hci<index>; bad frames are one-line errors"
+    )
     func monitorFrames() throws {
         let event = Examples.legacyReport(data: Examples.iBeacon, rssi: -70)
         let bytes: [UInt8] = [0x03, 0x00, 0x01, 0x00, UInt8(event.count), 0x00] + event

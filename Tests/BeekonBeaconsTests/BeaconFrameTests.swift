@@ -8,7 +8,8 @@ import Testing
     func altBeaconExample() throws {
         let frame = try #require(try BeaconFrame.parse(advertisingData: Examples.altBeacon))
         guard case let .altBeacon(identity, beaconID, rssi, manufacturer, reserved) = frame else {
-            Issue.record("not an AltBeacon: \(frame)"); return
+            Issue.record("not an AltBeacon: \(frame)")
+            return
         }
         #expect(identity.uuid == "2F234454-CF6D-4A0F-ADF2-F4911BA9FFA6")
         #expect(identity.major == 1 && identity.minor == 2)
@@ -26,15 +27,21 @@ import Testing
         #expect(structures.map(\.type) == [0x01, 0xFF])
         let frame = try #require(try BeaconFrame.parse(advertisingData: Examples.altBeaconPadded))
         #expect(frame.identity?.description == "2F234454-CF6D-4A0F-ADF2-F4911BA9FFA6/1/2")
-        guard case let .altBeacon(_, _, rssi, _, reserved) = frame else { Issue.record("\(frame)"); return }
+        guard case let .altBeacon(_, _, rssi, _, reserved) = frame else {
+            Issue.record("\(frame)")
+            return
+        }
         #expect(rssi == -59 && reserved == nil, "the reserved byte is optional, as in the library")
     }
 
     @Test("BY-5: iBeacon — Apple company id, type 0x02 0x15, UUID, big-endian major/minor, power at 1 m")
     func iBeacon() throws {
         let frame = try #require(try BeaconFrame.parse(advertisingData: Examples.iBeacon))
-        #expect(frame == .iBeacon(identity: BeaconIdentity(uuid: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: 1, minor: 2)!,
-                                  measuredPower: -59))
+        #expect(
+            frame
+                == .iBeacon(
+                    identity: BeaconIdentity(uuid: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: 1, minor: 2)!,
+                    measuredPower: -59))
         #expect(frame.kind == "ibeacon")
     }
 
@@ -60,8 +67,12 @@ import Testing
     func eddystoneTLM() throws {
         let data = Examples.hex("0201060303aafe1116aafe20 00 0bb8 1480 000003e8 00002710")
         let frame = try #require(try BeaconFrame.parse(advertisingData: data))
-        #expect(frame == .eddystoneTLM(EddystoneTelemetry(batteryMillivolts: 3000, temperature: 20.5,
-                                                          advertisementCount: 1000, uptimeSeconds: 1000)))
+        #expect(
+            frame
+                == .eddystoneTLM(
+                    EddystoneTelemetry(
+                        batteryMillivolts: 3000, temperature: 20.5,
+                        advertisementCount: 1000, uptimeSeconds: 1000)))
         #expect(throws: BeaconParseError.unsupported(what: "Eddystone-TLM version 1 (encrypted)")) {
             try BeaconFrame.parse(advertisingData: Examples.encryptedTLM)
         }

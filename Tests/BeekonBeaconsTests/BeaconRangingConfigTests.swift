@@ -23,14 +23,16 @@ import Testing
         #expect(try BeaconRangingConfig.parse(Data("{}".utf8)) == BeaconRangingConfig())
     }
 
-    @Test("BY-5: a bad file is refused with one line naming the key", arguments: [
-        (#"{"enterDistanse": 1}"#, "beacons config: unknown key 'enterDistanse'"),
-        (#"{"enterDistance": 3, "exitDistance": 2}"#, "beacons config: exitDistance must be larger than enterDistance"),
-        (#"{"regions": [{"uuid": "nope"}]}"#, "beacons config: regions[0].uuid is not 32 hex digits"),
-        (#"{"model": {"kind": "magic"}}"#, "beacons config: unknown model kind 'magic' (curve-fit, path-loss)"),
-        (#"{"smoothing": {"trim": 0.9}}"#, "beacons config: smoothing.trim must be a number in 0.0…0.45"),
-        ("[1, 2]", "beacons config: not a JSON object"),
-    ])
+    @Test(
+        "BY-5: a bad file is refused with one line naming the key",
+        arguments: [
+            (#"{"enterDistanse": 1}"#, "beacons config: unknown key 'enterDistanse'"),
+            (#"{"enterDistance": 3, "exitDistance": 2}"#, "beacons config: exitDistance must be larger than enterDistance"),
+            (#"{"regions": [{"uuid": "nope"}]}"#, "beacons config: regions[0].uuid is not 32 hex digits"),
+            (#"{"model": {"kind": "magic"}}"#, "beacons config: unknown model kind 'magic' (curve-fit, path-loss)"),
+            (#"{"smoothing": {"trim": 0.9}}"#, "beacons config: smoothing.trim must be a number in 0.0…0.45"),
+            ("[1, 2]", "beacons config: not a JSON object"),
+        ])
     func refuses(_ json: String, _ message: String) {
         #expect(throws: BeaconRangingConfig.Problem.self) { try BeaconRangingConfig.parse(Data(json.utf8)) }
         do { _ = try BeaconRangingConfig.parse(Data(json.utf8)) } catch {

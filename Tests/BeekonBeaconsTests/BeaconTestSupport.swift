@@ -45,7 +45,8 @@ enum Examples {
 
     /// An HCI LE Advertising Report event (no H4 byte) carrying `data` heard at `rssi` (127: unavailable).
     static func legacyReport(data: [UInt8], rssi: Int8, address: [UInt8] = [0x11, 0x22, 0x33, 0x44, 0x55, 0x66]) -> [UInt8] {
-        let params: [UInt8] = [0x02, 0x01, 0x00, 0x00] as [UInt8] + address.reversed() + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
+        let params: [UInt8] =
+            [0x02, 0x01, 0x00, 0x00] as [UInt8] + address.reversed() + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
         return [0x3E, UInt8(params.count)] + params
     }
 
@@ -62,7 +63,7 @@ enum Examples {
     static func btsnoop(datalink: UInt32, events: [[UInt8]], index: UInt16 = 0) -> Data {
         var out = Array("btsnoop\0".utf8) + be32(1) + be32(datalink)
         let start = Int64(1_425_417_360) * 1_000_000 + BtsnoopReader.unixEpochDelta
-        let command: [UInt8] = [0x0C, 0x20, 0x02, 0x01, 0x00] // LE Set Scan Enable
+        let command: [UInt8] = [0x0C, 0x20, 0x02, 0x01, 0x00]  // LE Set Scan Enable
         var packets: [(flags: UInt32, bytes: [UInt8])] = []
         switch datalink {
         case 1002: packets.append((0, [0x01] + command))

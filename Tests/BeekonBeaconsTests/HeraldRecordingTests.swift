@@ -7,7 +7,11 @@ import Testing
 /// distance-estimate error per model, raw vs smoothed, and the 1 m enter decision against the
 /// true distance (SPEC BY-5). `swift test --filter HeraldRecordingTests` prints the BENCHMARKS.md table.
 @Suite struct HeraldRecordingTests {
-    struct Row { var time: TimeInterval; var rssi: Double; var centimetres: Int }
+    struct Row {
+        var time: TimeInterval
+        var rssi: Double
+        var centimetres: Int
+    }
 
     static let rows: [Row] = {
         guard let gz = try? Data(contentsOf: BeaconData.herald), let data = try? Gzip.decompress(gz) else { return [] }
@@ -40,8 +44,10 @@ import Testing
         var smoother = RSSISmoother()
         return rows.map { row in
             smoother.add(row.rssi, at: row.time)
-            return (model.distance(rssi: row.rssi, measuredPower: powerAt1m),
-                    smoother.value(at: row.time).map { model.distance(rssi: $0, measuredPower: powerAt1m) })
+            return (
+                model.distance(rssi: row.rssi, measuredPower: powerAt1m),
+                smoother.value(at: row.time).map { model.distance(rssi: $0, measuredPower: powerAt1m) }
+            )
         }
     }
 
@@ -60,12 +66,16 @@ import Testing
         return out
     }
 
-    @Test("BY-5: herald edison — no enter beyond 2 m at a 1 m threshold after smoothing; the smoothed curve fit is within 0.5 m (median) below 1.5 m")
+    @Test(
+        "BY-5: herald edison — no enter beyond 2 m at a 1 m threshold after smoothing; the smoothed curve fit is within 0.5 m (median) below 1.5 m"
+    )
     func heraldEdison() {
         #expect(Self.rows.count == 84_970)
         #expect(Self.powerAt1m == -74)
-        var table = ["| model | estimate | " + Self.buckets.map { "\($0.0)–\(min($0.1, 340)) cm" }.joined(separator: " | ") + " |",
-                     "|---|---|" + String(repeating: "---|", count: Self.buckets.count)]
+        var table = [
+            "| model | estimate | " + Self.buckets.map { "\($0.0)–\(min($0.1, 340)) cm" }.joined(separator: " | ") + " |",
+            "|---|---|" + String(repeating: "---|", count: Self.buckets.count),
+        ]
         var enterRows: [String] = []
         for (name, model) in Self.models {
             let e = Self.estimates(model)
@@ -80,12 +90,16 @@ import Testing
                 table.append("| \(name) | \(smoothed ? "smoothed" : "raw") | " + cells.joined(separator: " | ") + " |")
                 let enters = Self.enters(model, smoothed: smoothed)
                 let beyond = enters.filter { $0 > 200 }.count
-                enterRows.append("| \(name) | \(smoothed ? "smoothed, dwell 3 s" : "raw, no dwell") | \(enters.count) | \(enters.max() ?? 0) | \(beyond) |")
+                enterRows.append(
+                    "| \(name) | \(smoothed ? "smoothed, dwell 3 s" : "raw, no dwell") | \(enters.count) | \(enters.max() ?? 0) | \(beyond) |"
+                )
                 if smoothed { #expect(beyond == 0, "\(name): enters at \(enters) cm") }
             }
         }
-        print((table + ["", "| model | decision | enters | farthest enter (true cm) | enters beyond 2 m |", "|---|---|---|---|---|"] + enterRows)
-            .joined(separator: "\n"))
+        print(
+            (table + ["", "| model | decision | enters | farthest enter (true cm) | enters beyond 2 m |", "|---|---|---|---|---|"]
+                + enterRows)
+                .joined(separator: "\n"))
         // The curve fit, smoothed, is within 0.5 m (median) up to 1.5 m: where a 1 m trigger decides.
         let e = Self.estimates(CurveFitDistanceModel())
         let near = zip(Self.rows, e).compactMap { row, est in

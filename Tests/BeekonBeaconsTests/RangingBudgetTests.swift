@@ -68,8 +68,10 @@ final class WakeSource: @unchecked Sendable {
 
 /// Ranging under 10 s and 180 s background budgets over a replayed recording (SPEC BY-5).
 @Suite struct RangingBudgetTests {
-    static func run(budgetSeconds: Double, every period: Double, readings: [BeaconReading], tracker: ProximityTracker,
-                    store: any RangingStateStore) async -> (wakes: [BeaconRangingSession.Wake], budget: FixedBudget) {
+    static func run(
+        budgetSeconds: Double, every period: Double, readings: [BeaconReading], tracker: ProximityTracker,
+        store: any RangingStateStore
+    ) async -> (wakes: [BeaconRangingSession.Wake], budget: FixedBudget) {
         let first = readings[0].time
         let clock = TestClock(start: first)
         let budget = FixedBudget(seconds: budgetSeconds, clock: clock)
@@ -85,7 +87,9 @@ final class WakeSource: @unchecked Sendable {
         return (wakes, budget)
     }
 
-    @Test("BY-5: 10 s and 180 s budgets over the two-scanner run — every wake stops and ends its lease a margin before expiry; entries persist across wakes", arguments: [(10.0, 60.0), (180.0, 200.0)])
+    @Test(
+        "BY-5: 10 s and 180 s budgets over the two-scanner run — every wake stops and ends its lease a margin before expiry; entries persist across wakes",
+        arguments: [(10.0, 60.0), (180.0, 200.0)])
     func budgets(_ budgetSeconds: Double, _ period: Double) async throws {
         // The first 10 minutes of the run (about 15,000 readings) keep the test quick.
         let all = BeaconReplay.ordered(BeaconRecording.read(contentsOf: BeaconData.twoScanners).readings)
@@ -94,8 +98,9 @@ final class WakeSource: @unchecked Sendable {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let store = FileRangingStateStore(url: dir.appendingPathComponent("state.json"))
-        let (wakes, budget) = await Self.run(budgetSeconds: budgetSeconds, every: period, readings: readings,
-                                             tracker: RecordingTests.twoScannerTracker(), store: store)
+        let (wakes, budget) = await Self.run(
+            budgetSeconds: budgetSeconds, every: period, readings: readings,
+            tracker: RecordingTests.twoScannerTracker(), store: store)
         #expect(wakes.count == Int((readings[readings.count - 1].time.timeIntervalSince(readings[0].time) / period).rounded(.down)) + 1)
         #expect(budget.records.count == wakes.count)
         for lease in budget.records {
@@ -121,9 +126,12 @@ final class WakeSource: @unchecked Sendable {
         let id = try #require(BeaconIdentity(uuid: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: 1, minor: 1))
         let t0 = Date(timeIntervalSince1970: 1_800_000_000)
         // Near (−50 dBm at a −59 dBm beacon) every 0.5 s during two wakes: 0–10 s and 6–16 s.
-        let readings = (0..<40).map { BeaconReading(scanner: "s", identity: id, measuredPower: -59, rssi: -50, time: t0.addingTimeInterval(Double($0) / 2)) }
-        let tracker = ProximityTracker(regions: [], rule: ProximityRule(enterDistance: 1, exitDistance: 2, dwell: 4, silenceTimeout: 30),
-                                       smoother: RSSISmoother(window: 30, trimFraction: 0.2, minimumSamples: 5))
+        let readings = (0..<40).map {
+            BeaconReading(scanner: "s", identity: id, measuredPower: -59, rssi: -50, time: t0.addingTimeInterval(Double($0) / 2))
+        }
+        let tracker = ProximityTracker(
+            regions: [], rule: ProximityRule(enterDistance: 1, exitDistance: 2, dwell: 4, silenceTimeout: 30),
+            smoother: RSSISmoother(window: 30, trimFraction: 0.2, minimumSamples: 5))
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-ranging-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -144,8 +152,9 @@ final class WakeSource: @unchecked Sendable {
         let third = WakeSource(readings, from: t0.addingTimeInterval(12), clock: clock)
         #expect(await session.wake { third.next() }.events.isEmpty, "entered already: fires once per entry")
         // Afresh (no store), the same second wake needs 2 s of samples and 4 s of dwell: past its 5 s.
-        let fresh = BeaconRangingSession(tracker: tracker, budget: FixedBudget(seconds: 10, clock: clock), clock: clock,
-                                         store: FileRangingStateStore(url: dir.appendingPathComponent("none/state.json")))
+        let fresh = BeaconRangingSession(
+            tracker: tracker, budget: FixedBudget(seconds: 10, clock: clock), clock: clock,
+            store: FileRangingStateStore(url: dir.appendingPathComponent("none/state.json")))
         clock.set(t0.addingTimeInterval(6))
         let again = WakeSource(readings, from: t0.addingTimeInterval(6), clock: clock)
         #expect(await fresh.wake { again.next() }.events.isEmpty)
@@ -157,10 +166,14 @@ final class WakeSource: @unchecked Sendable {
         let budget = FixedBudget(seconds: 10, clock: clock)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-ranging-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let session = BeaconRangingSession(tracker: ProximityTracker(regions: []), budget: budget, clock: clock,
-                                           store: FileRangingStateStore(url: dir))
+        let session = BeaconRangingSession(
+            tracker: ProximityTracker(regions: []), budget: budget, clock: clock,
+            store: FileRangingStateStore(url: dir))
         // A source that would deliver its first reading only after an hour.
-        async let wake = session.wake { try? await clock.sleep(for: .seconds(3_600)); return nil }
+        async let wake = session.wake {
+            try? await clock.sleep(for: .seconds(3_600))
+            return nil
+        }
         await clock.waitForSleepers(2)
         clock.advance(by: .seconds(5))
         let result = await wake

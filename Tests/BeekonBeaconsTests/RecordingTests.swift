@@ -8,8 +8,9 @@ import Testing
     /// the Pi scanners' dongles hear a beacon on the next desk ~30 dB below the beacons' 1 m power,
     /// so "near" is 6 m by the default curve fit (about −89 dBm for these −62 dBm beacons).
     static func twoScannerTracker() -> ProximityTracker {
-        ProximityTracker(regions: [], rule: ProximityRule(enterDistance: 6, exitDistance: 8, dwell: 3, silenceTimeout: 30),
-                         smoother: RSSISmoother(window: 10, trimFraction: 0.2, minimumSamples: 5))
+        ProximityTracker(
+            regions: [], rule: ProximityRule(enterDistance: 6, exitDistance: 8, dwell: 3, silenceTimeout: 30),
+            smoother: RSSISmoother(window: 10, trimFraction: 0.2, minimumSamples: 5))
     }
 
     static func twoScannerEvents() throws -> [ProximityEvent] {
@@ -20,7 +21,9 @@ import Testing
         return BeaconReplay.events(of: result.readings, tracker: &tracker)
     }
 
-    @Test("BY-5: starksm64 two-scanner run — beacons on a scanner stay inside its proximity and never enter at the other; minor 1 enters Room202 and ends in Room201")
+    @Test(
+        "BY-5: starksm64 two-scanner run — beacons on a scanner stay inside its proximity and never enter at the other; minor 1 enters Room202 and ends in Room201"
+    )
     func twoScanners() throws {
         let events = try Self.twoScannerEvents()
         let start = Date(timeIntervalSince1970: 1_425_417_360.553)

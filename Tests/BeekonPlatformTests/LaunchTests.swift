@@ -18,7 +18,8 @@ struct LaunchTests {
     }
 
     @Test func aRelaunchWithAPersistedIntentResumesTheSameSessionWhenTheAppOnlyObservesState() async throws {
-        let dir = TempDir(), clock = TestClock()
+        let dir = TempDir()
+        let clock = TestClock()
         let before = ScriptedProvider()
         let killed = Beekon(dependencies: BeekonDependencies(databasePath: dir.db, provider: before, clock: clock))
         try await killed.start()
@@ -26,9 +27,10 @@ struct LaunchTests {
         await feed(killed, before, [fix(0)], expecting: 1)
         // The process dies here (no stop, no shutdown). The OS relaunches the app:
         let after = ScriptedProvider()
-        let relaunched = Beekon(dependencies: BeekonDependencies(
-            databasePath: dir.db, provider: after, clock: clock, resumesOnFirstUse: true))
-        for await state in relaunched.state where state == .tracking { break }   // the app only subscribes
+        let relaunched = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dir.db, provider: after, clock: clock, resumesOnFirstUse: true))
+        for await state in relaunched.state where state == .tracking { break }  // the app only subscribes
         #expect(await relaunched.sessionID == session)
         #expect(await after.isRunning)
         // The gate continues from the last stored fix: the cached first fix is dropped, a later one stored.
@@ -45,26 +47,30 @@ struct LaunchTests {
     }
 
     @Test func anyFirstCallAlsoResumes() async throws {
-        let dir = TempDir(), clock = TestClock()
+        let dir = TempDir()
+        let clock = TestClock()
         let killed = Beekon(dependencies: BeekonDependencies(databasePath: dir.db, provider: ScriptedProvider(), clock: clock))
         try await killed.start()
         let session = await killed.sessionID
-        let relaunched = Beekon(dependencies: BeekonDependencies(
-            databasePath: dir.db, provider: ScriptedProvider(), clock: clock, resumesOnFirstUse: true))
+        let relaunched = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dir.db, provider: ScriptedProvider(), clock: clock, resumesOnFirstUse: true))
         _ = try await relaunched.pendingUploadCount()
         #expect(relaunched.currentState == .tracking)
         #expect(await relaunched.sessionID == session)
-        #expect(try await relaunched.resumeIfNeeded() == false)   // already resumed: nothing to do
+        #expect(try await relaunched.resumeIfNeeded() == false)  // already resumed: nothing to do
     }
 
     @Test func withoutAnIntentTheRelaunchStaysIdle() async throws {
-        let dir = TempDir(), clock = TestClock()
+        let dir = TempDir()
+        let clock = TestClock()
         let first = Beekon(dependencies: BeekonDependencies(databasePath: dir.db, provider: ScriptedProvider(), clock: clock))
         try await first.start()
-        try await first.stop()   // the user stopped: the intent is cleared
+        try await first.stop()  // the user stopped: the intent is cleared
         let provider = ScriptedProvider()
-        let relaunched = Beekon(dependencies: BeekonDependencies(
-            databasePath: dir.db, provider: provider, clock: clock, resumesOnFirstUse: true))
+        let relaunched = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dir.db, provider: provider, clock: clock, resumesOnFirstUse: true))
         _ = try await relaunched.storeReport()
         #expect(relaunched.currentState == .idle)
         #expect(await provider.startCount == 0)
@@ -72,27 +78,28 @@ struct LaunchTests {
     }
 
     @Test func withoutAutoResumeTheHostDecides() async throws {
-        let dir = TempDir(), clock = TestClock()
+        let dir = TempDir()
+        let clock = TestClock()
         let killed = Beekon(dependencies: BeekonDependencies(databasePath: dir.db, provider: ScriptedProvider(), clock: clock))
         try await killed.start()
         let relaunched = Beekon(dependencies: BeekonDependencies(databasePath: dir.db, provider: ScriptedProvider(), clock: clock))
         _ = try await relaunched.storeReport()
-        #expect(relaunched.currentState == .idle)   // the agent and tests call resumeIfNeeded() themselves
+        #expect(relaunched.currentState == .idle)  // the agent and tests call resumeIfNeeded() themselves
         #expect(try await relaunched.resumeIfNeeded())
     }
 
     #if os(Linux)
-    @Test func onLinuxTheSharedInstanceSaysHowToSupplyAProvider() async {
-        let deps = BeekonDependencies.platformDefault
-        #expect(!deps.resumesOnFirstUse)
-        do {
-            _ = try await deps.provider.start(mode: .balanced)
-            Issue.record("the Linux default provider must not start")
-        } catch let error as LocationProviderError {
-            #expect("\(error)".contains("Beekon(dependencies:)"))
-        } catch {
-            Issue.record("unexpected \(error)")
+        @Test func onLinuxTheSharedInstanceSaysHowToSupplyAProvider() async {
+            let deps = BeekonDependencies.platformDefault
+            #expect(!deps.resumesOnFirstUse)
+            do {
+                _ = try await deps.provider.start(mode: .balanced)
+                Issue.record("the Linux default provider must not start")
+            } catch let error as LocationProviderError {
+                #expect("\(error)".contains("Beekon(dependencies:)"))
+            } catch {
+                Issue.record("unexpected \(error)")
+            }
         }
-    }
     #endif
 }

@@ -25,7 +25,7 @@ struct LocationAccessTests {
         #expect(LocationAccess(authorization: .denied).decision == .stop(.permissionDenied))
         var flagged = LocationAccess(authorization: .always)
         flagged.authorizationDenied = true
-        flagged.accuracyLimited = true   // a stop outranks any quality flag
+        flagged.accuracyLimited = true  // a stop outranks any quality flag
         #expect(flagged.decision == .stop(.permissionDenied))
         var restricted = LocationAccess(authorization: .whenInUse)
         restricted.authorizationRestricted = true
@@ -76,7 +76,7 @@ struct LocationPowerPlanTests {
             #expect(!plan.pausesAutomatically)
             #expect(plan.allowsBackgroundUpdates)
             #expect(plan.showsBackgroundIndicator)
-            #expect(plan.significantChanges)   // relaunch works in every mode
+            #expect(plan.significantChanges)  // relaunch works in every mode
         }
         let precision = LocationPowerPlan(mode: .high)
         #expect(precision.desiredAccuracy == .bestForNavigation)

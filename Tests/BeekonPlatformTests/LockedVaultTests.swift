@@ -21,8 +21,9 @@ struct LockedVaultTests {
     }
 
     @Test func aLockedVaultDefersAndKeepsTheRotatedTokens() async throws {
-        let seed = AuthConfig(accessToken: "seed-access", refreshToken: "seed-refresh",
-                              refreshUrl: URL(string: "http://127.0.0.1:9/token")!)
+        let seed = AuthConfig(
+            accessToken: "seed-access", refreshToken: "seed-refresh",
+            refreshUrl: URL(string: "http://127.0.0.1:9/token")!)
         let rotated = TokenRefresher.VaultRecord(
             tokens: TokenSet(accessToken: "rotated-access", refreshToken: "rotated-refresh", expiresAt: nil),
             seedFingerprint: RefreshExchange.seedFingerprint(seed), dead: false)
@@ -34,7 +35,7 @@ struct LockedVaultTests {
             secrets: vault, changes: Broadcast<AuthChange>(), logger: Logger(label: "test"))
         await refresher.start()
         #expect(await refresher.authorization() == .wait(until: clock.now().addingTimeInterval(60)))
-        #expect(vault.contents == stored)   // nothing adopted, nothing written
+        #expect(vault.contents == stored)  // nothing adopted, nothing written
 
         vault.unlock()
         #expect(await refresher.authorization() == .proceed(authorization: "Bearer rotated-access"))

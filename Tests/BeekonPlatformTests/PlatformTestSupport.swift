@@ -15,8 +15,9 @@ final class TempDir: @unchecked Sendable {
 
 /// A fix `seconds` after the test clock's start, `north` metres north of 48° N 11° E.
 func fix(_ seconds: Double, north: Double = 0) -> RawFix {
-    RawFix(timestamp: TestClock().now().addingTimeInterval(seconds),
-           latitude: 48.0 + north / 111_195.0, longitude: 11.0, accuracy: 5)
+    RawFix(
+        timestamp: TestClock().now().addingTimeInterval(seconds),
+        latitude: 48.0 + north / 111_195.0, longitude: 11.0, accuracy: 5)
 }
 
 /// Feeds `fixes` and waits until `count` positions were stored (emitted after the write).

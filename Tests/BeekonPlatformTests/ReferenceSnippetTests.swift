@@ -22,7 +22,15 @@ import Testing
 /// local `Text` that records the label and without that one `await`.
 @discardableResult
 func referenceObservingState(_ Text: @escaping @Sendable (String) -> Void) -> Task<Void, Never> {
-    Task { for await state in Beekon.shared.state { switch state { case .idle: Text("Not started") case .tracking: Text("Live") case .stopped(let reason): Text("Stopped: \(reason)") } }}
+    Task {
+        for await state in Beekon.shared.state {
+            switch state {
+            case .idle: Text("Not started")
+            case .tracking: Text("Live")
+            case .stopped(let reason): Text("Stopped: \(reason)")
+            }
+        }
+    }
 }
 
 /// 002 "Turn on sync", verbatim.
@@ -31,7 +39,7 @@ func referenceTurnOnSync() async throws {
         BeekonConfig.selfManaged(
             sync: SyncConfig(
                 url: URL(string: "https://api.example.com/locations")!,
-                headers: ["Authorization": "Bearer <static-token>"], // optional
+                headers: ["Authorization": "Bearer <static-token>"],  // optional
                 intervalSeconds: 300,
                 batchSize: 100
             )
@@ -43,13 +51,13 @@ func referenceDeclarativeRefresh() -> SyncConfig {
     let config = SyncConfig(
         url: URL(string: "https://api.example.com/locations")!,
         auth: AuthConfig(
-            accessToken: "<initial access token>", // seed, optional
-            refreshToken: "<initial refresh token>", // seed
-            expiresAt: Date().timeIntervalSince1970 + 3600, // epoch seconds
+            accessToken: "<initial access token>",  // seed, optional
+            refreshToken: "<initial refresh token>",  // seed
+            expiresAt: Date().timeIntervalSince1970 + 3600,  // epoch seconds
             refreshUrl: URL(string: "https://auth.example.com/oauth/token")!,
             refreshPayload: [
                 "grant_type": "refresh_token",
-                "refresh_token": "{refreshToken}", // substituted at refresh time
+                "refresh_token": "{refreshToken}",  // substituted at refresh time
             ]
             // strategy: .bearer, refreshBodyFormat: .form, skewMarginSeconds: 60 — defaults
         ))
@@ -63,18 +71,22 @@ struct ReferenceSnippetTests {
         let (labels, label) = AsyncStream.makeStream(of: String.self)
         let task = referenceObservingState { label.yield($0) }
         var first: String?
-        for await l in labels { first = l; break }
+        for await l in labels {
+            first = l
+            break
+        }
         task.cancel()
         #expect(first == "Not started")
     }
 
     @Test func selfManagedIsTheSyncConfigurationWithEveryOtherDefault() throws {
-        let sync = SyncConfig(url: URL(string: "https://api.example.com/locations")!,
-                              headers: ["Authorization": "Bearer <static-token>"], intervalSeconds: 300, batchSize: 100)
+        let sync = SyncConfig(
+            url: URL(string: "https://api.example.com/locations")!,
+            headers: ["Authorization": "Bearer <static-token>"], intervalSeconds: 300, batchSize: 100)
         let config = BeekonConfig.selfManaged(sync: sync)
         #expect(config == BeekonConfig(sync: sync))
         try config.validate()
-        #expect(BeekonConfig.selfManaged(sync: nil).sync == nil)   // local-only
+        #expect(BeekonConfig.selfManaged(sync: nil).sync == nil)  // local-only
     }
 
     @Test func theDeclarativeRefreshSnippetIsAValidRecipeWithTheDocumentedDefaults() throws {
@@ -89,12 +101,14 @@ struct ReferenceSnippetTests {
 
     @Test func theTurnOnSyncConfigurationIsAcceptedByAnInstance() async throws {
         let dir = TempDir()
-        let beekon = Beekon(dependencies: BeekonDependencies(
-            databasePath: dir.db, provider: ScriptedProvider(), clock: TestClock(),
-            transport: ForbiddenTransport { _ in Issue.record("nothing is pending: no request expected") }))
-        let config = BeekonConfig.selfManaged(sync: SyncConfig(
-            url: URL(string: "https://api.example.com/locations")!, headers: ["Authorization": "Bearer <static-token>"],
-            intervalSeconds: 300, batchSize: 100))
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dir.db, provider: ScriptedProvider(), clock: TestClock(),
+                transport: ForbiddenTransport { _ in Issue.record("nothing is pending: no request expected") }))
+        let config = BeekonConfig.selfManaged(
+            sync: SyncConfig(
+                url: URL(string: "https://api.example.com/locations")!, headers: ["Authorization": "Bearer <static-token>"],
+                intervalSeconds: 300, batchSize: 100))
         try await beekon.configure(config)
         #expect(try await beekon.configuration() == config)
     }

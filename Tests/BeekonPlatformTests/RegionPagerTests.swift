@@ -12,9 +12,10 @@ struct RegionPagerTests {
     static let fences: [Geofence] = (0..<100_000).map { n in
         func frac(_ x: Double) -> Double { x - x.rounded(.down) }
         let k = Double(n + 1)
-        return Geofence(id: "f\(n)", latitude: 44.1 + frac(0.5 + k * 0.754_877_666_246_692_7) * 1.8,
-                        longitude: 12.7 + frac(0.5 + k * 0.569_840_290_998_053_2) * 2.6,
-                        radiusMeters: 50 + frac(k * 0.618_033_988_749_894_8) * 250)
+        return Geofence(
+            id: "f\(n)", latitude: 44.1 + frac(0.5 + k * 0.754_877_666_246_692_7) * 1.8,
+            longitude: 12.7 + frac(0.5 + k * 0.569_840_290_998_053_2) * 2.6,
+            radiusMeters: 50 + frac(k * 0.618_033_988_749_894_8) * 250)
     }
 
     static func edge(_ f: Geofence, _ lat: Double, _ lon: Double) -> Double {
@@ -36,8 +37,11 @@ struct RegionPagerTests {
     @Test func aWalkAcrossAHundredThousandFences() {
         var paging = RegionPaging(fences: Self.fences)
         var monitored: Set<String> = []
-        var churn = 0, repages = 0, clampedPages = 0
-        let steps = 2000, stepDegrees = 0.0005   // 2,000 × ~39 m eastwards ≈ 78 km
+        var churn = 0
+        var repages = 0
+        var clampedPages = 0
+        let steps = 2000
+        let stepDegrees = 0.0005  // 2,000 × ~39 m eastwards ≈ 78 km
         let lat = 45.0
         var refreshRadius = 0.0
         let corridor = Self.fences.filter { abs($0.latitude - lat) < 0.01 }
@@ -63,7 +67,9 @@ struct RegionPagerTests {
         }
         let km = Geodesy.distance(lat, 13.0, lat, 13.0 + Double(steps) * stepDegrees) / 1000
         let perKm = Double(churn) / km
-        print("region pager: \(repages) re-pages over \(String(format: "%.1f", km)) km, slot churn \(churn) (\(String(format: "%.1f", perKm))/km), \(clampedPages) pages at the 150 m floor")
+        print(
+            "region pager: \(repages) re-pages over \(String(format: "%.1f", km)) km, slot churn \(churn) (\(String(format: "%.1f", perKm))/km), \(clampedPages) pages at the 150 m floor"
+        )
         #expect(repages >= 2)
         // Bounded: a re-page changes at most 2 × 19 slots, and re-pages are at least 150 m apart.
         #expect(Double(repages) <= km * 1000 / RegionPager.minimumRefreshRadiusMeters + 1)
@@ -74,7 +80,7 @@ struct RegionPagerTests {
         let few = (0..<5).map { Geofence(id: "g\($0)", latitude: 45 + Double($0) * 0.01, longitude: 14, radiusMeters: 100) }
         let page = RegionPager(fences: few).page(latitude: 45, longitude: 14)
         #expect(Set(page.fences.map(\.id)) == Set(few.map(\.id)))
-        #expect(page.fences.first?.id == "g0")   // nearest first
+        #expect(page.fences.first?.id == "g0")  // nearest first
         #expect(page.refresh.radiusMeters == RegionPager.maximumRefreshRadiusMeters)
         #expect(RegionPager(fences: []).page(latitude: 0, longitude: 0).fences.isEmpty)
     }
@@ -94,7 +100,7 @@ struct RegionPagerTests {
         let change = RegionPage(fences: [moved, c], refresh: refresh)
             .changes(from: RegionPage(fences: [a, b], refresh: refresh))
         #expect(change.remove == ["a"])
-        #expect(change.add.map(\.id) == ["b", "c"])   // b changed, so it is re-added
+        #expect(change.add.map(\.id) == ["b", "c"])  // b changed, so it is re-added
         #expect(change.churn == 3)
     }
 
@@ -103,7 +109,7 @@ struct RegionPagerTests {
         #expect(paging.observe(latitude: 45, longitude: 14)?.add.isEmpty == true)
         let change = paging.replace(fences: [Geofence(id: "x", latitude: 45.001, longitude: 14, radiusMeters: 50)])
         #expect(change?.add.map(\.id) == ["x"])
-        #expect(paging.observe(latitude: 45.0001, longitude: 14) == nil)   // still inside the refresh region
+        #expect(paging.observe(latitude: 45.0001, longitude: 14) == nil)  // still inside the refresh region
         #expect(paging.reset() == ["x", RegionPager.refreshIdentifier])
     }
 }

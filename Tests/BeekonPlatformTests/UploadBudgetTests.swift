@@ -12,14 +12,18 @@ import Testing
 struct UploadBudgetTests {
     @Test func budgetExpiryMidUploadCancelsTheRequestAndTheNextAttemptSendsTheSameBatch() async throws {
         let server = try StallingServer()
-        let dir = TempDir(), clock = TestClock(), provider = ScriptedProvider()
+        let dir = TempDir()
+        let clock = TestClock()
+        let provider = ScriptedProvider()
         let budget = ScriptedBudget(nil)
-        let beekon = Beekon(dependencies: BeekonDependencies(
-            databasePath: dir.db, provider: provider, clock: clock, transport: URLSessionTransport(),
-            randomUnit: { 0 }, executionBudget: budget))
-        try await beekon.configure(BeekonConfig(
-            minTimeBetweenLocationsSeconds: 0, minDistanceBetweenLocationsMeters: 0,
-            sync: SyncConfig(url: URL(string: "http://127.0.0.1:\(server.port)/ingest")!)))
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dir.db, provider: provider, clock: clock, transport: URLSessionTransport(),
+                randomUnit: { 0 }, executionBudget: budget))
+        try await beekon.configure(
+            BeekonConfig(
+                minTimeBetweenLocationsSeconds: 0, minDistanceBetweenLocationsMeters: 0,
+                sync: SyncConfig(url: URL(string: "http://127.0.0.1:\(server.port)/ingest")!)))
         try await beekon.start()
         await feed(beekon, provider, [fix(0), fix(1, north: 10), fix(2, north: 20)], expecting: 3)
         #expect(try await beekon.pendingUploadCount() == 3)
@@ -28,22 +32,22 @@ struct UploadBudgetTests {
         budget.set(.seconds(10))
         let sleepers = clock.sleeperCount
         let firstSync = Task { try await beekon.sync() }
-        let firstBatch = try #require(await server.nextRequest())   // the server holds it unanswered
-        await clock.waitForSleepers(sleepers + 1)                       // the budget's timer
+        let firstBatch = try #require(await server.nextRequest())  // the server holds it unanswered
+        await clock.waitForSleepers(sleepers + 1)  // the budget's timer
         clock.advance(by: .seconds(5))
         let outcome = try await firstSync.value
-        #expect(await server.waitUntilClientClosed())                  // the request was cancelled
+        #expect(await server.waitUntilClientClosed())  // the request was cancelled
         #expect(outcome.uploadedLocations == 0)
         if case .transient(let why)? = outcome.failure {
             #expect(why.contains("background time ran out"))
         } else {
             Issue.record("the outcome names no budget failure: \(outcome)")
         }
-        #expect(try await beekon.pendingUploadCount() == 3)            // rows kept
+        #expect(try await beekon.pendingUploadCount() == 3)  // rows kept
         #expect(beekon.currentSyncStatus == .idle)
 
-        budget.set(nil)                                                 // back in the foreground
-        try await beekon.sync()                                         // next attempt
+        budget.set(nil)  // back in the foreground
+        try await beekon.sync()  // next attempt
         let secondBatch = try #require(await server.nextRequest())
         #expect(secondBatch.batchId == firstBatch.batchId)
         #expect(secondBatch.locations.map(\.id) == firstBatch.locations.map(\.id))
@@ -54,12 +58,15 @@ struct UploadBudgetTests {
     }
 
     @Test func noTimeLeftMeansNoRequestAndNothingLost() async throws {
-        let dir = TempDir(), clock = TestClock(), provider = ScriptedProvider()
+        let dir = TempDir()
+        let clock = TestClock()
+        let provider = ScriptedProvider()
         let transport = ScriptedTransport()
-        let budget = ScriptedBudget(.seconds(3))   // under the 5 s safety margin
-        let beekon = Beekon(dependencies: BeekonDependencies(
-            databasePath: dir.db, provider: provider, clock: clock, transport: transport,
-            randomUnit: { 0 }, executionBudget: budget))
+        let budget = ScriptedBudget(.seconds(3))  // under the 5 s safety margin
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dir.db, provider: provider, clock: clock, transport: transport,
+                randomUnit: { 0 }, executionBudget: budget))
         try await beekon.start()
         await feed(beekon, provider, [fix(0)], expecting: 1)
         try await beekon.configure(BeekonConfig(sync: SyncConfig(url: URL(string: "http://127.0.0.1:9/ingest")!)))
@@ -77,7 +84,7 @@ struct UploadBudgetTests {
         #expect(window.allowance(remaining: nil) == nil)
         #expect(window.allowance(remaining: .seconds(30)) == .seconds(25))
         #expect(window.allowance(remaining: .seconds(4)) == .zero)
-        #expect(BackgroundTime.remaining(seconds: .greatestFiniteMagnitude) == nil)   // foreground
+        #expect(BackgroundTime.remaining(seconds: .greatestFiniteMagnitude) == nil)  // foreground
         #expect(BackgroundTime.remaining(seconds: 179.5) == .milliseconds(179_500))
         #expect(BackgroundTime.remaining(seconds: -1) == .zero)
     }
@@ -110,20 +117,24 @@ final class StallingServer: @unchecked Sendable {
             var first = true
             while let conn = LoopbackSocket.accept(fd) {
                 var reader = HTTPMessageReader(fd: conn)
-                guard let head = reader.readHead() else { close(conn); continue }
+                guard let head = reader.readHead() else {
+                    close(conn)
+                    continue
+                }
                 var headers: [String: String] = [:]
                 for line in head.split(separator: "\r\n").dropFirst() {
                     let parts = line.split(separator: ":", maxSplits: 1)
                     if parts.count == 2 { headers[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces) }
                 }
                 if let body = reader.readBody(headers: headers),
-                   let json = try? Gzip.decompress(Data(body)), let envelope = try? WireEnvelope.decode(json) {
+                    let json = try? Gzip.decompress(Data(body)), let envelope = try? WireEnvelope.decode(json)
+                {
                     gotRequest.yield(envelope)
                 }
                 if first {
                     first = false
                     var byte: UInt8 = 0
-                    while read(conn, &byte, 1) > 0 {}   // until the client closes (cancellation)
+                    while read(conn, &byte, 1) > 0 {}  // until the client closes (cancellation)
                     gotClose.yield()
                 } else {
                     _ = LoopbackSocket.sendAll(conn, Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
@@ -133,7 +144,10 @@ final class StallingServer: @unchecked Sendable {
         }
     }
 
-    deinit { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+    deinit {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
 
     /// The next request's envelope.
     func nextRequest() async -> WireEnvelope? {

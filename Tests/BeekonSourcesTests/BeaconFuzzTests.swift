@@ -56,7 +56,8 @@ struct BeaconFuzzTests {
         var tally = FuzzTally("beacons: frames")
         for i in 0..<1_000 * Fuzz.scale {
             var rng = Fuzz.rng(0xBEAC, i)
-            let data = i % 2 == 0
+            let data =
+                i % 2 == 0
                 ? (0..<Int.random(in: 0...62, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
                 : Self.mutate(Self.frames[i / 2 % Self.frames.count], &rng)
             do {
@@ -94,10 +95,12 @@ struct BeaconFuzzTests {
     func recordings() throws {
         let log = try SharedData.data("beacons/starksm64_two_scanners_2015-03-03.json.gz")
         let text = Array(try Gzip.decompress(log).prefix(6_000))
-        let capture = [UInt8](Self.btsnoop(events: Self.frames.map { f in
-            let params: [UInt8] = [0x02, 0x01, 0x00, 0x00, 1, 2, 3, 4, 5, 6, UInt8(f.count)] + f + [0xB0]
-            return [0x3E, UInt8(params.count)] + params
-        }))
+        let capture = [UInt8](
+            Self.btsnoop(
+                events: Self.frames.map { f in
+                    let params: [UInt8] = [0x02, 0x01, 0x00, 0x00, 1, 2, 3, 4, 5, 6, UInt8(f.count)] + f + [0xB0]
+                    return [0x3E, UInt8(params.count)] + params
+                }))
         var tally = FuzzTally("beacons: recordings")
         for i in 0..<100 * Fuzz.fileScale {
             var rng = Fuzz.rng(0xB7, i)

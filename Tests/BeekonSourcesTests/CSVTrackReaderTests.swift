@@ -11,15 +11,16 @@ struct CSVTrackReaderTests {
 
     @Test("header aliases, quoted fields, optional columns, ISO and epoch times")
     func basic() throws {
-        let r = try Self.csv("""
-        "Timestamp",Latitude,lng,Accuracy,speed,Course,ele,note,is_mock
-        2024-05-01T10:00:00Z,48.1,11.5,4.5,1.25,90,520,"a, ""quoted"" note",false
-        2024-05-01T10:00:01.250+02:00,48.2,11.6,,,,,"multi
-        line",true
-        1714557602,48.3,11.7,,,,,,
-        1714557603000,48.4,11.8,,,,,,
+        let r = try Self.csv(
+            """
+            "Timestamp",Latitude,lng,Accuracy,speed,Course,ele,note,is_mock
+            2024-05-01T10:00:00Z,48.1,11.5,4.5,1.25,90,520,"a, ""quoted"" note",false
+            2024-05-01T10:00:01.250+02:00,48.2,11.6,,,,,"multi
+            line",true
+            1714557602,48.3,11.7,,,,,,
+            1714557603000,48.4,11.8,,,,,,
 
-        """)
+            """)
         #expect(r.fixes.count == 4)
         #expect(r.diagnostics.skipped == 0)
         let f = r.fixes[0]
@@ -41,18 +42,19 @@ struct CSVTrackReaderTests {
 
     @Test("bad rows are skipped and counted, with line numbers")
     func badRows() throws {
-        let r = try Self.csv("""
-        time,lat,lon
-        2024-05-01T10:00:00Z,1,2
-        2024-05-01T10:00:01Z,NaN,2
-        2024-05-01T10:00:02Z,91,2
-        2024-05-01T10:00:03Z,1
-        not a time,1,2
-        ,1,2
-        2024-05-01T10:00:04Z,1,inf
-        2024-05-01T10:00:05Z,1e999,2
-        2024-05-01T10:00:06Z,"1,2
-        """)
+        let r = try Self.csv(
+            """
+            time,lat,lon
+            2024-05-01T10:00:00Z,1,2
+            2024-05-01T10:00:01Z,NaN,2
+            2024-05-01T10:00:02Z,91,2
+            2024-05-01T10:00:03Z,1
+            not a time,1,2
+            ,1,2
+            2024-05-01T10:00:04Z,1,inf
+            2024-05-01T10:00:05Z,1e999,2
+            2024-05-01T10:00:06Z,"1,2
+            """)
         #expect(r.fixes.count == 1)
         let d = r.diagnostics
         #expect(d.records == 9)
@@ -74,8 +76,14 @@ struct CSVTrackReaderTests {
         let e4 = #expect(throws: TrackReadError.self) { try Self.csv("time,lat,lon\n") }
         #expect(e4?.description.contains("no data rows") == true)
         let e5 = #expect(throws: TrackReadError.self) { try Self.csv("time,lat,lon\nx,y,z\n") }
-        guard case .noFixes(let file, let d)? = e5 else { Issue.record("expected noFixes"); return }
+        guard case .noFixes(let file, let d)? = e5 else {
+            Issue.record("expected noFixes")
+            return
+        }
         #expect(file == "t.csv" && d.skipped == 1)
-        #expect(e5?.description == "t.csv: no usable fix in 1 CSV records (1 bad coordinate); first problem: line 2: invalid latitude/longitude \"y\", \"z\"")
+        #expect(
+            e5?.description
+                == "t.csv: no usable fix in 1 CSV records (1 bad coordinate); first problem: line 2: invalid latitude/longitude \"y\", \"z\""
+        )
     }
 }

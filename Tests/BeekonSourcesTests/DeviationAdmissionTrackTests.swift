@@ -66,7 +66,8 @@ struct DeviationAdmissionTrackTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let clock = TestClock(start: fixes[0].timestamp)
-        let p1 = ScriptedProvider(), p2 = ScriptedProvider()
+        let p1 = ScriptedProvider()
+        let p2 = ScriptedProvider()
         let first = Beekon(dependencies: BeekonDependencies(databasePath: dir + "/db.sqlite", provider: p1, clock: clock))
         try await first.configure(BeekonConfig(whenStationary: .keepTracking, maxDeviationMeters: 25))
         try await first.start()

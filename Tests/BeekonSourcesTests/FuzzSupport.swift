@@ -43,9 +43,13 @@ struct FuzzTally {
     func finish(sourceLocation: SourceLocation = #_sourceLocation) {
         let d = (ContinuousClock.now - start).components
         let seconds = Double(d.seconds) + Double(d.attoseconds) / 1e18
-        Self.append(#"{"name":"\#(name)","seed":\#(Fuzz.seed),"scale":\#(Fuzz.scale),"inputs":\#(inputs),"crashes":0,"failures":\#(failures),"seconds":\#(String(format: "%.2f", seconds))}"#)
+        Self.append(
+            #"{"name":"\#(name)","seed":\#(Fuzz.seed),"scale":\#(Fuzz.scale),"inputs":\#(inputs),"crashes":0,"failures":\#(failures),"seconds":\#(String(format: "%.2f", seconds))}"#
+        )
         for e in examples { Issue.record("\(name): \(e)", sourceLocation: sourceLocation) }
-        if failures > examples.count { Issue.record("\(name): \(failures - examples.count) more failing inputs", sourceLocation: sourceLocation) }
+        if failures > examples.count {
+            Issue.record("\(name): \(failures - examples.count) more failing inputs", sourceLocation: sourceLocation)
+        }
     }
 
     /// One whole line per `write` with O_APPEND, so parallel fuzzers never interleave.

@@ -21,14 +21,16 @@ struct FuzzTests {
         let n = Int.random(in: 0...maxCount, using: &rng)
         // Bias towards the characters the formats care about.
         let alphabet = Array("$*,.\n\r<>/\"{}:0123456789ABCDEFGNPRMCSVWtrkpt lat=".utf8)
-        return Data((0..<n).map { _ in
-            Bool.random(using: &rng) ? alphabet.randomElement(using: &rng)! : UInt8.random(in: 0...255, using: &rng)
-        })
+        return Data(
+            (0..<n).map { _ in
+                Bool.random(using: &rng) ? alphabet.randomElement(using: &rng)! : UInt8.random(in: 0...255, using: &rng)
+            })
     }
 
     /// A reader's error is one non-empty line.
     static func oneLine(_ error: TrackReadError) -> [String] {
-        error.description.isEmpty || error.description.contains(where: \.isNewline) ? ["error is not one line: \(error.description.debugDescription)"] : []
+        error.description.isEmpty || error.description.contains(where: \.isNewline)
+            ? ["error is not one line: \(error.description.debugDescription)"] : []
     }
 
     @Test("random bytes: no crash, no fix", arguments: [TrackFormat.gpx, .nmea, .csv, .ndjson])
@@ -53,7 +55,7 @@ struct FuzzTests {
     @Test(arguments: [
         "Ij0KtW5H3yzvIFsKazIsMzg8IHQL+grCmTZsR2QeCZmKvyouQw1DkSQNSkQ0JVZQaw+d8v7dh/pTU6ZTLx8+M7FF9EJwCTZBQyZcRDJGJdFeTfJwJ9QPcX0diaGFciBDXC8+CkVNYUEkdGENzHL2aj5Ge3RppKUgdHSm1VhFhjxGZTQGIPPXTVZhcG9X7UYKWk2gA8cfpSeHebA8RT8uRnRDJGE8a3RncCw0JFIqLmRgNCpSJhsdj0P+7j68UzJ7M5NDvVNyqjqcIujEUt2OQyA4AjlBL2H3TlONbMNtz301OWG5AhAsdD0uOglDiFMfMSo0WkQk9i+MQzlcRyp0NE1w+V3KzSi+PEcNWDTvKptEVQRgcipVfTEiUypDCe10cB7WUzoK8zM8PHSdVsJBl1U5fWT8M0I0BEY9PbeZ6z9WQUNQKTz8JDR/ULZ0qvFX2N17RmRABHQ8PERSVo6CONvMICqAwb88rGy4hSqW2Ehhbg==",
         "lv9sLCIkOB1GRHdhc3RBsA8yLAosV9kwN0E68DhBPjhEQyTuqJ5fC0cPWcwGsisNQWuTCkIvNjKTInCfotowtw5XNTUNHD4dM1QsClBHRkFOOZkm0BcyMMOogCd2IFCup0XiQzWVfa0wMH9LYQ3ePAI88IRDOLpXLkM4xn3ivWmMObM=",
-        "InRpDQptZSIsbGF0CiJ4", // a short one: "ti␍␊me",lat␊"x
+        "InRpDQptZSIsbGF0CiJ4",  // a short one: "ti␍␊me",lat␊"x
     ])
     func csvHeaderWithALineBreakFailsWithOneLine(_ base64: String) {
         #expect(throws: TrackReadError.self) { try CSVTrackReader.read(Data(base64Encoded: base64)!) }
@@ -67,8 +69,14 @@ struct FuzzTests {
     /// reader error is now escaped to one line in `TrackReadError.description`.
     @Test(arguments: [
         (TrackFormat.nmea, "MSq/OFTeLjLiq3RzGzHWPDgAGSFDN2wqqjUMMzlRNVBGcHA="),
-        (.nmea, "Q1gvJNXzWjo5Q1loynuQOn9H0ENXEZYkKleA0gwwdLxnTUI91y90ujcSNXs5Fw/vcDNRU6h9dBNrAbFQa5xeb3M4dDRsgk5IOG8zojcgQRe0M1BWNg0kRDd0dLYza6UyRwp0JHI4Uy5HcFIqQ99tojxGdDA4NXFCsS5/VzZQqQsvPzWsnSwNu3BBxMwyVnR/pfYTPA=="),
-        (.csv, "DUFs6rNkwoV/Vy6gdEVSayrXkkSTRjokMk0qcSw0V0J9huAneplFMq9FKmo5OSo9NDJDmA00cw1GKuU1JDBsQo4NL3Q29KPLmUd0ti95RjQcPnRGIfMH9WA6JC5OQjY8RkTIU0NPPhp38KR9OmJWo6ccMi8gJDRGy2F0KvQ4vaA42FAuLuhyclf4B84dRlLHQ0EjQu5DMFM="),
+        (
+            .nmea,
+            "Q1gvJNXzWjo5Q1loynuQOn9H0ENXEZYkKleA0gwwdLxnTUI91y90ujcSNXs5Fw/vcDNRU6h9dBNrAbFQa5xeb3M4dDRsgk5IOG8zojcgQRe0M1BWNg0kRDd0dLYza6UyRwp0JHI4Uy5HcFIqQ99tojxGdDA4NXFCsS5/VzZQqQsvPzWsnSwNu3BBxMwyVnR/pfYTPA=="
+        ),
+        (
+            .csv,
+            "DUFs6rNkwoV/Vy6gdEVSayrXkkSTRjokMk0qcSw0V0J9huAneplFMq9FKmo5OSo9NDJDmA00cw1GKuU1JDBsQo4NL3Q29KPLmUd0ti95RjQcPnRGIfMH9WA6JC5OQjY8RkTIU0NPPhp38KR9OmJWo6ccMi8gJDRGy2F0KvQ4vaA42FAuLuhyclf4B84dRlLHQ0EjQu5DMFM="
+        ),
     ])
     func readerErrorsFoundByFuzzingAreOneLine(_ format: TrackFormat, _ base64: String) {
         let reader = Self.readers.first { $0.0 == format }!.1
@@ -93,7 +101,9 @@ struct FuzzTests {
         ] {
             #expect(throws: TrackReadError.self) { try GPXReader.read(Data(bytes)) }
         }
-        let latin1 = Array(#"<gpx><trk><name>Caf"#.utf8) + [0xE9] + Array(#"</name><trkseg><trkpt lat="1" lon="2"><time>2024-01-01T00:00:00Z</time></trkpt></trkseg></trk></gpx>"#.utf8)
+        let latin1 =
+            Array(#"<gpx><trk><name>Caf"#.utf8) + [0xE9]
+            + Array(#"</name><trkseg><trkpt lat="1" lon="2"><time>2024-01-01T00:00:00Z</time></trkpt></trkseg></trk></gpx>"#.utf8)
         let r = try GPXReader.read(Data(latin1))
         #expect(r.fixes.count == 1 && allSane(r.fixes))
     }
@@ -147,9 +157,11 @@ struct FuzzTests {
     func mutatedOthers() throws {
         let gpx = try SharedData.data("gpx/togeojson_apple_watch_walk_1hz.gpx")
         let clean = try GPXReader.read(gpx).fixes
-        let csvText = "time,lat,lon,accuracy,speed,bearing,altitude\n" + clean.prefix(300).map {
-            "\(WireTimestamp($0.timestamp)),\($0.latitude),\($0.longitude),\($0.accuracy ?? 0),\($0.speed ?? 0),\($0.bearing ?? 0),\($0.altitude ?? 0)"
-        }.joined(separator: "\n")
+        let csvText =
+            "time,lat,lon,accuracy,speed,bearing,altitude\n"
+            + clean.prefix(300).map {
+                "\(WireTimestamp($0.timestamp)),\($0.latitude),\($0.longitude),\($0.accuracy ?? 0),\($0.speed ?? 0),\($0.bearing ?? 0),\($0.altitude ?? 0)"
+            }.joined(separator: "\n")
         let ndjsonText = clean.prefix(300).map {
             "{\"timestamp\":\"\(WireTimestamp($0.timestamp))\",\"latitude\":\($0.latitude),\"longitude\":\($0.longitude),\"speed\":\($0.speed ?? 0)}"
         }.joined(separator: "\n")

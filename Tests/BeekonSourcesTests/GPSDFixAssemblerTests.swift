@@ -23,21 +23,27 @@ struct GPSDFixAssemblerTests {
 
     @Test func decodesTPVAndSKY() throws {
         guard case .tpv(let t) = try GPSDMessage.decode(Array(Self.boatLines[2].utf8)) else {
-            Issue.record("not a TPV"); return
+            Issue.record("not a TPV")
+            return
         }
         #expect(t.mode == 3 && t.lat == 52.850155 && t.lon == 5.313616667 && t.speed == 2.881 && t.track == 230.5)
         #expect(t.eph == 11.4 && t.epx == 7.467 && t.epy == 8.881 && t.epv == 20.7 && t.device == "/dev/pts/1")
         #expect(t.time == Date(timeIntervalSince1970: 1_534_758_457))
         guard case .sky(let s) = try GPSDMessage.decode(Array(Self.boatLines[4].utf8)) else {
-            Issue.record("not a SKY"); return
+            Issue.record("not a SKY")
+            return
         }
         #expect(s.hdop == 0.6 && s.pdop == 1.1 && s.satellitesUsed == 12)
         #expect(try GPSDMessage.decode(Array(Self.boatLines[0].utf8)) == .other("VERSION"))
         #expect(throws: GPSDMessage.DecodeError.notJSONObject) { try GPSDMessage.decode(Array("$GPGGA,1".utf8)) }
         #expect(throws: GPSDMessage.DecodeError.noClass) { try GPSDMessage.decode(Array(#"{"mode":3}"#.utf8)) }
         // Wrong types are absent fields, not a lost report.
-        guard case .tpv(let odd) = try GPSDMessage.decode(Array(#"{"class":"TPV","mode":"3","lat":true,"lon":1e400,"time":7,"speed":-0.0}"#.utf8)) else {
-            Issue.record("not a TPV"); return
+        guard
+            case .tpv(let odd) = try GPSDMessage.decode(
+                Array(#"{"class":"TPV","mode":"3","lat":true,"lon":1e400,"time":7,"speed":-0.0}"#.utf8))
+        else {
+            Issue.record("not a TPV")
+            return
         }
         #expect(odd.mode == 0 && odd.lat == nil && odd.lon == nil && odd.time == nil && odd.speed == 0)
     }
@@ -79,7 +85,8 @@ struct GPSDFixAssemblerTests {
         var t = GPSDMessage.TPV(mode: 3)
         #expect(GPSDFixAssembler.horizontalAccuracy(t, hdop: nil) == nil)
         #expect(GPSDFixAssembler.horizontalAccuracy(t, hdop: 1.2) == 6.0, "SKY hdop × 5 m")
-        t.epx = 3; t.epy = 4
+        t.epx = 3
+        t.epy = 4
         #expect(GPSDFixAssembler.horizontalAccuracy(t, hdop: 1.2) == 5.0, "sqrt(epx² + epy²)")
         t.eph = 7.5
         #expect(GPSDFixAssembler.horizontalAccuracy(t, hdop: 1.2) == 7.5, "eph wins")
@@ -147,7 +154,9 @@ struct GPSDFixAssemblerTests {
         let deep = Array(repeating: UInt8(ascii: "["), count: 10_000) + [0x0A]
         let nested = Array(#"{"class":"TPV","satellites":"#.utf8) + Array(repeating: UInt8(ascii: "["), count: 5_000) + [0x0A]
         let long = Array(repeating: UInt8(ascii: "{"), count: GPSDMessage.maxLineLength + 10) + [0x0A]
-        for input in [deep, nested, long] { tally.input("pathological", a.feed(input, now: now).isEmpty ? [] : ["a fix from a pathological line"]) }
+        for input in [deep, nested, long] {
+            tally.input("pathological", a.feed(input, now: now).isEmpty ? [] : ["a fix from a pathological line"])
+        }
         _ = a.flush()
         #expect(a.statistics.malformedLines > 0)
         tally.finish()

@@ -21,8 +21,9 @@ struct GPSDProviderTests {
         #expect(expected.count == 80)
         let port = GPSFake.freePort()
         let collector = StreamCollector()
-        let provider = GPSDProvider(configuration: .init(port: port, policy: .init(gracePeriod: .seconds(20)), settle: 0.5),
-                                    onEvent: collector.eventHandler())
+        let provider = GPSDProvider(
+            configuration: .init(port: port, policy: .init(gracePeriod: .seconds(20)), settle: 0.5),
+            onEvent: collector.eventHandler())
         collector.consume(try await provider.start(mode: .balanced))
         let fake = try GPSFake(log: log.path, port: port, cycle: 0.01)
         let last = expected.last!.timestamp
@@ -37,8 +38,9 @@ struct GPSDProviderTests {
         #expect(got.count == run.count, "one fix per epoch: \(got.count) fixes for \(run.count) epochs")
         for (i, (g, e)) in zip(got, run).enumerated() {
             #expect(g.timestamp == e.timestamp)
-            #expect(abs(g.latitude - e.latitude) <= 1e-6 && abs(g.longitude - e.longitude) <= 1e-6,
-                    "\(g.timestamp): \(g.latitude),\(g.longitude) vs \(e.latitude),\(e.longitude)")
+            #expect(
+                abs(g.latitude - e.latitude) <= 1e-6 && abs(g.longitude - e.longitude) <= 1e-6,
+                "\(g.timestamp): \(g.latitude),\(g.longitude) vs \(e.latitude),\(e.longitude)")
             // The watch may start mid-epoch: the first epoch can lack the GGA's altitude and HDOP.
             guard i > 0 else { continue }
             if let a = e.altitude { #expect(abs((g.altitude ?? .nan) - a) < 0.01) }
@@ -98,7 +100,12 @@ struct GPSDProviderTests {
         let fake1 = try GPSFake(log: first.path, port: port, cycle: 0.02)
         try await collector.wait("5 fixes from the first gpsd") { $0.fixes.count >= 5 }
         try await fake1.stop()
-        try await collector.wait("the disconnect") { s in s.events.contains { if case .disconnected = $0 { return true }; return false } }
+        try await collector.wait("the disconnect") { s in
+            s.events.contains {
+                if case .disconnected = $0 { return true }
+                return false
+            }
+        }
         let before = await collector.fixes.count
 
         let fake2 = try GPSFake(log: second.path, port: port, cycle: 0.02)
@@ -123,8 +130,9 @@ struct GPSDProviderTests {
     @Test func unreachableFromTheStartGivesUpAfterGrace() async throws {
         let port = GPSFake.freePort()
         let collector = StreamCollector()
-        let provider = GPSDProvider(configuration: .init(port: port, policy: .init(gracePeriod: .milliseconds(800))),
-                                    onEvent: collector.eventHandler())
+        let provider = GPSDProvider(
+            configuration: .init(port: port, policy: .init(gracePeriod: .milliseconds(800))),
+            onEvent: collector.eventHandler())
         let started = ContinuousClock.now
         collector.consume(try await provider.start(mode: .balanced))
         try await collector.wait("the stream to fail", timeout: .seconds(10)) { $0.finished }
@@ -137,7 +145,11 @@ struct GPSDProviderTests {
         }
         #expect(why.contains("refused"), "\(why)")
         let events = await collector.events
-        #expect(events.contains { if case .gaveUp = $0 { return true }; return false })
+        #expect(
+            events.contains {
+                if case .gaveUp = $0 { return true }
+                return false
+            })
     }
 }
 

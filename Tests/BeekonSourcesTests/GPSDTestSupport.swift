@@ -3,7 +3,7 @@ import Testing
 import Beekon
 @testable import BeekonSources
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real gpsd fed by `gpsfake` on a free loopback port. Tests that need it call
@@ -20,7 +20,9 @@ final class GPSFake: @unchecked Sendable {
         let missing = [gpsd, gpsfake, python].filter { !fm.isExecutableFile(atPath: $0) }
         if missing.isEmpty { return true }
         if ProcessInfo.processInfo.environment["BEEKON_SKIP_GPSD"] == "1" { return false }
-        Issue.record("gpsd test needs \(missing.joined(separator: ", ")) (apt-get install gpsd gpsd-clients python3-gps), or set BEEKON_SKIP_GPSD=1", sourceLocation: sourceLocation)
+        Issue.record(
+            "gpsd test needs \(missing.joined(separator: ", ")) (apt-get install gpsd gpsd-clients python3-gps), or set BEEKON_SKIP_GPSD=1",
+            sourceLocation: sourceLocation)
         return false
     }
 
@@ -35,9 +37,10 @@ final class GPSFake: @unchecked Sendable {
         // Test threads block most signals and a spawned child inherits that mask:
         // unblock, then exec, so gpsd behaves as it would under a shell.
         // Its own session, so stop() can kill gpsfake and its gpsd together.
-        let unblock = "import os, signal, sys\nsignal.pthread_sigmask(signal.SIG_SETMASK, [])\n" +
-            "try:\n    os.setpgid(0, 0)\nexcept OSError:\n    pass\n" +
-            "signal.signal(signal.SIGPIPE, signal.SIG_DFL)\nos.execv(sys.argv[1], sys.argv[1:])\n"
+        let unblock =
+            "import os, signal, sys\nsignal.pthread_sigmask(signal.SIG_SETMASK, [])\n"
+            + "try:\n    os.setpgid(0, 0)\nexcept OSError:\n    pass\n"
+            + "signal.signal(signal.SIGPIPE, signal.SIG_DFL)\nos.execv(sys.argv[1], sys.argv[1:])\n"
         process.arguments = ["-c", unblock, Self.python, Self.gpsfake, "-1", "-q", "-P", String(port), "-c", String(cycle), log]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -53,7 +56,10 @@ final class GPSFake: @unchecked Sendable {
     /// linger after the log ends, so it is not used.)
     func stop() async throws {
         let pid = process.processIdentifier
-        if process.isRunning { kill(-pid, SIGKILL); kill(pid, SIGKILL) }
+        if process.isRunning {
+            kill(-pid, SIGKILL)
+            kill(pid, SIGKILL)
+        }
         try await Deadline.run(.seconds(20), "gpsfake exit") { [exited] in
             for await _ in exited {}
         }
@@ -61,7 +67,10 @@ final class GPSFake: @unchecked Sendable {
 
     deinit {
         let pid = process.processIdentifier
-        if process.isRunning { kill(-pid, SIGKILL); kill(pid, SIGKILL) }
+        if process.isRunning {
+            kill(-pid, SIGKILL)
+            kill(pid, SIGKILL)
+        }
     }
 
     /// A TCP port that was free a moment ago.
@@ -91,11 +100,16 @@ final class EventLog: @unchecked Sendable {
 enum Deadline {
     struct Expired: Error, CustomStringConvertible { var description: String }
 
-    static func run<T: Sendable>(_ limit: Duration, _ what: String,
-                                 _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    static func run<T: Sendable>(
+        _ limit: Duration, _ what: String,
+        _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
-            group.addTask { try? await Task.sleep(for: limit); return nil }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return nil
+            }
             defer { group.cancelAll() }
             guard let first = try await group.next(), let value = first else {
                 throw Expired(description: "timed out after \(limit) waiting for \(what)")
@@ -124,7 +138,7 @@ actor StreamCollector {
 
     nonisolated func eventHandler() -> @Sendable (LiveSourceEvent) -> Void {
         { [eventLog] event in
-            eventLog.append(event) // synchronously, so events keep their order relative to the stream
+            eventLog.append(event)  // synchronously, so events keep their order relative to the stream
             Task { await self.eventArrived() }
         }
     }
@@ -141,25 +155,38 @@ actor StreamCollector {
         }
     }
 
-    func add(_ fix: RawFix) { fixes.append(fix); check() }
+    func add(_ fix: RawFix) {
+        fixes.append(fix)
+        check()
+    }
     func eventArrived() { check() }
-    func finish(_ r: Result<Void, any Error>) { outcome = r; check() }
+    func finish(_ r: Result<Void, any Error>) {
+        outcome = r
+        check()
+    }
 
     /// Waits (bounded) until `condition` holds; throws with the state on timeout or
     /// when the stream ends without it.
-    func wait(_ what: String, timeout: Duration = .seconds(30),
-              _ condition: @escaping @Sendable (Snapshot) -> Bool) async throws {
+    func wait(
+        _ what: String, timeout: Duration = .seconds(30),
+        _ condition: @escaping @Sendable (Snapshot) -> Bool
+    ) async throws {
         do {
             try await Deadline.run(timeout, what) { [self] in
                 await self.suspend(until: condition)
             }
         } catch {
             let s = snapshot
-            throw Deadline.Expired(description: "\(error): \(s.fixes.count) fixes (last \(String(describing: s.fixes.last?.timestamp))), events \(s.events.suffix(6)), outcome \(String(describing: outcome))")
+            throw Deadline.Expired(
+                description:
+                    "\(error): \(s.fixes.count) fixes (last \(String(describing: s.fixes.last?.timestamp))), events \(s.events.suffix(6)), outcome \(String(describing: outcome))"
+            )
         }
         let s = snapshot
         if !condition(s) {
-            throw Deadline.Expired(description: "stream ended before \(what): \(s.fixes.count) fixes, events \(s.events), outcome \(String(describing: outcome))")
+            throw Deadline.Expired(
+                description:
+                    "stream ended before \(what): \(s.fixes.count) fixes, events \(s.events), outcome \(String(describing: outcome))")
         }
     }
 

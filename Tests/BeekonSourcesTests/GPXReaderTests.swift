@@ -63,24 +63,27 @@ struct GPXReaderTests {
     }
 
     static func gpx(_ body: String, version: String = "1.1") -> Data {
-        Data("""
-        <?xml version="1.0" encoding="UTF-8"?>
-        <gpx version="\(version)" creator="test" xmlns="http://www.topografix.com/GPX/1/1"
-             xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v2">
-        \(body)
-        </gpx>
-        """.utf8)
+        Data(
+            """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <gpx version="\(version)" creator="test" xmlns="http://www.topografix.com/GPX/1/1"
+                 xmlns:gpxtpx="http://www.garmin.com/xmlschemas/TrackPointExtension/v2">
+            \(body)
+            </gpx>
+            """.utf8)
     }
 
     @Test("namespaced extensions, GPX 1.0 speed/course, hdop fallback and rtept fallback")
     func variants() throws {
-        let r = try GPXReader.read(Self.gpx("""
-        <rte><rtept lat="1.5" lon="2.5"><time>2024-01-01T00:00:00.5+01:00</time><hdop>2</hdop>
-          <extensions><gpxtpx:TrackPointExtension><gpxtpx:speed>3.5</gpxtpx:speed><gpxtpx:course>90</gpxtpx:course></gpxtpx:TrackPointExtension></extensions>
-        </rtept>
-        <rtept lat="1.6" lon="2.6"><time>2024-01-01T00:00:01Z</time><speed>4</speed><course>180</course><hdop>2</hdop><extensions><hAcc>7</hAcc></extensions></rtept></rte>
-        <wpt lat="9" lon="9"><time>2024-01-01T00:00:00Z</time></wpt>
-        """))
+        let r = try GPXReader.read(
+            Self.gpx(
+                """
+                <rte><rtept lat="1.5" lon="2.5"><time>2024-01-01T00:00:00.5+01:00</time><hdop>2</hdop>
+                  <extensions><gpxtpx:TrackPointExtension><gpxtpx:speed>3.5</gpxtpx:speed><gpxtpx:course>90</gpxtpx:course></gpxtpx:TrackPointExtension></extensions>
+                </rtept>
+                <rtept lat="1.6" lon="2.6"><time>2024-01-01T00:00:01Z</time><speed>4</speed><course>180</course><hdop>2</hdop><extensions><hAcc>7</hAcc></extensions></rtept></rte>
+                <wpt lat="9" lon="9"><time>2024-01-01T00:00:00Z</time></wpt>
+                """))
         #expect(r.fixes.count == 2)
         #expect(r.fixes[0].speed == 3.5)
         #expect(r.fixes[0].bearing == 90)
@@ -93,19 +96,21 @@ struct GPXReaderTests {
 
     @Test("points without time, bad coordinates, fix none: skipped and counted")
     func skipped() throws {
-        let r = try GPXReader.read(Self.gpx("""
-        <trk><trkseg>
-        <trkpt lat="10" lon="20"><time>2024-01-01T00:00:00Z</time></trkpt>
-        <trkpt lat="10" lon="20"></trkpt>
-        <trkpt lat="91" lon="20"><time>2024-01-01T00:00:01Z</time></trkpt>
-        <trkpt lat="NaN" lon="20"><time>2024-01-01T00:00:02Z</time></trkpt>
-        <trkpt lat="10" lon="inf"><time>2024-01-01T00:00:03Z</time></trkpt>
-        <trkpt lon="20"><time>2024-01-01T00:00:04Z</time></trkpt>
-        <trkpt lat="10" lon="20"><time>yesterday</time></trkpt>
-        <trkpt lat="10" lon="20"><time>2024-01-01T00:00:05Z</time><fix>none</fix></trkpt>
-        <trkpt lat="10" lon="20"><time>2024-01-01T00:00:06Z</time><ele>nan</ele><speed>1e999</speed></trkpt>
-        </trkseg></trk>
-        """), source: "t.gpx")
+        let r = try GPXReader.read(
+            Self.gpx(
+                """
+                <trk><trkseg>
+                <trkpt lat="10" lon="20"><time>2024-01-01T00:00:00Z</time></trkpt>
+                <trkpt lat="10" lon="20"></trkpt>
+                <trkpt lat="91" lon="20"><time>2024-01-01T00:00:01Z</time></trkpt>
+                <trkpt lat="NaN" lon="20"><time>2024-01-01T00:00:02Z</time></trkpt>
+                <trkpt lat="10" lon="inf"><time>2024-01-01T00:00:03Z</time></trkpt>
+                <trkpt lon="20"><time>2024-01-01T00:00:04Z</time></trkpt>
+                <trkpt lat="10" lon="20"><time>yesterday</time></trkpt>
+                <trkpt lat="10" lon="20"><time>2024-01-01T00:00:05Z</time><fix>none</fix></trkpt>
+                <trkpt lat="10" lon="20"><time>2024-01-01T00:00:06Z</time><ele>nan</ele><speed>1e999</speed></trkpt>
+                </trkseg></trk>
+                """), source: "t.gpx")
         #expect(r.fixes.count == 2)
         #expect(r.fixes[1].altitude == nil && r.fixes[1].speed == nil)
         let d = r.diagnostics
@@ -117,13 +122,15 @@ struct GPXReaderTests {
         #expect(d.problems.first?.hasPrefix("line ") == true)
     }
 
-    @Test("malformed GPX gives one-line errors naming the file", arguments: [
-        ("", "empty"),
-        ("hello, world", "XML error at line 1"),
-        ("<html><body/></html>", "root element is <html>"),
-        ("<?xml version=\"1.0\"?><gpx version=\"1.1\"><trk><name>x</name></trk></gpx>", "no <trkpt>"),
-        ("<gpx><trk><trkseg><trkpt lat=\"1\"", "ends before"),
-    ])
+    @Test(
+        "malformed GPX gives one-line errors naming the file",
+        arguments: [
+            ("", "empty"),
+            ("hello, world", "XML error at line 1"),
+            ("<html><body/></html>", "root element is <html>"),
+            ("<?xml version=\"1.0\"?><gpx version=\"1.1\"><trk><name>x</name></trk></gpx>", "no <trkpt>"),
+            ("<gpx><trk><trkseg><trkpt lat=\"1\"", "ends before"),
+        ])
     func malformed(_ input: String, _ expected: String) throws {
         let error = #expect(throws: TrackReadError.self) {
             try GPXReader.read(Data(input.utf8), source: "bad.gpx")
@@ -141,7 +148,10 @@ struct GPXReaderTests {
     func noTimes() throws {
         let input = Self.gpx("<trk><trkseg><trkpt lat=\"1\" lon=\"2\"/><trkpt lat=\"1\" lon=\"2\"></trkpt></trkseg></trk>")
         let error = #expect(throws: TrackReadError.self) { try GPXReader.read(input, source: "nt.gpx") }
-        guard case .noFixes(let file, let d)? = error else { Issue.record("expected noFixes"); return }
+        guard case .noFixes(let file, let d)? = error else {
+            Issue.record("expected noFixes")
+            return
+        }
         #expect(file == "nt.gpx")
         #expect(d.skipped(.missingTime) == 2)
         #expect(error?.description.contains("2 missing time") == true)

@@ -14,8 +14,9 @@ struct GatePropertyTests {
         let dir = NSTemporaryDirectory() + "beekon-gateprop-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let clock = ReplayClock()
-        let beekon = Beekon(dependencies: BeekonDependencies(
-            databasePath: dir + "/db.sqlite", provider: ReplayProvider(fixes: fixes, speed: speed, clock: clock), clock: clock))
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dir + "/db.sqlite", provider: ReplayProvider(fixes: fixes, speed: speed, clock: clock), clock: clock))
         try await beekon.configure(config)
         try await beekon.start()
         await beekon.waitUntilSourceEnds()
@@ -24,8 +25,11 @@ struct GatePropertyTests {
     }
 
     static func distance(_ a: Location, _ b: Location) -> Double {
-        let r = 6_371_008.8, p1 = a.latitude * .pi / 180, p2 = b.latitude * .pi / 180
-        let dp = p2 - p1, dl = (b.longitude - a.longitude) * .pi / 180
+        let r = 6_371_008.8
+        let p1 = a.latitude * .pi / 180
+        let p2 = b.latitude * .pi / 180
+        let dp = p2 - p1
+        let dl = (b.longitude - a.longitude) * .pi / 180
         let h = sin(dp / 2) * sin(dp / 2) + cos(p1) * cos(p2) * sin(dl / 2) * sin(dl / 2)
         return 2 * r * asin(min(1, sqrt(h)))
     }

@@ -37,13 +37,15 @@ struct NMEAParserTests {
         if file.contains("derived") { #expect(result.fixes.allSatisfy { $0.accuracy != nil && $0.altitude != nil }) }
     }
 
-    @Test("documented fix counts", arguments: [
-        ("nmea/gpsd_bundg_zeus_9_boat.log", 146),
-        ("nmea/gpsd_haicom-305N_walk.log", 68),
-        ("nmea/gpsd_humminbird-M37_powerboat.log", 17),
-        ("nmea/derived_304_to_UL_bus.nmea", 2144),
-        ("nmea/derived_apple_watch_walk.nmea", 1852),
-    ])
+    @Test(
+        "documented fix counts",
+        arguments: [
+            ("nmea/gpsd_bundg_zeus_9_boat.log", 146),
+            ("nmea/gpsd_haicom-305N_walk.log", 68),
+            ("nmea/gpsd_humminbird-M37_powerboat.log", 17),
+            ("nmea/derived_304_to_UL_bus.nmea", 2144),
+            ("nmea/derived_apple_watch_walk.nmea", 1852),
+        ])
     func documentedCounts(_ file: String, _ count: Int) throws {
         #expect(try read(file).fixes.count == count)
     }
@@ -51,7 +53,8 @@ struct NMEAParserTests {
     @Test("derived bus log: merged GGA+GSA+RMC epoch values")
     func spotCheck() throws {
         let fixes = try read("nmea/derived_304_to_UL_bus.nmea").fixes
-        let first = fixes[0], second = fixes[1]
+        let first = fixes[0]
+        let second = fixes[1]
         #expect(WireTimestamp(first.timestamp).description == "2019-02-18T07:45:50.000Z")
         #expect(abs(first.latitude - (52 + 37.7491 / 60)) < 1e-9)
         #expect(abs(first.longitude + (8 + 39.7048 / 60)) < 1e-9)
@@ -177,7 +180,10 @@ struct NMEAParserTests {
         #expect(e1?.description.contains("line 1: not an NMEA sentence") == true)
         let invalidOnly = Self.sentence("GPRMC,120000,V,,,,,,,230394,,") + "\n"
         let e2 = #expect(throws: TrackReadError.self) { try NMEAReader.read(Data(invalidOnly.utf8), source: "v.nmea") }
-        guard case .noFixes(_, let d)? = e2 else { Issue.record("expected noFixes"); return }
+        guard case .noFixes(_, let d)? = e2 else {
+            Issue.record("expected noFixes")
+            return
+        }
         #expect(d.skipped(.invalidFix) == 1)
         let e3 = #expect(throws: TrackReadError.self) { try NMEAReader.read(Data(), source: "e.nmea") }
         #expect(e3?.description.contains("empty") == true)

@@ -3,7 +3,7 @@ import Testing
 import Beekon
 @testable import BeekonSources
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// SRC-3 live: a pseudo-terminal pair and a FIFO written by the test.
@@ -32,7 +32,10 @@ struct NMEASerialProviderTests {
         }
     }
 
-    static func isConnected(_ e: LiveSourceEvent) -> Bool { if case .connected = e { return true }; return false }
+    static func isConnected(_ e: LiveSourceEvent) -> Bool {
+        if case .connected = e { return true }
+        return false
+    }
 
     /// A pty: raw termios at the requested baud, partial writes, binary noise and
     /// broken checksums (skipped and counted), one fix per epoch, then the master
@@ -117,7 +120,8 @@ struct NMEASerialProviderTests {
         collector.consume(try await provider.start(mode: .balanced))
         var rng = SeededGenerator(seed: 0xF1F0)
 
-        let part1 = try Self.epochs(0, 5), part2 = try Self.epochs(5, 5)
+        let part1 = try Self.epochs(0, 5)
+        let part2 = try Self.epochs(5, 5)
         for (n, part) in [part1, part2].enumerated() {
             try await collector.wait("open #\(n + 1)") { s in s.events.filter(Self.isConnected).count >= n + 1 }
             let writer = open(path, O_WRONLY)
@@ -188,11 +192,14 @@ enum PseudoTerminal {
     /// A new master descriptor and its slave's path, or nil.
     static func open() -> (master: Int32, slavePath: String)? {
         guard let openpt = symbol("posix_openpt", as: OpenPT.self), let grant = symbol("grantpt", as: FDCall.self),
-              let unlock = symbol("unlockpt", as: FDCall.self), let name = symbol("ptsname", as: PTSName.self)
+            let unlock = symbol("unlockpt", as: FDCall.self), let name = symbol("ptsname", as: PTSName.self)
         else { return nil }
         let master = openpt(O_RDWR | O_NOCTTY)
         guard master >= 0 else { return nil }
-        guard grant(master) == 0, unlock(master) == 0, let p = name(master) else { close(master); return nil }
+        guard grant(master) == 0, unlock(master) == 0, let p = name(master) else {
+            close(master)
+            return nil
+        }
         return (master, String(cString: p))
     }
 }

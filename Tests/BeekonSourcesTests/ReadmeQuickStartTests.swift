@@ -9,19 +9,21 @@ import Testing
 struct ReadmeQuickStartTests {
     func readmeSnippet(databasePath: String, track: URL, upTo count: Int) async throws -> [Location] {
         let clock = ReplayClock()
-        let beekon = Beekon(dependencies: BeekonDependencies(
-            databasePath: databasePath,
-            provider: try ReplayProvider(contentsOf: track, clock: clock),
-            clock: clock))
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: databasePath,
+                provider: try ReplayProvider(contentsOf: track, clock: clock),
+                clock: clock))
 
-        try await beekon.configure(BeekonConfig(
-            preset: .balanced,                               // 30 s / 100 m
-            sync: nil))
-        let positions = beekon.positions                     // subscribe first: hot, replay-1
-        if try await !beekon.resumeIfNeeded() { try await beekon.start() }   // same session after a crash
+        try await beekon.configure(
+            BeekonConfig(
+                preset: .balanced,  // 30 s / 100 m
+                sync: nil))
+        let positions = beekon.positions  // subscribe first: hot, replay-1
+        if try await !beekon.resumeIfNeeded() { try await beekon.start() }  // same session after a crash
 
         var seen: [Location] = []
-        for await location in positions {                    // emitted after the fix is durably stored
+        for await location in positions {  // emitted after the fix is durably stored
             seen.append(location)
             if seen.count == count { break }
         }
@@ -32,8 +34,9 @@ struct ReadmeQuickStartTests {
     @Test func theSnippetTracksAReplay() async throws {
         let dir = NSTemporaryDirectory() + "beekon-readme-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let seen = try await readmeSnippet(databasePath: dir + "/beekon.sqlite",
-                                           track: SharedData.url("gpx/gpxgo_visnjan_4s.gpx"), upTo: 5)
+        let seen = try await readmeSnippet(
+            databasePath: dir + "/beekon.sqlite",
+            track: SharedData.url("gpx/gpxgo_visnjan_4s.gpx"), upTo: 5)
         #expect(seen.count == 5)
         #expect(zip(seen, seen.dropFirst()).allSatisfy { $1.timestamp.timeIntervalSince($0.timestamp) >= 30 })
     }

@@ -105,7 +105,12 @@ struct ReplayClockTests {
         let clock = ReplayClock(realClock: real)
         let t = Date(timeIntervalSince1970: 1_500_000_000)
         clock.advance(to: t)
-        let tasks = (1...20).map { i in Task { try await clock.sleep(for: .seconds(Double(i) * 10)); return i } }
+        let tasks = (1...20).map { i in
+            Task {
+                try await clock.sleep(for: .seconds(Double(i) * 10))
+                return i
+            }
+        }
         await eventually("all registered") { clock.sleeperCount == 20 }
         clock.advance(to: t.addingTimeInterval(105))
         for i in 1...10 { #expect(try await tasks[i - 1].value == i) }

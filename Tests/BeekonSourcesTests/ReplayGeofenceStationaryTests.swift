@@ -23,7 +23,8 @@ struct ReplayGeofenceStationaryTests {
     }
 
     static func run(_ fixes: [RawFix], config: BeekonConfig, fences: [Geofence] = [], speed: ReplaySpeed = .asFastAsPossible)
-        async throws -> (Beekon, RecordingProvider, String) {
+        async throws -> (Beekon, RecordingProvider, String)
+    {
         let dir = NSTemporaryDirectory() + "beekon-replay-gf-" + UUID().uuidString
         let clock = ReplayClock()
         let provider = RecordingProvider(ReplayProvider(fixes: fixes, speed: speed, clock: clock))
@@ -37,7 +38,10 @@ struct ReplayGeofenceStationaryTests {
     }
 
     static func haversine(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
-        let p1 = lat1 * .pi / 180, p2 = lat2 * .pi / 180, dp = p2 - p1, dl = (lon2 - lon1) * .pi / 180
+        let p1 = lat1 * .pi / 180
+        let p2 = lat2 * .pi / 180
+        let dp = p2 - p1
+        let dl = (lon2 - lon1) * .pi / 180
         let a = sin(dp / 2) * sin(dp / 2) + cos(p1) * cos(p2) * sin(dl / 2) * sin(dl / 2)
         return 2 * 6_371_008.8 * asin(min(1, sqrt(a)))
     }
@@ -61,9 +65,11 @@ struct ReplayGeofenceStationaryTests {
             for g in fences.sorted(by: { $0.id < $1.id }) {
                 let d = Self.haversine(f.latitude, f.longitude, g.latitude, g.longitude)
                 if inside.contains(g.id), d > g.radiusMeters + h {
-                    inside.remove(g.id); expected.append("\(g.id) exit \(WireTimestamp(f.timestamp))")
+                    inside.remove(g.id)
+                    expected.append("\(g.id) exit \(WireTimestamp(f.timestamp))")
                 } else if !inside.contains(g.id), d <= g.radiusMeters - min(h, g.radiusMeters / 2) {
-                    inside.insert(g.id); expected.append("\(g.id) enter \(WireTimestamp(f.timestamp))")
+                    inside.insert(g.id)
+                    expected.append("\(g.id) enter \(WireTimestamp(f.timestamp))")
                 }
             }
         }
@@ -81,12 +87,18 @@ struct ReplayGeofenceStationaryTests {
         var fixes = Array(walk.prefix(300))
         var rng = SystemRandomNumberGenerator()
         for s in 1...1200 {
-            fixes.append(RawFix(timestamp: stop.timestamp.addingTimeInterval(Double(s)),
-                                latitude: stop.latitude + Double.random(in: -1...1, using: &rng) / 111_195,
-                                longitude: stop.longitude, accuracy: 5))
+            fixes.append(
+                RawFix(
+                    timestamp: stop.timestamp.addingTimeInterval(Double(s)),
+                    latitude: stop.latitude + Double.random(in: -1...1, using: &rng) / 111_195,
+                    longitude: stop.longitude, accuracy: 5))
         }
         let shift = 1201.0
-        fixes += walk[300...].map { var f = $0; f.timestamp = f.timestamp.addingTimeInterval(shift); return f }
+        fixes += walk[300...].map {
+            var f = $0
+            f.timestamp = f.timestamp.addingTimeInterval(shift)
+            return f
+        }
         let config = BeekonConfig(whenStationary: .pauseWithCheckIns, checkInIntervalSeconds: 300)
         let (beekon, provider, dir) = try await Self.run(fixes, config: config, speed: .multiplier(400))
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -86,7 +86,11 @@ struct ReplayProviderTests {
         let clock = ReplayClock(realClock: real)
         let provider = ReplayProvider(fixes: fixes, speed: .multiplier(10), clock: clock, maxGap: .seconds(60))
         let stream = try await provider.start(mode: .balanced)
-        let consumer = Task { var n = 0; for try await _ in stream { n += 1 }; return n }
+        let consumer = Task {
+            var n = 0
+            for try await _ in stream { n += 1 }
+            return n
+        }
         await eventually("first fix") { await provider.deliveredCount == 1 && real.sleeperCount == 1 }
         real.advance(by: 0.9)
         await settle()
@@ -134,7 +138,11 @@ struct ReplayProviderTests {
     func consumerCancelled() async throws {
         let provider = ReplayProvider(fixes: [fix(0), fix(100), fix(200)], speed: .realTime, clock: ReplayClock(realClock: real))
         let stream = try await provider.start(mode: .balanced)
-        let consumer = Task { var n = 0; for try await _ in stream { n += 1 }; return n }
+        let consumer = Task {
+            var n = 0
+            for try await _ in stream { n += 1 }
+            return n
+        }
         await eventually("waiting for the second fix") { await provider.deliveredCount == 1 && real.sleeperCount == 1 }
         consumer.cancel()
         #expect(try await consumer.value == 1)

@@ -80,7 +80,10 @@ final class ManualRealClock: BeekonClock, Sendable {
         try Task.checkCancellation()
         let c = duration.components
         let seconds = Double(c.seconds) + Double(c.attoseconds) * 1e-18
-        let id = state.withLock { s -> UInt64 in s.nextID += 1; return s.nextID }
+        let id = state.withLock { s -> UInt64 in
+            s.nextID += 1
+            return s.nextID
+        }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (cont: CheckedContinuation<Void, any Error>) in
                 let outcome = state.withLock { s -> Int in

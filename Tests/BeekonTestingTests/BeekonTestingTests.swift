@@ -8,8 +8,14 @@ struct BeekonTestingTests {
     @Test func testClockWakesSleepersInDeadlineOrderOnlyWhenAdvanced() async throws {
         let clock = TestClock()
         let order = LockedOrder()
-        let a = Task { try await clock.sleep(for: .seconds(20)); order.append("a") }
-        let b = Task { try await clock.sleep(for: .seconds(10)); order.append("b") }
+        let a = Task {
+            try await clock.sleep(for: .seconds(20))
+            order.append("a")
+        }
+        let b = Task {
+            try await clock.sleep(for: .seconds(10))
+            order.append("b")
+        }
         await clock.waitForSleepers(2)
         clock.advance(by: .seconds(9))
         #expect(clock.sleeperCount == 2)

@@ -37,7 +37,10 @@ struct AuthSyncTests {
         #expect(uploads[0].body == uploads[1].body, "the same batch, byte for byte")
         #expect(await t.token.requests.count == 1)
         #expect(try await beekon.pendingUploadCount() == 0)
-        guard case .succeeded = beekon.currentSyncStatus else { Issue.record("\(beekon.currentSyncStatus)"); return }
+        guard case .succeeded = beekon.currentSyncStatus else {
+            Issue.record("\(beekon.currentSyncStatus)")
+            return
+        }
         let change = await changes.first { _ in true }
         #expect(change?.accessToken == "after-401" && change?.refreshToken == "seed-refresh-RRRR")
     }
@@ -131,7 +134,10 @@ struct AuthSyncTests {
         try await beekon.start()
         await h.provider.send(fix(1))
         try await beekon.sync()
-        guard case .retrying = beekon.currentSyncStatus else { Issue.record("\(beekon.currentSyncStatus)"); return }
+        guard case .retrying = beekon.currentSyncStatus else {
+            Issue.record("\(beekon.currentSyncStatus)")
+            return
+        }
         #expect(try await beekon.pendingUploadCount() == 1)
         // The retry re-sends with the (still old) token, gets 401 again (fallback 200 here would skip it), …
         await t.ingest.enqueue(statuses: 401)
@@ -153,12 +159,12 @@ struct AuthSyncTests {
         try await configureSync(beekon, syncConfig(auth: authRecipe(access: nil)))
         try await beekon.start()
         await h.provider.send(fix(1))
-        try await beekon.sync()     // failure 1 (the configure drain had nothing to send)
-        try await beekon.sync()     // failure 2
-        try await beekon.sync()     // failure 3: breaker opens for 30 s
+        try await beekon.sync()  // failure 1 (the configure drain had nothing to send)
+        try await beekon.sync()  // failure 2
+        try await beekon.sync()  // failure 3: breaker opens for 30 s
         #expect(await t.token.requests.count == 3)
         #expect(beekon.currentSyncStatus == .retrying(nextAttempt: h.clock.now().addingTimeInterval(30)))
-        try await beekon.sync()     // open: no call
+        try await beekon.sync()  // open: no call
         #expect(await t.token.requests.count == 3)
         #expect(beekon.currentSyncStatus == .retrying(nextAttempt: h.clock.now().addingTimeInterval(30)))
         #expect(await t.ingest.requests.isEmpty, "no token: nothing is sent")
@@ -174,9 +180,10 @@ struct AuthSyncTests {
         let real = TestClock()
         let t = RoutingTransport()
         await t.token.enqueue(tokenAnswer(#"{"access_token":"after-an-hour","expires_in":"3600"}"#))
-        let beekon = Beekon(dependencies: BeekonDependencies(
-            databasePath: h.dir.db, provider: h.provider, clock: h.clock, logger: Logger(label: "beekon.test"),
-            transport: t, randomUnit: { 0 }, secretStore: InMemorySecretStore(), authClock: real))
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: h.dir.db, provider: h.provider, clock: h.clock, logger: Logger(label: "beekon.test"),
+                transport: t, randomUnit: { 0 }, secretStore: InMemorySecretStore(), authClock: real))
         try await configureSync(beekon, syncConfig(auth: authRecipe(expiresAt: real.now().timeIntervalSince1970 + 3600)))
         try await beekon.start()
         h.clock.advance(by: .seconds(7200))  // the replay jumps two hours of track time
@@ -203,7 +210,7 @@ struct AuthSyncTests {
         try await beekon.sync()
         #expect(beekon.currentSyncStatus == .failed(.auth(status: 401)))
         #expect(await t.ingest.requests.first?.headers["Authorization"] == "Bearer only-seed")
-        try await beekon.sync()      // sync() retries as before
+        try await beekon.sync()  // sync() retries as before
         #expect(try await beekon.pendingUploadCount() == 0)
     }
 

@@ -60,8 +60,9 @@ struct RefresherHarness {
     let logs = LogCapture()
 
     func refresher(_ config: AuthConfig) async -> TokenRefresher {
-        let r = TokenRefresher(config: config, transport: transport, clock: clock, secrets: secrets,
-                               changes: changes, logger: logs.logger)
+        let r = TokenRefresher(
+            config: config, transport: transport, clock: clock, secrets: secrets,
+            changes: changes, logger: logs.logger)
         await r.start()
         return r
     }
@@ -71,20 +72,24 @@ struct RefresherHarness {
 }
 
 /// A recipe against `tokenURL` with the standard refresh-token grant.
-func authRecipe(access: String? = "seed-access-AAAA", refresh: String? = "seed-refresh-RRRR", expiresAt: Double? = nil,
-                format: AuthConfig.BodyFormat = .form, mapping: AuthConfig.ResponseMapping? = nil,
-                strategy: AuthConfig.Strategy = .bearer) -> AuthConfig {
-    AuthConfig(accessToken: access, refreshToken: refresh, expiresAt: expiresAt, strategy: strategy, refreshUrl: tokenURL,
-               refreshPayload: ["grant_type": "refresh_token", "refresh_token": "{refreshToken}"],
-               refreshBodyFormat: format, responseMapping: mapping)
+func authRecipe(
+    access: String? = "seed-access-AAAA", refresh: String? = "seed-refresh-RRRR", expiresAt: Double? = nil,
+    format: AuthConfig.BodyFormat = .form, mapping: AuthConfig.ResponseMapping? = nil,
+    strategy: AuthConfig.Strategy = .bearer
+) -> AuthConfig {
+    AuthConfig(
+        accessToken: access, refreshToken: refresh, expiresAt: expiresAt, strategy: strategy, refreshUrl: tokenURL,
+        refreshPayload: ["grant_type": "refresh_token", "refresh_token": "{refreshToken}"],
+        refreshBodyFormat: format, responseMapping: mapping)
 }
 
 extension Harness {
     /// A Beekon over a routing transport, an injected vault and a log capture.
     func beekon(transport: RoutingTransport, secrets: (any SecretStore)?, logs: LogCapture? = nil) -> Beekon {
-        Beekon(dependencies: BeekonDependencies(
-            databasePath: dir.db, provider: provider, clock: clock, logger: logs?.logger ?? Logger(label: "beekon.test"),
-            transport: transport, randomUnit: { 0 }, secretStore: secrets))
+        Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dir.db, provider: provider, clock: clock, logger: logs?.logger ?? Logger(label: "beekon.test"),
+                transport: transport, randomUnit: { 0 }, secretStore: secrets))
     }
 }
 

@@ -12,8 +12,9 @@ struct BeekonAdmissionTests {
     let t0 = TestClock().now()
 
     func north(_ s: Double, _ metres: Double, east: Double = 0) -> RawFix {
-        RawFix(timestamp: t0.addingTimeInterval(s), latitude: 48 + metres / 111_195,
-               longitude: 11 + east / (111_195 * cos(48 * Double.pi / 180)), accuracy: 5)
+        RawFix(
+            timestamp: t0.addingTimeInterval(s), latitude: 48 + metres / 111_195,
+            longitude: 11 + east / (111_195 * cos(48 * Double.pi / 180)), accuracy: 5)
     }
 
     func all(_ b: Beekon) async throws -> [Location] { try await b.history(from: .distantPast, to: .distantFuture) }
@@ -25,7 +26,7 @@ struct BeekonAdmissionTests {
         let first = h.beekon()
         try await first.configure(BeekonConfig(whenStationary: .keepTracking, maxDeviationMeters: 10))
         try await first.start()
-        let before = (0..<30).map { north(Double($0), Double($0) * 10) }     // straight north: held
+        let before = (0..<30).map { north(Double($0), Double($0) * 10) }  // straight north: held
         await h.provider.send(before)
         #expect(try await all(first).count == 1, "only the first fix is stored; the rest is held")
 
@@ -98,7 +99,7 @@ struct BeekonAdmissionTests {
         try await beekon.configure(BeekonConfig(whenStationary: .keepTracking, maxDeviationMeters: 25))
         try await beekon.addGeofences([Geofence(id: "home", latitude: 48, longitude: 11, radiusMeters: 200)])
         try await beekon.start()
-        let fixes = (0..<100).map { north(Double($0), -1000 + Double($0) * 20) }   // straight through the fence
+        let fixes = (0..<100).map { north(Double($0), -1000 + Double($0) * 20) }  // straight through the fence
         await h.provider.send(fixes)
         try await beekon.stop()
         let stored = try await all(beekon)

@@ -12,8 +12,10 @@ struct BeekonGeofencingTests {
         let beekon = h.beekon()
         try await beekon.addGeofences([home, Geofence(id: "work", latitude: 48.1, longitude: 11.1, radiusMeters: 50)])
         do {
-            try await beekon.addGeofences([Geofence(id: "ok", latitude: 1, longitude: 1, radiusMeters: 10),
-                                           Geofence(id: "bad", latitude: 1, longitude: 1, radiusMeters: 0)])
+            try await beekon.addGeofences([
+                Geofence(id: "ok", latitude: 1, longitude: 1, radiusMeters: 10),
+                Geofence(id: "bad", latitude: 1, longitude: 1, radiusMeters: 0),
+            ])
             Issue.record("a bad entry must fail the whole add")
         } catch {
             #expect("\(error)".contains("bad"))
@@ -31,15 +33,15 @@ struct BeekonGeofencingTests {
     @Test func crossingsAreStoredEmittedAndRecordedBypassingTheGate() async throws {
         let h = Harness()
         let beekon = h.beekon()
-        try await beekon.configure(BeekonConfig(whenStationary: .keepTracking))     // 30 s / 100 m gate
+        try await beekon.configure(BeekonConfig(whenStationary: .keepTracking))  // 30 s / 100 m gate
         try await beekon.addGeofences([home])
         try await beekon.start()
         var events = beekon.geofenceEvents.makeAsyncIterator()
-        await h.provider.send(fix(0, north: -1000))        // outside: first fix
-        await h.provider.send(fix(5, north: -50))          // inside, 5 s later: gate would reject
+        await h.provider.send(fix(0, north: -1000))  // outside: first fix
+        await h.provider.send(fix(5, north: -50))  // inside, 5 s later: gate would reject
         let enter = try #require(await events.next())
         #expect(enter.geofenceId == "home" && enter.transition == .enter)
-        await h.provider.send(fix(10, north: 1000))        // exit
+        await h.provider.send(fix(10, north: 1000))  // exit
         let exit = try #require(await events.next())
         #expect(exit.transition == .exit)
         let rows = try await beekon.history(from: .distantPast, to: .distantFuture)
@@ -114,10 +116,10 @@ struct BeekonGeofencingTests {
         await h.provider.send((0...13).map { fix(Double($0) * 10, north: 0) })
         #expect(await h.provider.powerModes == [.balanced, .paused])
         await h.clock.waitForSleepers(1)
-        h.clock.advance(by: .seconds(60))                // the probe wakes the source
+        h.clock.advance(by: .seconds(60))  // the probe wakes the source
         while await h.provider.powerModes.count < 3 { await Task.yield() }
         #expect(await h.provider.powerModes == [.balanced, .paused, .balanced])
-        await h.provider.send(fix(300, north: 1))        // still inside: back to sleep
+        await h.provider.send(fix(300, north: 1))  // still inside: back to sleep
         #expect(await h.provider.powerModes == [.balanced, .paused, .balanced, .paused])
         #expect(await beekon.motion == .stationary)
     }
@@ -131,9 +133,9 @@ struct BeekonGeofencingTests {
         #expect(await beekon.motion == .stationary)
         let before = try await beekon.history(from: .distantPast, to: .distantFuture).count
         var positions = beekon.positions.makeAsyncIterator()
-        _ = await positions.next()                          // replay-1: the latest stored fix
+        _ = await positions.next()  // replay-1: the latest stored fix
         await h.clock.waitForSleepers(1)
-        h.clock.advance(by: .seconds(730))               // dwell completed at 120 s; first check-in due at 720 s
+        h.clock.advance(by: .seconds(730))  // dwell completed at 120 s; first check-in due at 720 s
         let checkIn = try #require(await positions.next())
         #expect(checkIn.trigger == .checkIn && checkIn.motion == .stationary)
         #expect(checkIn.timestamp == h.clock.now(), "a fresh timestamp: the clock's now when the check-in fell due")

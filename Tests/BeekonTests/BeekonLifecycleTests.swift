@@ -43,7 +43,7 @@ struct BeekonLifecycleTests {
     @Test func gateAppliesAndConfigureTakesEffectWithoutRestartingTheSource() async throws {
         let h = Harness()
         let beekon = h.beekon()
-        try await beekon.start()      // defaults: balanced 30 s / 100 m
+        try await beekon.start()  // defaults: balanced 30 s / 100 m
         await h.provider.send([fix(0, north: 0), fix(10, north: 500), fix(40, north: 50), fix(60, north: 200)])
         var stored = try await beekon.history(from: .distantPast, to: .distantFuture)
         #expect(stored.count == 2, "first fix, then only the fix meeting both 30 s and 100 m")
@@ -62,7 +62,8 @@ struct BeekonLifecycleTests {
         let beekon = h.beekon()
         try await beekon.configure(BeekonConfig(minTimeBetweenLocationsSeconds: 0, minDistanceBetweenLocationsMeters: 0))
         try await beekon.start()
-        var nan = fix(1); nan.latitude = .nan
+        var nan = fix(1)
+        nan.latitude = .nan
         await h.provider.send([fix(5, north: 0), nan, fix(5, north: 10), fix(4, north: 20), fix(6, north: 30)])
         let stats = await beekon.statistics
         #expect(stats.invalid == 1 && stats.notLater == 2 && stats.stored == 2)

@@ -106,15 +106,19 @@ struct BeekonPersistenceTests {
             try await beekon.start()
             Issue.record("expected a storage error")
         } catch {
-            guard case .storage(let message) = error else { Issue.record("wrong error \(error)"); return }
+            guard case .storage(let message) = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
             #expect(message.contains(dir.db))
         }
         #expect(beekon.currentState == .idle)
     }
 
     @Test func unwritableLocationIsAStorageError() async throws {
-        let beekon = Beekon(dependencies: BeekonDependencies(
-            databasePath: "/proc/beekon-cannot-exist/db.sqlite", provider: ScriptedProvider(), clock: TestClock()))
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: "/proc/beekon-cannot-exist/db.sqlite", provider: ScriptedProvider(), clock: TestClock()))
         await #expect(throws: BeekonError.self) { try await beekon.history(from: .distantPast, to: .distantFuture) }
     }
 }

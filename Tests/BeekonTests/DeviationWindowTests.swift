@@ -6,34 +6,42 @@ import Testing
 /// A seeded random walk: 1 Hz with gaps, turns, U-turns, speed changes, stops with jitter.
 func randomWalk(seed: UInt64, count: Int) -> [RawFix] {
     var rng = SeededRandom(seed: seed)
-    var lat = Double.random(in: -60...60, using: &rng), lon = Double.random(in: -179...179, using: &rng)
-    var heading = Double.random(in: 0..<360, using: &rng), speed = 10.0
-    var t = Date(timeIntervalSince1970: 1_767_225_600 - 7200)   // near TestClock's start: no age prune
+    var lat = Double.random(in: -60...60, using: &rng)
+    var lon = Double.random(in: -179...179, using: &rng)
+    var heading = Double.random(in: 0..<360, using: &rng)
+    var speed = 10.0
+    var t = Date(timeIntervalSince1970: 1_767_225_600 - 7200)  // near TestClock's start: no age prune
     var out: [RawFix] = []
     for _ in 0..<count {
         switch Int.random(in: 0..<100, using: &rng) {
         case 0..<8: heading += Double.random(in: -40...40, using: &rng)
-        case 8: heading += 180                                              // U-turn
+        case 8: heading += 180  // U-turn
         case 9..<12: speed = Double.random(in: 0...35, using: &rng)
-        case 12..<14: speed = 0                                             // a stop
+        case 12..<14: speed = 0  // a stop
         default: heading += Double.random(in: -3...3, using: &rng)
         }
         let dt = Int.random(in: 0..<50, using: &rng) == 0 ? Double.random(in: 2...120, using: &rng) : 1
         t += dt
-        let step = speed * dt, h = heading * .pi / 180
+        let step = speed * dt
+        let h = heading * .pi / 180
         lat += step * cos(h) / 111_195
         lon += step * sin(h) / (111_195 * cos(lat * .pi / 180))
-        let jitter = Double.random(in: 0...4, using: &rng), jh = Double.random(in: 0..<(2 * .pi), using: &rng)
-        out.append(RawFix(timestamp: t, latitude: lat + jitter * cos(jh) / 111_195,
-                          longitude: lon + jitter * sin(jh) / (111_195 * cos(lat * .pi / 180)), accuracy: 5))
+        let jitter = Double.random(in: 0...4, using: &rng)
+        let jh = Double.random(in: 0..<(2 * .pi), using: &rng)
+        out.append(
+            RawFix(
+                timestamp: t, latitude: lat + jitter * cos(jh) / 111_195,
+                longitude: lon + jitter * sin(jh) / (111_195 * cos(lat * .pi / 180)), accuracy: 5))
     }
     return out
 }
 
 /// The largest distance from `fixes` to the polyline through `stored` (spherical, metres).
 func maxDeviation(_ fixes: [RawFix], _ stored: [Location]) -> Double {
-    TrackDeviation.distances(from: fixes.map { ($0.latitude, $0.longitude) },
-                             to: stored.map { ($0.latitude, $0.longitude) }).max() ?? 0
+    TrackDeviation.distances(
+        from: fixes.map { ($0.latitude, $0.longitude) },
+        to: stored.map { ($0.latitude, $0.longitude) }
+    ).max() ?? 0
 }
 
 @Suite("Error-bounded admission window (BY-9)")
@@ -76,15 +84,17 @@ struct DeviationWindowTests {
         for (a, b) in zip(stored, stored.dropFirst()) {
             let between = fixes.filter { $0.timestamp > a.timestamp && $0.timestamp < b.timestamp }
             #expect(between.count <= 39, "the maxFixes-th fix after a stored one is stored itself")
-            #expect(between.allSatisfy { $0.timestamp.timeIntervalSince(a.timestamp) < 60 },
-                    "the first fix 60 s after a stored one is stored itself")
+            #expect(
+                between.allSatisfy { $0.timestamp.timeIntervalSince(a.timestamp) < 60 },
+                "the first fix 60 s after a stored one is stored itself")
         }
     }
 
     @Test func aStraightLineKeepsOnlyItsEndsAndTheLivenessFixes() {
         let fixes = (0..<600).map { i in
-            RawFix(timestamp: Date(timeIntervalSince1970: 1_700_000_000 + Double(i)),
-                   latitude: 48 + Double(i) * 10 / 111_195, longitude: 11)
+            RawFix(
+                timestamp: Date(timeIntervalSince1970: 1_700_000_000 + Double(i)),
+                latitude: 48 + Double(i) * 10 / 111_195, longitude: 11)
         }
         var window = DeviationWindow(toleranceMeters: 5, maxIntervalSeconds: 200, anchor: nil)
         let stored = run(fixes, &window)
@@ -96,7 +106,7 @@ struct DeviationWindowTests {
         let t = Date(timeIntervalSince1970: 1_700_000_000)
         let a = location(RawFix(timestamp: t, latitude: 48, longitude: 11))
         let b = location(RawFix(timestamp: t + 10, latitude: 48.001, longitude: 11))
-        let c = location(RawFix(timestamp: t + 20, latitude: 48.001, longitude: 11.002))   // a right-angle turn
+        let c = location(RawFix(timestamp: t + 20, latitude: 48.001, longitude: 11.002))  // a right-angle turn
         #expect(window.offer(a) == [a])
         #expect(window.offer(b).isEmpty)
         #expect(window.held == b)
@@ -107,12 +117,14 @@ struct DeviationWindowTests {
     @Test func theHeldFixSurvivesTheStoreWithEveryField() async throws {
         let dir = TempDir()
         let store = try LocationStore(path: dir.db, logger: Logger(label: "test"))
-        let full = Location(id: UUID(), sessionId: session, timestamp: Date(timeIntervalSince1970: 1_767_225_600.123),
-                            latitude: 48.123456789012, longitude: -11.000000000001, accuracy: 3.25, speed: 1.5,
-                            bearing: 359.5, altitude: -12.75, trigger: .motion, motion: .moving, isMock: true,
-                            activity: .walking, quality: .lowAccuracy)
-        let bare = Location(id: UUID(), sessionId: session, timestamp: Date(timeIntervalSince1970: 1_767_225_601),
-                            latitude: 0, longitude: 0)
+        let full = Location(
+            id: UUID(), sessionId: session, timestamp: Date(timeIntervalSince1970: 1_767_225_600.123),
+            latitude: 48.123456789012, longitude: -11.000000000001, accuracy: 3.25, speed: 1.5,
+            bearing: 359.5, altitude: -12.75, trigger: .motion, motion: .moving, isMock: true,
+            activity: .walking, quality: .lowAccuracy)
+        let bare = Location(
+            id: UUID(), sessionId: session, timestamp: Date(timeIntervalSince1970: 1_767_225_601),
+            latitude: 0, longitude: 0)
         for l in [full, bare] {
             try await store.setHeldFix(l)
             #expect(try await store.heldFix() == l)
@@ -132,11 +144,13 @@ struct DeviationWindowTests {
             guard case .admit(let l) = machine.decide(raw, id: UUID()) else { throw CancellationError() }
             return l
         }
-        let a = try admitted(0, 0), b = try admitted(1, 10)
+        let a = try admitted(0, 0)
+        let b = try admitted(1, 10)
         #expect(machine.admit(a, force: false) == [a])
         #expect(machine.admit(b, force: false).isEmpty)
-        #expect(machine.decide(RawFix(timestamp: t + 1, latitude: 48, longitude: 11), id: UUID()) == .rejected(.notLater),
-                "not later than the held fix")
+        #expect(
+            machine.decide(RawFix(timestamp: t + 1, latitude: 48, longitude: 11), id: UUID()) == .rejected(.notLater),
+            "not later than the held fix")
         var relaxed = config
         relaxed.maxDeviationMeters = 50
         #expect(machine.configure(relaxed) == [.store(b)])

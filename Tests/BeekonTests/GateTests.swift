@@ -18,9 +18,9 @@ struct GateTests {
     @Test func bothConditionsMustHold() {
         var gate = Gate(minTimeSeconds: 30, minDistanceMeters: 100)
         gate.commit(raw(0, north: 0))
-        #expect(gate.evaluate(raw(29, north: 500)) == .tooSoon)      // far but too soon
-        #expect(gate.evaluate(raw(300, north: 99)) == .tooClose)     // late but too close
-        #expect(gate.evaluate(raw(30, north: 100.5)) == .admit)      // both exactly met
+        #expect(gate.evaluate(raw(29, north: 500)) == .tooSoon)  // far but too soon
+        #expect(gate.evaluate(raw(300, north: 99)) == .tooClose)  // late but too close
+        #expect(gate.evaluate(raw(30, north: 100.5)) == .admit)  // both exactly met
     }
 
     @Test func zeroDisablesEachCondition() {
@@ -47,7 +47,10 @@ struct GateTests {
         var admitted: [Double] = []
         for s in stride(from: 0.0, through: 600, by: 1) {
             let f = raw(s, north: s)
-            if gate.evaluate(f) == .admit { gate.commit(f); admitted.append(s) }
+            if gate.evaluate(f) == .admit {
+                gate.commit(f)
+                admitted.append(s)
+            }
         }
         #expect(admitted == Array(stride(from: 0.0, through: 600, by: 60)))
     }
@@ -84,11 +87,15 @@ struct FixSanitiserTests {
     }
 
     @Test func optionalsAreDroppedNotInvented() throws {
-        let f = try #require(FixSanitiser.sanitise(RawFix(
-            timestamp: t0, latitude: 1, longitude: 2, accuracy: .nan, speed: -1, bearing: 360, altitude: .infinity)))
+        let f = try #require(
+            FixSanitiser.sanitise(
+                RawFix(
+                    timestamp: t0, latitude: 1, longitude: 2, accuracy: .nan, speed: -1, bearing: 360, altitude: .infinity)))
         #expect(f.accuracy == nil && f.speed == nil && f.bearing == nil && f.altitude == nil)
-        let g = try #require(FixSanitiser.sanitise(RawFix(
-            timestamp: t0, latitude: 1, longitude: 2, accuracy: 3, speed: 0, bearing: 359.9, altitude: -10)))
+        let g = try #require(
+            FixSanitiser.sanitise(
+                RawFix(
+                    timestamp: t0, latitude: 1, longitude: 2, accuracy: 3, speed: 0, bearing: 359.9, altitude: -10)))
         #expect(g.accuracy == 3 && g.speed == 0 && g.bearing == 359.9 && g.altitude == -10)
         #expect(WireTimestamp(g.timestamp).millis == 1_700_000_000_123)
         #expect(g.timestamp.timeIntervalSince1970 * 1000 == 1_700_000_000_123)
@@ -98,7 +105,8 @@ struct FixSanitiserTests {
         let last = GatePoint(timestamp: t0, latitude: 48, longitude: 11)
         let ok = RawFix(timestamp: t0.addingTimeInterval(10), latitude: 48 + 900 / 111_195.0, longitude: 11, accuracy: 100)
         #expect(FixSanitiser.quality(of: ok, after: last) == nil)
-        var poor = ok; poor.accuracy = 100.5
+        var poor = ok
+        poor.accuracy = 100.5
         #expect(FixSanitiser.quality(of: poor, after: last) == .lowAccuracy)
         // 1,100 m in 10 s = 110 m/s > 100 m/s.
         let fast = RawFix(timestamp: t0.addingTimeInterval(10), latitude: 48 + 1100 / 111_195.0, longitude: 11, accuracy: 500)
@@ -112,15 +120,16 @@ struct TurnAwareGateTests {
     let t0 = Date(timeIntervalSince1970: 1_700_000_000)
 
     func raw(_ s: Double, east: Double, north: Double, bearing: Double? = nil) -> RawFix {
-        RawFix(timestamp: t0.addingTimeInterval(s), latitude: 48 + north / 111_195.0,
-               longitude: 11 + east / (111_195.0 * cos(48 * .pi / 180)), bearing: bearing)
+        RawFix(
+            timestamp: t0.addingTimeInterval(s), latitude: 48 + north / 111_195.0,
+            longitude: 11 + east / (111_195.0 * cos(48 * .pi / 180)), bearing: bearing)
     }
 
     @Test func offByDefaultAndAdmitsEarlyOnATurn() {
         var gate = Gate(minTimeSeconds: 30, minDistanceMeters: 100)
         gate.commit(raw(0, east: 0, north: 0))
-        gate.commit(raw(30, east: 0, north: 150))                 // heading north
-        let turned = raw(40, east: 40, north: 150)                // 40 m east, 10 s later
+        gate.commit(raw(30, east: 0, north: 150))  // heading north
+        let turned = raw(40, east: 40, north: 150)  // 40 m east, 10 s later
         #expect(gate.evaluate(turned) == .tooSoon, "the SPEC gate is unchanged by default")
         gate.turnThresholdDegrees = 30
         #expect(gate.evaluate(turned) == .turn)

@@ -25,7 +25,8 @@ struct SeededRandom: RandomNumberGenerator {
 func destination(_ lat: Double, _ lon: Double, bearingDegrees: Double, meters: Double) -> (lat: Double, lon: Double) {
     let delta = meters / Geodesy.earthRadiusMeters
     let theta = bearingDegrees * .pi / 180
-    let phi1 = lat * .pi / 180, lambda1 = lon * .pi / 180
+    let phi1 = lat * .pi / 180
+    let lambda1 = lon * .pi / 180
     let phi2 = asin(min(1, max(-1, sin(phi1) * cos(delta) + cos(phi1) * sin(delta) * cos(theta))))
     let lambda2 = lambda1 + atan2(sin(theta) * sin(delta) * cos(phi1), cos(delta) - sin(phi1) * sin(phi2))
     var lon2 = lambda2 * 180 / .pi

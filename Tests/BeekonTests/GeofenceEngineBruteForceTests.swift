@@ -19,14 +19,19 @@ struct GeofenceEngineBruteForceTests {
         }
 
         mutating func remove(_ ids: [String]) {
-            for id in ids { fences[id] = nil; inside.remove(id) }
+            for id in ids {
+                fences[id] = nil
+                inside.remove(id)
+            }
         }
 
         /// Exits then enters, each sorted by id; `changes` as the engine reports them.
         mutating func evaluate(_ lat: Double, _ lon: Double, accuracy: Double?)
-            -> (events: [String], changes: [String: Bool]) {
+            -> (events: [String], changes: [String: Bool])
+        {
             let h = GeofenceEngine.margin(accuracy: accuracy)
-            var exits: [String] = [], enters: [String] = []
+            var exits: [String] = []
+            var enters: [String] = []
             for f in fences.values {
                 let d = Geodesy.distance(lat, lon, f.latitude, f.longitude)
                 if inside.contains(f.id) {
@@ -35,13 +40,16 @@ struct GeofenceEngineBruteForceTests {
                     enters.append(f.id)
                 }
             }
-            var events: [String] = [], changes: [String: Bool] = [:]
+            var events: [String] = []
+            var changes: [String: Bool] = [:]
             for id in exits.sorted() {
-                inside.remove(id); changes[id] = false
+                inside.remove(id)
+                changes[id] = false
                 if fences[id]!.notifyOnExit { events.append("exit \(id)") }
             }
             for id in enters.sorted() {
-                inside.insert(id); changes[id] = true
+                inside.insert(id)
+                changes[id] = true
                 if fences[id]!.notifyOnEntry { events.append("enter \(id)") }
             }
             return (events, changes)
@@ -58,15 +66,17 @@ struct GeofenceEngineBruteForceTests {
         var nextID = 0
         func newFence(_ lat: Double, _ lon: Double, _ radius: Double) -> Geofence {
             nextID += 1
-            return Geofence(id: "g\(nextID % 4_000)", latitude: lat, longitude: lon, radiusMeters: radius,
-                            notifyOnEntry: Double.random(in: 0..<1, using: &rng) < 0.8,
-                            notifyOnExit: Double.random(in: 0..<1, using: &rng) < 0.8)
+            return Geofence(
+                id: "g\(nextID % 4_000)", latitude: lat, longitude: lon, radiusMeters: radius,
+                notifyOnEntry: Double.random(in: 0..<1, using: &rng) < 0.8,
+                notifyOnExit: Double.random(in: 0..<1, using: &rng) < 0.8)
         }
         // A dense city, a scatter over the world (some huge), and fences at the antimeridian and a pole.
         var initial: [Geofence] = []
         for _ in 0..<6_000 {
-            let p = destination(city.lat, city.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
-                                meters: .random(in: 0...8_000, using: &rng))
+            let p = destination(
+                city.lat, city.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
+                meters: .random(in: 0...8_000, using: &rng))
             initial.append(newFence(p.lat, p.lon, .random(in: 5...600, using: &rng)))
         }
         for _ in 0..<500 {
@@ -75,8 +85,9 @@ struct GeofenceEngineBruteForceTests {
         }
         for hot in [(lat: 0.0, lon: 180.0), (lat: 89.99, lon: 0.0)] {
             for _ in 0..<200 {
-                let p = destination(hot.lat, hot.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
-                                    meters: .random(in: 0...3_000, using: &rng))
+                let p = destination(
+                    hot.lat, hot.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
+                    meters: .random(in: 0...3_000, using: &rng))
                 initial.append(newFence(p.lat, p.lon, .random(in: 5...2_000, using: &rng)))
             }
         }
@@ -84,52 +95,63 @@ struct GeofenceEngineBruteForceTests {
         reference.add(initial)
 
         var position = city
-        var crossings = 0, boundaryFixes = 0
+        var crossings = 0
+        var boundaryFixes = 0
         for step in 0..<3_000 {
             let accuracy = Self.accuracies.randomElement(using: &rng)!
             let h = GeofenceEngine.margin(accuracy: accuracy)
             switch Int.random(in: 0..<20, using: &rng) {
-            case 0:      // a jump: elsewhere in the city, or to a hot spot
+            case 0:  // a jump: elsewhere in the city, or to a hot spot
                 let hot = [city, (lat: 0.0, lon: 180.0), (lat: 89.99, lon: 0.0)].randomElement(using: &rng)!
-                position = destination(hot.lat, hot.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
-                                       meters: .random(in: 0...3_000, using: &rng))
+                position = destination(
+                    hot.lat, hot.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
+                    meters: .random(in: 0...3_000, using: &rng))
             case 1...6:  // exactly at (or a hair off) a rule's threshold of a random live fence
                 guard let f = reference.fences.values.randomElement(using: &rng) else { continue }
                 let r = f.radiusMeters
                 let edge = Bool.random(using: &rng) ? r - min(h, r / 2) : r + h
                 let off = [0, 1e-9, -1e-9, 1e-6, -1e-6, 1e-3, -1e-3, 0.5, -0.5].randomElement(using: &rng)!
-                position = destination(f.latitude, f.longitude, bearingDegrees: .random(in: 0..<360, using: &rng),
-                                       meters: max(0, edge + off))
+                position = destination(
+                    f.latitude, f.longitude, bearingDegrees: .random(in: 0..<360, using: &rng),
+                    meters: max(0, edge + off))
                 boundaryFixes += 1
-            case 7:      // a fence placed so this fix lies exactly on one of its thresholds
+            case 7:  // a fence placed so this fix lies exactly on one of its thresholds
                 let d = Double.random(in: 1...400, using: &rng)
                 let c = destination(position.lat, position.lon, bearingDegrees: .random(in: 0..<360, using: &rng), meters: d)
                 let exact = Geodesy.distance(position.lat, position.lon, c.lat, c.lon)
                 let radius = Bool.random(using: &rng) ? exact - h : exact + min(h, exact)
                 if radius > 0 {
                     let f = newFence(c.lat, c.lon, radius)
-                    try engine.add([f]); reference.add([f])
+                    try engine.add([f])
+                    reference.add([f])
                 }
-            case 8:      // remove some fences (and an unknown id)
+            case 8:  // remove some fences (and an unknown id)
                 let victims = (0..<3).compactMap { _ in reference.fences.keys.randomElement(using: &rng) } + ["nope"]
-                engine.remove(ids: victims); reference.remove(victims)
-            case 9:      // re-add a live fence: same region (keeps state) or moved (resets it)
+                engine.remove(ids: victims)
+                reference.remove(victims)
+            case 9:  // re-add a live fence: same region (keeps state) or moved (resets it)
                 guard var f = reference.fences.values.randomElement(using: &rng) else { continue }
                 if Bool.random(using: &rng) { f.radiusMeters *= 1.01 }
                 f.notifyOnExit.toggle()
-                try engine.add([f]); reference.add([f])
-            default:     // walk on
-                position = destination(position.lat, position.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
-                                       meters: .random(in: 0...40, using: &rng))
+                try engine.add([f])
+                reference.add([f])
+            default:  // walk on
+                position = destination(
+                    position.lat, position.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
+                    meters: .random(in: 0...40, using: &rng))
             }
             var ids = 0
-            let got = engine.evaluateCrossings(latitude: position.lat, longitude: position.lon, accuracy: accuracy,
-                                               timestamp: Date(timeIntervalSince1970: Double(step))) {
-                ids += 1; return UUID()
+            let got = engine.evaluateCrossings(
+                latitude: position.lat, longitude: position.lon, accuracy: accuracy,
+                timestamp: Date(timeIntervalSince1970: Double(step))
+            ) {
+                ids += 1
+                return UUID()
             }
             let want = reference.evaluate(position.lat, position.lon, accuracy: accuracy)
-            #expect(got.events.map { "\($0.transition == .enter ? "enter" : "exit") \($0.geofenceId)" } == want.events,
-                    "step \(step) at \(position)")
+            #expect(
+                got.events.map { "\($0.transition == .enter ? "enter" : "exit") \($0.geofenceId)" } == want.events,
+                "step \(step) at \(position)")
             #expect(got.stateChanges == want.changes, "step \(step)")
             #expect(ids == want.events.count)
             crossings += want.changes.count
@@ -142,12 +164,15 @@ struct GeofenceEngineBruteForceTests {
         // A restored engine carries on exactly like the one it was saved from.
         var restored = GeofenceEngine(fences: engine.list(), insideIDs: engine.insideIDs)
         for _ in 0..<200 {
-            position = destination(position.lat, position.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
-                                   meters: .random(in: 0...300, using: &rng))
-            let a = engine.evaluateCrossings(latitude: position.lat, longitude: position.lon, accuracy: 10,
-                                             timestamp: Date(timeIntervalSince1970: 0), makeID: { UUID() })
-            let b = restored.evaluateCrossings(latitude: position.lat, longitude: position.lon, accuracy: 10,
-                                               timestamp: Date(timeIntervalSince1970: 0), makeID: { UUID() })
+            position = destination(
+                position.lat, position.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
+                meters: .random(in: 0...300, using: &rng))
+            let a = engine.evaluateCrossings(
+                latitude: position.lat, longitude: position.lon, accuracy: 10,
+                timestamp: Date(timeIntervalSince1970: 0), makeID: { UUID() })
+            let b = restored.evaluateCrossings(
+                latitude: position.lat, longitude: position.lon, accuracy: 10,
+                timestamp: Date(timeIntervalSince1970: 0), makeID: { UUID() })
             #expect(a.stateChanges == b.stateChanges)
         }
     }
@@ -156,7 +181,8 @@ struct GeofenceEngineBruteForceTests {
     /// millimetres to antipodes, including limits equal to the computed distance.
     @Test func chordPreCheckAgreesWithHaversine() {
         var rng = SeededRandom(seed: 314)
-        var decided = 0, total = 0
+        var decided = 0
+        var total = 0
         for _ in 0..<200_000 {
             let u = Double.random(in: -1...1, using: &rng)
             let lat: Double = asin(u) * 180 / .pi

@@ -8,26 +8,31 @@ struct GeofenceEngineTests {
     let centre = (lat: 48.0, lon: 11.0)
 
     func fence(_ id: String, radius: Double = 100, entry: Bool = true, exit: Bool = true) -> Geofence {
-        Geofence(id: id, latitude: centre.lat, longitude: centre.lon, radiusMeters: radius,
-                 notifyOnEntry: entry, notifyOnExit: exit)
+        Geofence(
+            id: id, latitude: centre.lat, longitude: centre.lon, radiusMeters: radius,
+            notifyOnEntry: entry, notifyOnExit: exit)
     }
 
     /// Evaluates a fix `meters` east of the centre at `t0 + seconds`.
-    func step(_ engine: inout GeofenceEngine, _ seconds: Double, east meters: Double, accuracy: Double? = 5,
-              ids: GeofenceTestIDs = GeofenceTestIDs()) -> [GeofenceTransition] {
+    func step(
+        _ engine: inout GeofenceEngine, _ seconds: Double, east meters: Double, accuracy: Double? = 5,
+        ids: GeofenceTestIDs = GeofenceTestIDs()
+    ) -> [GeofenceTransition] {
         let p = destination(centre.lat, centre.lon, bearingDegrees: 90, meters: meters)
-        return engine.evaluate(latitude: p.lat, longitude: p.lon, accuracy: accuracy,
-                               timestamp: t0.addingTimeInterval(seconds), makeID: ids.next).map(\.transition)
+        return engine.evaluate(
+            latitude: p.lat, longitude: p.lon, accuracy: accuracy,
+            timestamp: t0.addingTimeInterval(seconds), makeID: ids.next
+        ).map(\.transition)
     }
 
     @Test func enterAndExitSequence() throws {
         var engine = GeofenceEngine()
         try engine.add([fence("home")])
-        #expect(step(&engine, 0, east: 500) == [])            // far outside: nothing
-        #expect(step(&engine, 1, east: 96) == [])             // inside but within the 5 m margin
-        #expect(step(&engine, 2, east: 94) == [.enter])       // inside by more than h = 5 m
-        #expect(step(&engine, 3, east: 10) == [])             // still inside
-        #expect(step(&engine, 4, east: 104) == [])            // band: not beyond r + h
+        #expect(step(&engine, 0, east: 500) == [])  // far outside: nothing
+        #expect(step(&engine, 1, east: 96) == [])  // inside but within the 5 m margin
+        #expect(step(&engine, 2, east: 94) == [.enter])  // inside by more than h = 5 m
+        #expect(step(&engine, 3, east: 10) == [])  // still inside
+        #expect(step(&engine, 4, east: 104) == [])  // band: not beyond r + h
         #expect(step(&engine, 5, east: 106) == [.exit])
         #expect(step(&engine, 6, east: 300) == [])
         #expect(step(&engine, 7, east: 0) == [.enter])
@@ -39,8 +44,9 @@ struct GeofenceEngineTests {
         try engine.add([fence("b"), fence("a"), Geofence(id: "far", latitude: 10, longitude: 10, radiusMeters: 50)])
         let ids = GeofenceTestIDs()
         let at = t0.addingTimeInterval(0.123_456)
-        let events = engine.evaluate(latitude: centre.lat, longitude: centre.lon, accuracy: nil,
-                                     timestamp: at, makeID: ids.next)
+        let events = engine.evaluate(
+            latitude: centre.lat, longitude: centre.lon, accuracy: nil,
+            timestamp: at, makeID: ids.next)
         #expect(events.map(\.geofenceId) == ["a", "b"])
         #expect(events.allSatisfy { $0.transition == .enter })
         #expect(events[0].timestamp == WireTimestamp(at).date, "truncated to the store's millisecond precision")
@@ -56,8 +62,9 @@ struct GeofenceEngineTests {
         try engine.add([fence("here"), Geofence(id: "there", latitude: there.lat, longitude: there.lon, radiusMeters: 100)])
         #expect(step(&engine, 0, east: 0) == [.enter])
         let ids = GeofenceTestIDs()
-        let events = engine.evaluate(latitude: there.lat, longitude: there.lon, accuracy: 5,
-                                     timestamp: t0.addingTimeInterval(60), makeID: ids.next)
+        let events = engine.evaluate(
+            latitude: there.lat, longitude: there.lon, accuracy: 5,
+            timestamp: t0.addingTimeInterval(60), makeID: ids.next)
         #expect(events.map { "\($0.transition.rawValue) \($0.geofenceId)" } == ["exit here", "enter there"])
     }
 
@@ -76,14 +83,16 @@ struct GeofenceEngineTests {
             let accuracy = Double.random(in: 3...30, using: &rng)
             let bearing = Double.random(in: 0..<360, using: &rng)
             let truePoint = destination(centre.lat, centre.lon, bearingDegrees: bearing, meters: trueDistance)
-            let noisy = destination(truePoint.lat, truePoint.lon, bearingDegrees: Double.random(in: 0..<360, using: &rng),
-                                    meters: abs(rng.gaussian(sigma: accuracy / 2)))
+            let noisy = destination(
+                truePoint.lat, truePoint.lon, bearingDegrees: Double.random(in: 0..<360, using: &rng),
+                meters: abs(rng.gaussian(sigma: accuracy / 2)))
             let d = Geodesy.distance(noisy.lat, noisy.lon, centre.lat, centre.lon)
             let naive = d <= r
             if let naiveInside, naiveInside != naive { naiveFlips += 1 }
             naiveInside = naive
-            let events = engine.evaluate(latitude: noisy.lat, longitude: noisy.lon, accuracy: accuracy,
-                                         timestamp: t0.addingTimeInterval(Double(i)), makeID: { UUID() })
+            let events = engine.evaluate(
+                latitude: noisy.lat, longitude: noisy.lon, accuracy: accuracy,
+                timestamp: t0.addingTimeInterval(Double(i)), makeID: { UUID() })
             for e in events {
                 // Every transition obeys the documented rule for that very fix.
                 let h = GeofenceEngine.margin(accuracy: accuracy)
@@ -129,8 +138,9 @@ struct GeofenceEngineTests {
         #expect(enter.stateChanges == ["in-only": true, "out-only": true, "silent": true])
         #expect(step(&engine, 1, east: 0) == [], "state is inside for all three")
         let q = destination(centre.lat, centre.lon, bearingDegrees: 90, meters: 500)
-        let exit = engine.evaluateCrossings(latitude: q.lat, longitude: q.lon, accuracy: 5,
-                                            timestamp: t0.addingTimeInterval(2), makeID: { UUID() })
+        let exit = engine.evaluateCrossings(
+            latitude: q.lat, longitude: q.lon, accuracy: 5,
+            timestamp: t0.addingTimeInterval(2), makeID: { UUID() })
         #expect(exit.events.map(\.geofenceId) == ["out-only"])
         #expect(exit.events.map(\.transition) == [.exit])
         #expect(exit.stateChanges == ["in-only": false, "out-only": false, "silent": false])
@@ -146,17 +156,23 @@ struct GeofenceEngineTests {
         #expect(engine.list().map(\.id) == ["keep"], "nothing from the failed call was added")
 
         func message(_ f: Geofence) -> String? {
-            do { try f.validate(); return nil } catch { return error.description }
+            do {
+                try f.validate()
+                return nil
+            } catch { return error.description }
         }
         #expect(message(fence("")) == "invalid configuration: geofence \"\": id must be 1–100 characters (got 0)")
         #expect(message(fence(String(repeating: "é", count: 100))) == nil, "100 characters is fine")
         #expect(message(fence(String(repeating: "y", count: 101)))?.contains("(got 101)") == true)
-        #expect(message(Geofence(id: "n", latitude: 90.5, longitude: 0, radiusMeters: 1))?
-            .contains("geofence \"n\": latitude") == true)
-        #expect(message(Geofence(id: "w", latitude: 0, longitude: .nan, radiusMeters: 1))?
-            .contains("geofence \"w\": longitude") == true)
-        #expect(message(Geofence(id: "i", latitude: 0, longitude: 0, radiusMeters: .infinity))?
-            .contains("radiusMeters must be > 0") == true)
+        #expect(
+            message(Geofence(id: "n", latitude: 90.5, longitude: 0, radiusMeters: 1))?
+                .contains("geofence \"n\": latitude") == true)
+        #expect(
+            message(Geofence(id: "w", latitude: 0, longitude: .nan, radiusMeters: 1))?
+                .contains("geofence \"w\": longitude") == true)
+        #expect(
+            message(Geofence(id: "i", latitude: 0, longitude: 0, radiusMeters: .infinity))?
+                .contains("radiusMeters must be > 0") == true)
         #expect(message(Geofence(id: "edge", latitude: -90, longitude: 180, radiusMeters: 0.001)) == nil)
     }
 
@@ -209,7 +225,8 @@ struct GeofenceEngineTests {
     }
 
     @Test func fencesDecodeWithDefaultNotifyFlags() throws {
-        let json = #"[{"id":"a","latitude":1.5,"longitude":-2,"radiusMeters":50},"#
+        let json =
+            #"[{"id":"a","latitude":1.5,"longitude":-2,"radiusMeters":50},"#
             + #"{"id":"b","latitude":0,"longitude":0,"radiusMeters":1,"notifyOnEntry":false,"notifyOnExit":false}]"#
         let fences = try JSONDecoder().decode([Geofence].self, from: Data(json.utf8))
         #expect(fences[0] == Geofence(id: "a", latitude: 1.5, longitude: -2, radiusMeters: 50))
@@ -221,22 +238,27 @@ struct GeofenceEngineTests {
         var rng = SeededRandom(seed: 7)
         var fences: [Geofence] = []
         for i in 0..<10_000 {
-            let p = destination(centre.lat, centre.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
-                                meters: .random(in: 0...20_000, using: &rng))
-            fences.append(Geofence(id: "f\(i)", latitude: p.lat, longitude: p.lon,
-                                   radiusMeters: .random(in: 20...2_000, using: &rng)))
+            let p = destination(
+                centre.lat, centre.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
+                meters: .random(in: 0...20_000, using: &rng))
+            fences.append(
+                Geofence(
+                    id: "f\(i)", latitude: p.lat, longitude: p.lon,
+                    radiusMeters: .random(in: 20...2_000, using: &rng)))
         }
         var engine = GeofenceEngine()
         try engine.add(fences)
         #expect(engine.count == 10_000)
         for _ in 0..<30 {
-            let p = destination(centre.lat, centre.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
-                                meters: .random(in: 0...20_000, using: &rng))
-            var fresh = engine   // a copy with nothing inside yet
+            let p = destination(
+                centre.lat, centre.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
+                meters: .random(in: 0...20_000, using: &rng))
+            var fresh = engine  // a copy with nothing inside yet
             let entered = fresh.evaluate(latitude: p.lat, longitude: p.lon, accuracy: 10, timestamp: t0, makeID: { UUID() })
             let expected = fences.filter {
-                GeofenceEngine.enters(distance: Geodesy.distance(p.lat, p.lon, $0.latitude, $0.longitude),
-                                      radius: $0.radiusMeters, margin: 10)
+                GeofenceEngine.enters(
+                    distance: Geodesy.distance(p.lat, p.lon, $0.latitude, $0.longitude),
+                    radius: $0.radiusMeters, margin: 10)
             }.map(\.id).sorted()
             #expect(entered.map(\.geofenceId) == expected)
         }

@@ -5,19 +5,25 @@ import Testing
 @Suite("Geofence spatial index vs brute force (GF-4)")
 struct GeofenceIndexTests {
     /// A random fence: mostly 10 m – 5 km, some up to thousands of kilometres.
-    static func randomFence(_ id: Int, near: (lat: Double, lon: Double)? = nil, spread: Double = 0,
-                            using rng: inout SeededRandom) -> Geofence {
-        let lat: Double, lon: Double
+    static func randomFence(
+        _ id: Int, near: (lat: Double, lon: Double)? = nil, spread: Double = 0,
+        using rng: inout SeededRandom
+    ) -> Geofence {
+        let lat: Double
+        let lon: Double
         if let near {
-            let p = destination(near.lat, near.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
-                                meters: .random(in: 0...spread, using: &rng))
+            let p = destination(
+                near.lat, near.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
+                meters: .random(in: 0...spread, using: &rng))
             (lat, lon) = (p.lat, p.lon)
         } else {
-            lat = asin(.random(in: -1...1, using: &rng)) * 180 / .pi   // uniform on the sphere
+            lat = asin(.random(in: -1...1, using: &rng)) * 180 / .pi  // uniform on the sphere
             lon = .random(in: -180...180, using: &rng)
         }
         let roll = Double.random(in: 0..<1, using: &rng)
-        let radius = roll < 0.98 ? exp(Double.random(in: log(10.0)...log(5_000.0), using: &rng))
+        let radius =
+            roll < 0.98
+            ? exp(Double.random(in: log(10.0)...log(5_000.0), using: &rng))
             : roll < 0.999 ? .random(in: 5_000...500_000, using: &rng) : .random(in: 500_000...8_000_000, using: &rng)
         return Geofence(id: "f\(id)", latitude: lat, longitude: lon, radiusMeters: radius)
     }
@@ -32,13 +38,16 @@ struct GeofenceIndexTests {
             switch Int.random(in: 0..<4, using: &rng) {
             case 0, 1:
                 let f = fences.randomElement(using: &rng)!
-                let p = destination(f.latitude, f.longitude, bearingDegrees: .random(in: 0..<360, using: &rng),
-                                    meters: f.radiusMeters * .random(in: 0.9...1.1, using: &rng))
+                let p = destination(
+                    f.latitude, f.longitude, bearingDegrees: .random(in: 0..<360, using: &rng),
+                    meters: f.radiusMeters * .random(in: 0.9...1.1, using: &rng))
                 points.append(p)
             case 2:
-                points.append((.random(in: -90...90, using: &rng), (Bool.random(using: &rng) ? 1 : -1) * .random(in: 179.9...180, using: &rng)))
+                points.append(
+                    (.random(in: -90...90, using: &rng), (Bool.random(using: &rng) ? 1 : -1) * .random(in: 179.9...180, using: &rng)))
             default:
-                points.append(((Bool.random(using: &rng) ? 1 : -1) * .random(in: 89.9...90, using: &rng), .random(in: -180...180, using: &rng)))
+                points.append(
+                    ((Bool.random(using: &rng) ? 1 : -1) * .random(in: 89.9...90, using: &rng), .random(in: -180...180, using: &rng)))
             }
         }
         return points
@@ -86,8 +95,10 @@ struct GeofenceIndexTests {
         var points = Self.queryPoints(all, count: 700, using: &rng)
         for h in hotspots {
             for _ in 0..<50 {
-                points.append(destination(h.lat, h.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
-                                          meters: .random(in: 0...35_000, using: &rng)))
+                points.append(
+                    destination(
+                        h.lat, h.lon, bearingDegrees: .random(in: 0..<360, using: &rng),
+                        meters: .random(in: 0...35_000, using: &rng)))
             }
         }
         let hits = expectSame(index, scan, points, extra: 30)
@@ -104,12 +115,14 @@ struct GeofenceIndexTests {
             if op < 6 || live.isEmpty {
                 // Ids repeat, so some inserts replace an existing fence.
                 let f = Self.randomFence(Int.random(in: 0..<3_000, using: &rng), near: (52, 0), spread: 50_000, using: &rng)
-                index.insert(f); scan.insert(f)
+                index.insert(f)
+                scan.insert(f)
                 live.removeAll { $0.id == f.id }
                 live.append(f)
             } else {
                 let victim = op < 9 ? live.remove(at: Int.random(in: 0..<live.count, using: &rng)).id : "unknown-\(step)"
-                index.remove(id: victim); scan.remove(id: victim)
+                index.remove(id: victim)
+                scan.remove(id: victim)
             }
         }
         #expect(index.count == scan.fencesByID.count)
@@ -124,8 +137,9 @@ struct GeofenceIndexTests {
         var rng = SeededRandom(seed: 11)
         var index = GeofenceIndex()
         for i in 0..<100_000 {
-            let p = destination(48, 11, bearingDegrees: .random(in: 0..<360, using: &rng),
-                                meters: .random(in: 0...50_000, using: &rng))
+            let p = destination(
+                48, 11, bearingDegrees: .random(in: 0..<360, using: &rng),
+                meters: .random(in: 0...50_000, using: &rng))
             index.insert(Geofence(id: "c\(i)", latitude: p.lat, longitude: p.lon, radiusMeters: .random(in: 50...300, using: &rng)))
         }
         let n = index.candidates(latitude: 48.01, longitude: 11.01).count

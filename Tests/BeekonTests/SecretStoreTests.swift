@@ -81,8 +81,9 @@ struct SecretStoreTests {
         let t = RoutingTransport()
         let logs = LogCapture()
         await t.ingest.enqueue(statuses: 401)
-        await t.token.enqueue(tokenAnswer(#"{"access_token":"rotated-ACCESS-777","refresh_token":"rotated-REFRESH-888","expires_in":7200}"#))
-        let first = h.beekon(transport: t, secrets: nil, logs: logs)   // nil: the file vault next to the database
+        await t.token.enqueue(
+            tokenAnswer(#"{"access_token":"rotated-ACCESS-777","refresh_token":"rotated-REFRESH-888","expires_in":7200}"#))
+        let first = h.beekon(transport: t, secrets: nil, logs: logs)  // nil: the file vault next to the database
         try await configureSync(first, syncConfig(auth: authRecipe()))
         try await first.start()
         await h.provider.send(fix(1))

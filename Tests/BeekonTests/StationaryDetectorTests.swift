@@ -9,13 +9,16 @@ struct StationaryDetectorTests {
     /// A fix at `t0 + seconds`, `east` metres east of (48, 11).
     func at(_ seconds: Double, east: Double = 0, accuracy: Double? = 3, speed: Double? = 0.2) -> RawFix {
         let p = destination(48, 11, bearingDegrees: 90, meters: east)
-        return RawFix(timestamp: t0.addingTimeInterval(seconds), latitude: p.lat, longitude: p.lon,
-                      accuracy: accuracy, speed: speed, bearing: 90, altitude: 500)
+        return RawFix(
+            timestamp: t0.addingTimeInterval(seconds), latitude: p.lat, longitude: p.lon,
+            accuracy: accuracy, speed: speed, bearing: 90, altitude: 500)
     }
 
     /// Feeds fixes every 10 s from `from` to `to` (inclusive) at `east` metres; returns all actions.
     func dwell(_ d: inout StationaryDetector, from: Double, to: Double, east: Double = 0) -> [StationaryDetector.Action] {
-        stride(from: from, through: to, by: 10).flatMap { d.observe(fix: at($0, east: east + ($0.truncatingRemainder(dividingBy: 20) == 0 ? 1 : -1))) }
+        stride(from: from, through: to, by: 10).flatMap {
+            d.observe(fix: at($0, east: east + ($0.truncatingRemainder(dividingBy: 20) == 0 ? 1 : -1)))
+        }
     }
 
     @Test func defaultsAndClamping() {

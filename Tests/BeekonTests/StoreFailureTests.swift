@@ -21,7 +21,10 @@ struct StoreFailureTests {
         await h.provider.send((5..<400).map { fix(Double($0), north: Double($0) * 10) })
         let stats = await beekon.statistics
         #expect(stats.storeFailures > 0, "the disk filled up")
-        guard case .storage(let message)? = stats.lastError else { Issue.record("no storage error"); return }
+        guard case .storage(let message)? = stats.lastError else {
+            Issue.record("no storage error")
+            return
+        }
         #expect(message.contains("disk is full"))
         #expect(beekon.currentState == .tracking, "a full disk never crashes or stops tracking")
         let kept = try await beekon.history(from: .distantPast, to: .distantFuture)
@@ -42,10 +45,11 @@ struct StoreFailureTests {
             try db.execute(sql: "INSERT INTO meta(key, value) VALUES ('tracking_intent', ?)", arguments: [session.wireString])
             try db.execute(sql: "INSERT INTO session(id, started_at) VALUES (?, 0)", arguments: [session.wireString])
             for i in 0..<2 {
-                try db.execute(sql: """
-                    INSERT INTO location(id, session_id, ts, latitude, longitude, trigger, motion, is_mock)
-                    VALUES (?, ?, ?, 48, 11, 'interval', 'moving', 0)
-                    """, arguments: [UUID().wireString, session.wireString, 1_700_000_000_000 + i * 1000])
+                try db.execute(
+                    sql: """
+                        INSERT INTO location(id, session_id, ts, latitude, longitude, trigger, motion, is_mock)
+                        VALUES (?, ?, ?, 48, 11, 'interval', 'moving', 0)
+                        """, arguments: [UUID().wireString, session.wireString, 1_700_000_000_000 + i * 1000])
             }
         }
         try old.close()

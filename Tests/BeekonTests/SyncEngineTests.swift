@@ -49,11 +49,14 @@ struct SyncEngineTests {
         let transport = ScriptedTransport()
         let ids = SequentialIDs()
         let beekon = h.beekon(transport: transport, ids: ids)
-        try await configureSync(beekon, syncConfig(SyncConfig(url: loopbackURL, headers: ["X-Api-Key": "k", "Content-Type": "text/plain"])))
+        try await configureSync(
+            beekon, syncConfig(SyncConfig(url: loopbackURL, headers: ["X-Api-Key": "k", "Content-Type": "text/plain"])))
         try await beekon.setExtras(["user_id": "u-1", "a": "b"])
         try await beekon.start()
-        await h.provider.send(RawFix(timestamp: h.clock.now(), latitude: 37.7749, longitude: -122.4194,
-                                     accuracy: 5.2, speed: 2.5, bearing: 180, altitude: 14))
+        await h.provider.send(
+            RawFix(
+                timestamp: h.clock.now(), latitude: 37.7749, longitude: -122.4194,
+                accuracy: 5.2, speed: 2.5, bearing: 180, altitude: 14))
         await h.provider.send(RawFix(timestamp: h.clock.now().addingTimeInterval(1.5), latitude: 38, longitude: -122))
         try await beekon.sync()
         let r = try #require(await transport.requests.first)
@@ -99,7 +102,10 @@ struct SyncEngineTests {
         try await beekon.sync()
         #expect(try await beekon.pendingUploadCount() == 0)
         #expect(try await beekon.history(from: .distantPast, to: .distantFuture).count == 5)
-        guard case .succeeded = beekon.currentSyncStatus else { Issue.record("status \(beekon.currentSyncStatus)"); return }
+        guard case .succeeded = beekon.currentSyncStatus else {
+            Issue.record("status \(beekon.currentSyncStatus)")
+            return
+        }
         try await beekon.sync()
         #expect(await transport.requests.count == 1, "nothing pending: no request")
     }
@@ -162,7 +168,7 @@ struct SyncEngineTests {
         // randomUnit 0: first backoff is base/2 = 2.5 s.
         #expect(beekon.currentSyncStatus == .retrying(nextAttempt: h.clock.now().addingTimeInterval(2.5)))
         #expect(try await beekon.pendingUploadCount() == 2)
-        await h.clock.waitForSleepers(2)     // interval timer + retry timer
+        await h.clock.waitForSleepers(2)  // interval timer + retry timer
         h.clock.advance(by: .seconds(2.5))
         await transport.waitForRequests(2)
         _ = await waitForStatus(beekon) { if case .succeeded = $0 { true } else { false } }
@@ -218,15 +224,15 @@ struct SyncEngineTests {
         let beekon = h.beekon(transport: transport)
         try await configureSync(beekon, syncConfig(SyncConfig(url: loopbackURL, syncThreshold: 1)))
         try await beekon.start()
-        await h.provider.send(fix(1))                  // threshold wake → first attempt fails
+        await h.provider.send(fix(1))  // threshold wake → first attempt fails
         await transport.waitForRequests(1)
         _ = await waitForStatus(beekon) { $0 == .failed(.permanent(status: status)) }
-        await h.provider.send(fix(2, north: 10))        // threshold trigger: no tight loop
-        try await beekon.sync()                          // sync() retries (fails again)
+        await h.provider.send(fix(2, north: 10))  // threshold trigger: no tight loop
+        try await beekon.sync()  // sync() retries (fails again)
         #expect(await transport.requests.count == 2)
         #expect(beekon.currentSyncStatus == .failed(.permanent(status: status)))
         await h.clock.waitForSleepers(1)
-        h.clock.advance(by: .seconds(300))               // the interval retries, and succeeds
+        h.clock.advance(by: .seconds(300))  // the interval retries, and succeeds
         await transport.waitForRequests(3)
         _ = await waitForStatus(beekon) { if case .succeeded = $0 { true } else { false } }
         #expect(try await beekon.pendingUploadCount() == 0)
@@ -243,9 +249,15 @@ struct SyncEngineTests {
         try await beekon.start()
         await h.provider.send(fix(1))
         try await beekon.sync()
-        guard case .retrying = beekon.currentSyncStatus else { Issue.record("\(beekon.currentSyncStatus)"); return }
-        try await beekon.sync()                          // sync() overrides the backoff
-        guard case .retrying(let next) = beekon.currentSyncStatus else { Issue.record("\(beekon.currentSyncStatus)"); return }
+        guard case .retrying = beekon.currentSyncStatus else {
+            Issue.record("\(beekon.currentSyncStatus)")
+            return
+        }
+        try await beekon.sync()  // sync() overrides the backoff
+        guard case .retrying(let next) = beekon.currentSyncStatus else {
+            Issue.record("\(beekon.currentSyncStatus)")
+            return
+        }
         #expect(next == h.clock.now().addingTimeInterval(5), "second failure: 10 s window, equal jitter 0 → 5 s")
         try await beekon.sync()
         #expect(try await beekon.pendingUploadCount() == 0)

@@ -15,7 +15,7 @@ struct SyncOrderingTests {
         try await beekon.start()
         let a = try #require(await beekon.sessionID)
         await h.provider.send((0..<3).map { fix(Double($0), north: Double($0) * 10) })
-        try await beekon.stop()                           // session-stop trigger; request held
+        try await beekon.stop()  // session-stop trigger; request held
         try await beekon.start()
         let b = try #require(await beekon.sessionID)
         await h.provider.send((10..<12).map { fix(Double($0), north: Double($0) * 10) })
@@ -74,7 +74,7 @@ struct SyncOrderingTests {
         try await configureSync(beekon, syncConfig(SyncConfig(url: loopbackURL, syncThreshold: 1)))
         await transport.hold()
         try await beekon.start()
-        await h.provider.send(fix(1))                    // threshold → drain starts, request held
+        await h.provider.send(fix(1))  // threshold → drain starts, request held
         await transport.waitForRequests(1)
         await h.provider.send((2..<8).map { fix(Double($0), north: Double($0) * 10) })  // six more wakes
         await transport.release()
@@ -93,7 +93,7 @@ struct SyncOrderingTests {
         try await dying.start()
         await h.provider.send((0..<4).map { fix(Double($0), north: Double($0) * 10) })
         Task { try? await dying.sync() }
-        await first.waitForRequests(1)                   // in flight; the answer never arrives
+        await first.waitForRequests(1)  // in flight; the answer never arrives
         let sent = await first.requests[0].envelope
         // Relaunch on the same database while the old instance is frozen mid-request.
         let second = ScriptedTransport()

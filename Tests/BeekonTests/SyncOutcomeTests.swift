@@ -37,8 +37,9 @@ struct SyncOutcomeTests {
         let next = h.clock.now().addingTimeInterval(2.5)
         #expect(outcome == SyncOutcome(uploadedLocations: 2, pending: 3, failure: .transient("HTTP 503"), nextAttempt: next))
         #expect(beekon.currentSyncStatus == .retrying(nextAttempt: next))
-        #expect(try await beekon.storeReport().lastSyncOutcome == "retrying at \(WireTimestamp(next))",
-                "stored by the time sync() returns")
+        #expect(
+            try await beekon.storeReport().lastSyncOutcome == "retrying at \(WireTimestamp(next))",
+            "stored by the time sync() returns")
     }
 
     /// SY-7: a failure that needs a person or the next interval has no next attempt.

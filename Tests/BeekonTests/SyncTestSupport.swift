@@ -6,9 +6,10 @@ extension Harness {
     func beekon(transport: any HTTPTransport, ids: SequentialIDs? = nil, rowCap: Int = 100_000) -> Beekon {
         var makeID: (@Sendable () -> UUID)?
         if let ids { makeID = { ids.next() } }
-        return Beekon(dependencies: BeekonDependencies(
-            databasePath: dir.db, provider: provider, clock: clock, makeID: makeID,
-            rowCap: rowCap, transport: transport, randomUnit: { 0 }))
+        return Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dir.db, provider: provider, clock: clock, makeID: makeID,
+                rowCap: rowCap, transport: transport, randomUnit: { 0 }))
     }
 }
 

@@ -15,8 +15,9 @@ final class TempDir: @unchecked Sendable {
 
 /// A fix at `seconds` after the clock's start, `northMeters` north of a base point.
 func fix(_ seconds: Double, north northMeters: Double = 0, accuracy: Double? = 5, base: Date = TestClock().now()) -> RawFix {
-    RawFix(timestamp: base.addingTimeInterval(seconds),
-           latitude: 48.0 + northMeters / 111_195.0, longitude: 11.0, accuracy: accuracy)
+    RawFix(
+        timestamp: base.addingTimeInterval(seconds),
+        latitude: 48.0 + northMeters / 111_195.0, longitude: 11.0, accuracy: accuracy)
 }
 
 struct Harness {
@@ -25,7 +26,8 @@ struct Harness {
     let provider = ScriptedProvider()
 
     func beekon(rowCap: Int = 100_000) -> Beekon {
-        Beekon(dependencies: BeekonDependencies(
-            databasePath: dir.db, provider: provider, clock: clock, rowCap: rowCap))
+        Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dir.db, provider: provider, clock: clock, rowCap: rowCap))
     }
 }

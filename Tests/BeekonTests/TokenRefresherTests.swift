@@ -31,7 +31,7 @@ struct TokenRefresherTests {
     @Test func dueTokenIsRefreshedBeforeASend() async throws {
         let h = RefresherHarness()
         await h.transport.token.enqueue(tokenAnswer(#"{"access_token":"fresh"}"#))
-        let r = await h.refresher(authRecipe(expiresAt: h.epoch(30)))   // already inside the skew margin
+        let r = await h.refresher(authRecipe(expiresAt: h.epoch(30)))  // already inside the skew margin
         #expect(await r.authorization() == .proceed(authorization: "Bearer fresh"))
         #expect(await h.transport.token.requests.count == 1)
         #expect(await r.authorization() == .proceed(authorization: "Bearer fresh"), "no expiry in the answer: no more refreshes")
@@ -40,7 +40,9 @@ struct TokenRefresherTests {
     }
 
     enum Answer: Sendable, CustomStringConvertible {
-        case status(Int), body(Int, String), timeout, network
+        case status(Int)
+        case body(Int, String)
+        case timeout, network
         var result: Result<HTTPResponse, HTTPTransportError> {
             switch self {
             case .status(let s): return .success(HTTPResponse(status: s))
@@ -63,10 +65,10 @@ struct TokenRefresherTests {
     @Test(arguments: [
         (Answer.body(200, #"{"access_token":"t2"}"#), TokenRefresher.RefreshResult.refreshed),
         (.body(201, #"{"token":"t2"}"#), .refreshed),
-        (.body(200, #"{"expires_in":3600}"#), .dead),                 // 2xx without a token
+        (.body(200, #"{"expires_in":3600}"#), .dead),  // 2xx without a token
         (.body(200, "not json"), .dead),
         (.status(204), .dead),
-        (.status(301), .dead), (.status(302), .dead), (.status(307), .dead),   // 3xx
+        (.status(301), .dead), (.status(302), .dead), (.status(307), .dead),  // 3xx
         (.status(400), .dead), (.status(401), .dead), (.status(403), .dead), (.status(404), .dead), (.status(410), .dead),
         (.status(408), .transient(until: nil)), (.status(429), .transient(until: nil)),
         (.status(500), .transient(until: nil)), (.status(502), .transient(until: nil)), (.status(503), .transient(until: nil)),
@@ -124,12 +126,12 @@ struct TokenRefresherTests {
     @Test func breakerAlsoPacesTheProactiveTimer() async throws {
         let h = RefresherHarness()
         await h.transport.token.setFallback(.success(HTTPResponse(status: 500)))
-        let r = await h.refresher(authRecipe(expiresAt: h.epoch(60)))   // due now
+        let r = await h.refresher(authRecipe(expiresAt: h.epoch(60)))  // due now
         for n in 1...3 {
             await h.transport.token.waitForRequests(n)
             await h.clock.waitForSleepers(1)
             #expect(await h.transport.token.requests.count == n)
-            h.clock.advance(by: .seconds(30))                          // closed: retry after 30 s; 3rd failure: breaker 30 s
+            h.clock.advance(by: .seconds(30))  // closed: retry after 30 s; 3rd failure: breaker 30 s
         }
         await h.transport.token.waitForRequests(4)
         await h.clock.waitForSleepers(1)
@@ -189,14 +191,16 @@ struct TokenRefresherTests {
         config.refreshPayload["note"] = "a b&c=d/é*-._~"
         config.refreshPayload["both"] = "{accessToken}:{refreshToken}"
         config.refreshHeaders["X-Refresh"] = "rt {refreshToken}"
-        let request = RefreshExchange.request(url: tokenURL, config: config,
-                                              tokens: TokenSet(accessToken: "acc", refreshToken: "r+/=&é x"))
+        let request = RefreshExchange.request(
+            url: tokenURL, config: config,
+            tokens: TokenSet(accessToken: "acc", refreshToken: "r+/=&é x"))
         #expect(request.method == "POST" && request.url == tokenURL)
         #expect(request.timeout == .seconds(15), "AU-4: 15 s")
         #expect(request.headers["Content-Type"] == "application/x-www-form-urlencoded")
         #expect(request.headers["Authorization"] == "Bearer acc")
         #expect(request.headers["X-Refresh"] == "rt r+/=&é x")
-        #expect(request.text == "both=acc%3Ar%2B%2F%3D%26%C3%A9+x&grant_type=refresh_token"
+        #expect(
+            request.text == "both=acc%3Ar%2B%2F%3D%26%C3%A9+x&grant_type=refresh_token"
                 + "&note=a+b%26c%3Dd%2F%C3%A9*-._%7E&refresh_token=r%2B%2F%3D%26%C3%A9+x")
     }
 
@@ -298,16 +302,19 @@ struct TokenRefresherTests {
 
     @Test func tokensNeverAppearInLogsOrDescriptions() async throws {
         let h = RefresherHarness()
-        await h.transport.token.enqueue(.failure(.network("bad request to http://x/?t=seed-refresh-RRRR")), .success(HTTPResponse(status: 500)),
-                                        tokenAnswer(#"{"access_token":"secret-new-ZZZZ","refresh_token":"secret-r-YYYY"}"#),
-                                        .success(HTTPResponse(status: 400)))
+        await h.transport.token.enqueue(
+            .failure(.network("bad request to http://x/?t=seed-refresh-RRRR")), .success(HTTPResponse(status: 500)),
+            tokenAnswer(#"{"access_token":"secret-new-ZZZZ","refresh_token":"secret-r-YYYY"}"#),
+            .success(HTTPResponse(status: 400)))
         let r = await h.refresher(authRecipe())
         for _ in 0..<4 { _ = await r.refresh() }
         let change = AuthChange(accessToken: "secret-new-ZZZZ", refreshToken: "secret-r-YYYY", expiresAt: nil)
         let config = SyncConfig(url: loopbackURL, auth: authRecipe())
         let live = await r.currentTokens
-        let texts = [h.logs.text, "\(change)", String(reflecting: change), "\(config)", String(reflecting: config),
-                     "\(authRecipe())", "\(live)"]
+        let texts = [
+            h.logs.text, "\(change)", String(reflecting: change), "\(config)", String(reflecting: config),
+            "\(authRecipe())", "\(live)",
+        ]
         for text in texts {
             for secret in ["seed-access-AAAA", "seed-refresh-RRRR", "secret-new-ZZZZ", "secret-r-YYYY"] {
                 #expect(!text.contains(secret), "\(secret) leaked")

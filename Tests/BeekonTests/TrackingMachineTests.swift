@@ -55,15 +55,21 @@ struct TrackingMachineTests {
         _ = m.start(session: s1, resumeFrom: nil)
         let t0 = Date(timeIntervalSince1970: 1_000)
         guard case .admit(let first) = m.decide(RawFix(timestamp: t0, latitude: 0, longitude: 0), id: UUID()) else {
-            Issue.record("first fix must pass"); return
+            Issue.record("first fix must pass")
+            return
         }
         m.committed(first)
         let near = RawFix(timestamp: t0.addingTimeInterval(5), latitude: 0.0001, longitude: 0)
         #expect(m.decide(near, id: UUID()) == .rejected(.tooSoon))
-        #expect(m.configure(BeekonConfig(preset: .saver, minTimeBetweenLocationsSeconds: 0, minDistanceBetweenLocationsMeters: 0)) == [.setPowerMode(.low)])
+        #expect(
+            m.configure(BeekonConfig(preset: .saver, minTimeBetweenLocationsSeconds: 0, minDistanceBetweenLocationsMeters: 0)) == [
+                .setPowerMode(.low)
+            ])
         if case .admit(let l) = m.decide(near, id: UUID()) {
             #expect(l.motion == .moving && l.trigger == .interval && l.sessionId == s1)
-        } else { Issue.record("new gate values must apply at once") }
+        } else {
+            Issue.record("new gate values must apply at once")
+        }
     }
 
     @Test func resumeContinuesTheGateFromTheLastStoredFix() {

@@ -4,8 +4,8 @@ import Testing
 
 /// The example payload from "The upload payload" in the integration guide (hand-typed).
 let referenceExample = #"""
-{ "schema_version": 1, "batch_id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e1f", "session_id": "0190d4e0-1234-7000-8000-aabbccddeeff", "sent_at": "2026-06-15T12:34:56.789Z", "device": { "install_id": "0190c1a4-aaaa-7bbb-8ccc-ddddeeeeffff", "platform": "ios", "sdk_version": "0.1.1", "model": "iPhone15,3" }, "extras": { "user_id": "app-user-123", "trip": "morning-commute" }, "locations": [ { "id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e20", "timestamp": "2026-06-15T12:34:10.000Z", "trigger": "interval", "motion": "moving", "is_mock": false, "latitude": 37.7749, "longitude": -122.4194, "accuracy": 5.2, "speed": 2.5, "bearing": 180, "altitude": 14.3, "activity": "walking" } ], "geofence_events": [ { "id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e21", "geofence_id": "home", "type": "exit", "timestamp": "2026-06-15T12:34:05.000Z" } ]}
-"""#
+    { "schema_version": 1, "batch_id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e1f", "session_id": "0190d4e0-1234-7000-8000-aabbccddeeff", "sent_at": "2026-06-15T12:34:56.789Z", "device": { "install_id": "0190c1a4-aaaa-7bbb-8ccc-ddddeeeeffff", "platform": "ios", "sdk_version": "0.1.1", "model": "iPhone15,3" }, "extras": { "user_id": "app-user-123", "trip": "morning-commute" }, "locations": [ { "id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e20", "timestamp": "2026-06-15T12:34:10.000Z", "trigger": "interval", "motion": "moving", "is_mock": false, "latitude": 37.7749, "longitude": -122.4194, "accuracy": 5.2, "speed": 2.5, "bearing": 180, "altitude": 14.3, "activity": "walking" } ], "geofence_events": [ { "id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e21", "geofence_id": "home", "type": "exit", "timestamp": "2026-06-15T12:34:05.000Z" } ]}
+    """#
 
 /// A minimal valid body as a mutable JSON tree, so each test breaks exactly one thing.
 func validTree() -> [String: Any] {
@@ -15,14 +15,18 @@ func validTree() -> [String: Any] {
         "session_id": "0190d4e0-1234-7000-8000-aabbccddeeff",
         "sent_at": "2026-06-15T12:34:56.789Z",
         "device": ["install_id": "0190c1a4-aaaa-7bbb-8ccc-ddddeeeeffff", "platform": "ios", "sdk_version": "0.1.1"] as [String: Any],
-        "locations": [[
-            "id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e20", "timestamp": "2026-06-15T12:34:10.000Z",
-            "trigger": "interval", "motion": "moving", "is_mock": false, "latitude": 37.7749, "longitude": -122.4194,
-        ] as [String: Any]],
-        "geofence_events": [[
-            "id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e21", "geofence_id": "home", "type": "exit",
-            "timestamp": "2026-06-15T12:34:05.000Z",
-        ] as [String: Any]],
+        "locations": [
+            [
+                "id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e20", "timestamp": "2026-06-15T12:34:10.000Z",
+                "trigger": "interval", "motion": "moving", "is_mock": false, "latitude": 37.7749, "longitude": -122.4194,
+            ] as [String: Any]
+        ],
+        "geofence_events": [
+            [
+                "id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e21", "geofence_id": "home", "type": "exit",
+                "timestamp": "2026-06-15T12:34:05.000Z",
+            ] as [String: Any]
+        ],
     ]
 }
 
@@ -70,20 +74,29 @@ struct DecoderTests {
         #expect(e.sentAt.description == "2026-06-15T12:34:56.789Z")
         #expect(e.device == WireDevice(installId: Fixtures.installId, platform: "ios", sdkVersion: "0.1.1", model: "iPhone15,3"))
         #expect(e.extras == ["user_id": "app-user-123", "trip": "morning-commute"])
-        #expect(e.locations == [WireLocation(
-            id: Fixtures.locationId, timestamp: Fixtures.fixTime, trigger: .interval, motion: .moving, isMock: false,
-            latitude: 37.7749, longitude: -122.4194, accuracy: 5.2, speed: 2.5, bearing: 180, altitude: 14.3,
-            activity: .walking, quality: nil)])
-        #expect(e.geofenceEvents == [WireGeofenceEvent(
-            id: Fixtures.eventId, geofenceId: "home", type: .exit, timestamp: WireTimestamp(wire: "2026-06-15T12:34:05.000Z")!)])
+        #expect(
+            e.locations == [
+                WireLocation(
+                    id: Fixtures.locationId, timestamp: Fixtures.fixTime, trigger: .interval, motion: .moving, isMock: false,
+                    latitude: 37.7749, longitude: -122.4194, accuracy: 5.2, speed: 2.5, bearing: 180, altitude: 14.3,
+                    activity: .walking, quality: nil)
+            ])
+        #expect(
+            e.geofenceEvents == [
+                WireGeofenceEvent(
+                    id: Fixtures.eventId, geofenceId: "home", type: .exit, timestamp: WireTimestamp(wire: "2026-06-15T12:34:05.000Z")!)
+            ])
     }
 
     @Test("re-encoding the reference example gives the same document, minified, extras sorted")
     func referenceReencodes() throws {
         let e = try WireEnvelope.decode(Data(referenceExample.utf8))
-        let expected = referenceExample
-            .replacingOccurrences(of: #""user_id": "app-user-123", "trip": "morning-commute""#,
-                                  with: #""trip": "morning-commute", "user_id": "app-user-123""#)
+        let expected =
+            referenceExample
+            .replacingOccurrences(
+                of: #""user_id": "app-user-123", "trip": "morning-commute""#,
+                with: #""trip": "morning-commute", "user_id": "app-user-123""#
+            )
             .replacingOccurrences(of: ": ", with: ":").replacingOccurrences(of: ", ", with: ",")
             .replacingOccurrences(of: "{ ", with: "{").replacingOccurrences(of: " }", with: "}")
             .replacingOccurrences(of: "[ ", with: "[").replacingOccurrences(of: " ]", with: "]")
@@ -171,20 +184,26 @@ struct DecoderTests {
             list.append(r("missing device.\(key)", .malformed("device.\(key): missing")) { try body(remove: ["device", key]) })
         }
         for key in ["id", "timestamp", "trigger", "motion", "is_mock", "latitude", "longitude"] {
-            list.append(r("missing locations[0].\(key)", .malformed("locations[0].\(key): missing")) {
-                try body(remove: ["locations", 0, key])
-            })
+            list.append(
+                r("missing locations[0].\(key)", .malformed("locations[0].\(key): missing")) {
+                    try body(remove: ["locations", 0, key])
+                })
         }
         for key in ["id", "geofence_id", "type", "timestamp"] {
-            list.append(r("missing geofence_events[0].\(key)", .malformed("geofence_events[0].\(key): missing")) {
-                try body(remove: ["geofence_events", 0, key])
-            })
+            list.append(
+                r("missing geofence_events[0].\(key)", .malformed("geofence_events[0].\(key): missing")) {
+                    try body(remove: ["geofence_events", 0, key])
+                })
         }
         // Wrong types.
         list += [
-            r("string latitude", .malformed("locations[0].latitude: wrong type")) { try body(set: ["locations", 0, "latitude"], to: "37.7") },
+            r("string latitude", .malformed("locations[0].latitude: wrong type")) {
+                try body(set: ["locations", 0, "latitude"], to: "37.7")
+            },
             r("number is_mock", .malformed("locations[0].is_mock: wrong type")) { try body(set: ["locations", 0, "is_mock"], to: 0) },
-            r("string is_mock", .malformed("locations[0].is_mock: wrong type")) { try body(set: ["locations", 0, "is_mock"], to: "false") },
+            r("string is_mock", .malformed("locations[0].is_mock: wrong type")) {
+                try body(set: ["locations", 0, "is_mock"], to: "false")
+            },
             r("number batch_id", .malformed("batch_id: wrong type")) { try body(set: ["batch_id"], to: 42) },
             r("string schema_version", .malformed("schema_version: wrong type")) { try body(set: ["schema_version"], to: "1") },
             r("fractional schema_version", .malformed("")) { try body(set: ["schema_version"], to: 1.5) },
@@ -197,11 +216,17 @@ struct DecoderTests {
         ]
         // Null in required fields.
         list += [
-            r("null latitude", .malformed("locations[0].latitude: null where a value is required")) { try body(set: ["locations", 0, "latitude"], to: NSNull()) },
+            r("null latitude", .malformed("locations[0].latitude: null where a value is required")) {
+                try body(set: ["locations", 0, "latitude"], to: NSNull())
+            },
             r("null batch_id", .malformed("batch_id: null where a value is required")) { try body(set: ["batch_id"], to: NSNull()) },
-            r("null device.platform", .malformed("device.platform: null where a value is required")) { try body(set: ["device", "platform"], to: NSNull()) },
+            r("null device.platform", .malformed("device.platform: null where a value is required")) {
+                try body(set: ["device", "platform"], to: NSNull())
+            },
             r("null locations", .malformed("locations: null where a value is required")) { try body(set: ["locations"], to: NSNull()) },
-            r("null geofence type", .malformed("geofence_events[0].type: null where a value is required")) { try body(set: ["geofence_events", 0, "type"], to: NSNull()) },
+            r("null geofence type", .malformed("geofence_events[0].type: null where a value is required")) {
+                try body(set: ["geofence_events", 0, "type"], to: NSNull())
+            },
             // Found by schemathesis (scripts/contract.sh): optionals are omitted, never null (SY-5).
             r("null quality", .invalid("locations[0].quality")) { try body(set: ["locations", 0, "quality"], to: NSNull()) },
             r("null accuracy", .invalid("locations[0].accuracy")) { try body(set: ["locations", 0, "accuracy"], to: NSNull()) },
@@ -215,13 +240,21 @@ struct DecoderTests {
             r("batch_id without dashes", .invalid("batch_id")) { try body(set: ["batch_id"], to: "0190d4e27b1a7c3e9f102a4b6c8d0e1f") },
             r("batch_id with braces", .invalid("batch_id")) { try body(set: ["batch_id"], to: "{0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e1f}") },
             r("empty session_id", .invalid("session_id")) { try body(set: ["session_id"], to: "") },
-            r("bad install_id", .invalid("device.install_id")) { try body(set: ["device", "install_id"], to: "0190c1a4-aaaa-7bbb-8ccc-ddddeeeeffzz") },
+            r("bad install_id", .invalid("device.install_id")) {
+                try body(set: ["device", "install_id"], to: "0190c1a4-aaaa-7bbb-8ccc-ddddeeeeffzz")
+            },
             r("bad location id", .invalid("locations[0].id")) { try body(set: ["locations", 0, "id"], to: "x") },
-            r("bad event id", .invalid("geofence_events[0].id")) { try body(set: ["geofence_events", 0, "id"], to: "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e2") },
+            r("bad event id", .invalid("geofence_events[0].id")) {
+                try body(set: ["geofence_events", 0, "id"], to: "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e2")
+            },
             r("sent_at without fraction", .invalid("sent_at")) { try body(set: ["sent_at"], to: "2026-06-15T12:34:56Z") },
             r("sent_at with offset", .invalid("sent_at")) { try body(set: ["sent_at"], to: "2026-06-15T12:34:56.789+00:00") },
-            r("bad location timestamp", .invalid("locations[0].timestamp")) { try body(set: ["locations", 0, "timestamp"], to: "2026-13-15T12:34:10.000Z") },
-            r("bad event timestamp", .invalid("geofence_events[0].timestamp")) { try body(set: ["geofence_events", 0, "timestamp"], to: "2026-02-30T00:00:00.000Z") },
+            r("bad location timestamp", .invalid("locations[0].timestamp")) {
+                try body(set: ["locations", 0, "timestamp"], to: "2026-13-15T12:34:10.000Z")
+            },
+            r("bad event timestamp", .invalid("geofence_events[0].timestamp")) {
+                try body(set: ["geofence_events", 0, "timestamp"], to: "2026-02-30T00:00:00.000Z")
+            },
             r("latitude 91", .invalid("locations[0].latitude")) { try body(set: ["locations", 0, "latitude"], to: 91) },
             r("latitude -90.0001", .invalid("locations[0].latitude")) { try body(set: ["locations", 0, "latitude"], to: -90.0001) },
             r("longitude -181", .invalid("locations[0].longitude")) { try body(set: ["locations", 0, "longitude"], to: -181) },
@@ -237,16 +270,24 @@ struct DecoderTests {
             r("camelCase quality", .invalid("locations[0].quality")) { try body(set: ["locations", 0, "quality"], to: "lowAccuracy") },
             r("unknown activity", .invalid("locations[0].activity")) { try body(set: ["locations", 0, "activity"], to: "flying") },
             r("unknown event type", .invalid("geofence_events[0].type")) { try body(set: ["geofence_events", 0, "type"], to: "dwell") },
-            r("empty geofence_id", .invalid("geofence_events[0].geofence_id")) { try body(set: ["geofence_events", 0, "geofence_id"], to: "") },
+            r("empty geofence_id", .invalid("geofence_events[0].geofence_id")) {
+                try body(set: ["geofence_events", 0, "geofence_id"], to: "")
+            },
             r("empty platform", .invalid("device.platform")) { try body(set: ["device", "platform"], to: "") },
             r("empty sdk_version", .invalid("device.sdk_version")) { try body(set: ["device", "sdk_version"], to: "") },
             r("second location bad", .invalid("locations[1].latitude")) {
-                try body(set: ["locations"], to: [
-                    ["id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e20", "timestamp": "2026-06-15T12:34:10.000Z", "trigger": "interval",
-                     "motion": "moving", "is_mock": false, "latitude": 1, "longitude": 1] as [String: Any],
-                    ["id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e22", "timestamp": "2026-06-15T12:34:10.000Z", "trigger": "interval",
-                     "motion": "moving", "is_mock": false, "latitude": 95, "longitude": 1] as [String: Any],
-                ])
+                try body(
+                    set: ["locations"],
+                    to: [
+                        [
+                            "id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e20", "timestamp": "2026-06-15T12:34:10.000Z", "trigger": "interval",
+                            "motion": "moving", "is_mock": false, "latitude": 1, "longitude": 1,
+                        ] as [String: Any],
+                        [
+                            "id": "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e22", "timestamp": "2026-06-15T12:34:10.000Z", "trigger": "interval",
+                            "motion": "moving", "is_mock": false, "latitude": 95, "longitude": 1,
+                        ] as [String: Any],
+                    ])
             },
         ]
         // Schema version.
@@ -258,7 +299,10 @@ struct DecoderTests {
         list += [
             r("empty body", .malformed("")) { Data() },
             r("whitespace body", .malformed("")) { Data("  \n".utf8) },
-            r("truncated JSON", .malformed("")) { let d = try validBody(); return d.prefix(d.count / 2) },
+            r("truncated JSON", .malformed("")) {
+                let d = try validBody()
+                return d.prefix(d.count / 2)
+            },
             r("truncated by one byte", .malformed("")) { try validBody().dropLast() },
             r("trailing garbage", .malformed("")) { try validBody() + Data("}".utf8) },
             r("invalid UTF-8 in a string", .malformed("")) {
@@ -270,16 +314,20 @@ struct DecoderTests {
             r("invalid UTF-8 in the platform", .malformed("")) {
                 var bytes = [UInt8](try body(set: ["device", "platform"], to: "i@@"))
                 let at = bytes.firstIndex(of: UInt8(ascii: "@"))!
-                bytes[at] = 0xC3; bytes[at + 1] = 0x28 // invalid 2-byte sequence
+                bytes[at] = 0xC3
+                bytes[at + 1] = 0x28  // invalid 2-byte sequence
                 return Data(bytes)
             },
             r("latitude 1e400", .malformed("")) {
-                try bodyText(in: try body(remove: ["locations", 0, "latitude"]), replacing: #""longitude""#, with: #""latitude":1e400,"longitude""#)
+                try bodyText(
+                    in: try body(remove: ["locations", 0, "latitude"]), replacing: #""longitude""#, with: #""latitude":1e400,"longitude""#)
             },
             r("accuracy -1e400", .malformed("")) { try bodyText(replacing: #""latitude""#, with: #""accuracy":-1e400,"latitude""#) },
             r("NaN token", .malformed("")) { try bodyText(replacing: #""latitude""#, with: #""accuracy":NaN,"latitude""#) },
             r("10,000 nested arrays in an unknown field", .malformed("")) {
-                try bodyText(replacing: #""latitude""#, with: #""deep":"# + String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + #","latitude""#)
+                try bodyText(
+                    replacing: #""latitude""#,
+                    with: #""deep":"# + String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + #","latitude""#)
             },
             r("10,000 nested objects at the root", .malformed("")) {
                 Data((String(repeating: #"{"a":"#, count: 10_000) + "1" + String(repeating: "}", count: 10_000)).utf8)

@@ -24,59 +24,100 @@ enum GoldenCases {
 
     static let all: [GoldenCase] = [
         // Every optional present: model, extras (sorted on the wire), all location optionals, a geofence event.
-        GoldenCase("full", Fixtures.envelope(
-            extras: ["user_id": "app-user-123", "trip": "morning-commute", "a": "1", "Z": "upper"],
-            locations: [fullLocation],
-            events: [WireGeofenceEvent(id: Fixtures.eventId, geofenceId: "home", type: .exit, timestamp: Fixtures.fixTime)])),
+        GoldenCase(
+            "full",
+            Fixtures.envelope(
+                extras: ["user_id": "app-user-123", "trip": "morning-commute", "a": "1", "Z": "upper"],
+                locations: [fullLocation],
+                events: [WireGeofenceEvent(id: Fixtures.eventId, geofenceId: "home", type: .exit, timestamp: Fixtures.fixTime)])),
         // The optional device intervals (schema v1 additions, must-ignore for older receivers).
-        GoldenCase("device-intervals", Fixtures.envelope(device: WireDevice(
-            installId: Fixtures.device(model: nil).installId, platform: "linux", sdkVersion: "0.1.1",
-            syncIntervalSeconds: 300, checkInIntervalSeconds: 900))),
+        GoldenCase(
+            "device-intervals",
+            Fixtures.envelope(
+                device: WireDevice(
+                    installId: Fixtures.device(model: nil).installId, platform: "linux", sdkVersion: "0.1.1",
+                    syncIntervalSeconds: 300, checkInIntervalSeconds: 900))),
         // Nothing optional: no model, no extras, a bare location, no events.
         GoldenCase("minimal", Fixtures.envelope(device: Fixtures.device(model: nil), locations: [Fixtures.location()])),
         // Empty arrays are still written.
         GoldenCase("empty", Fixtures.envelope(device: Fixtures.device(model: nil))),
         // Number rendering.
-        GoldenCase("numbers", Fixtures.envelope(device: Fixtures.device(model: nil), locations: [
-            Fixtures.location(id: Fixtures.id(1), latitude: 0, longitude: 180, accuracy: 5.2, speed: 0, bearing: 359.999, altitude: -0.5),
-            Fixtures.location(id: Fixtures.id(2), latitude: -90, longitude: -180, accuracy: 1e-7, speed: .leastNonzeroMagnitude, bearing: 0.1 + 0.2, altitude: 1e16),
-            Fixtures.location(id: Fixtures.id(3), latitude: 90, longitude: 1e-300, accuracy: 9_007_199_254_740_991, speed: 9_007_199_254_740_992, altitude: 1.7976931348623157e308),
-            Fixtures.location(id: Fixtures.id(4), latitude: 12.345678901234567, longitude: -0.000001, accuracy: 123_456_789_012_345_680, altitude: -8848.86),
-        ])),
+        GoldenCase(
+            "numbers",
+            Fixtures.envelope(
+                device: Fixtures.device(model: nil),
+                locations: [
+                    Fixtures.location(
+                        id: Fixtures.id(1), latitude: 0, longitude: 180, accuracy: 5.2, speed: 0, bearing: 359.999, altitude: -0.5),
+                    Fixtures.location(
+                        id: Fixtures.id(2), latitude: -90, longitude: -180, accuracy: 1e-7, speed: .leastNonzeroMagnitude,
+                        bearing: 0.1 + 0.2, altitude: 1e16),
+                    Fixtures.location(
+                        id: Fixtures.id(3), latitude: 90, longitude: 1e-300, accuracy: 9_007_199_254_740_991, speed: 9_007_199_254_740_992,
+                        altitude: 1.7976931348623157e308),
+                    Fixtures.location(
+                        id: Fixtures.id(4), latitude: 12.345678901234567, longitude: -0.000001, accuracy: 123_456_789_012_345_680,
+                        altitude: -8848.86),
+                ])),
         // -0.0 renders as 0 and decodes to a value equal to 0.
-        GoldenCase("negative-zero", Fixtures.envelope(device: Fixtures.device(model: nil), locations: [
-            Fixtures.location(latitude: -0.0, longitude: -0.0, accuracy: -0.0, speed: -0.0, bearing: -0.0, altitude: -0.0),
-        ]), decoded: Fixtures.envelope(device: Fixtures.device(model: nil), locations: [
-            Fixtures.location(latitude: 0, longitude: 0, accuracy: 0, speed: 0, bearing: 0, altitude: 0),
-        ])),
+        GoldenCase(
+            "negative-zero",
+            Fixtures.envelope(
+                device: Fixtures.device(model: nil),
+                locations: [
+                    Fixtures.location(latitude: -0.0, longitude: -0.0, accuracy: -0.0, speed: -0.0, bearing: -0.0, altitude: -0.0)
+                ]),
+            decoded: Fixtures.envelope(
+                device: Fixtures.device(model: nil),
+                locations: [
+                    Fixtures.location(latitude: 0, longitude: 0, accuracy: 0, speed: 0, bearing: 0, altitude: 0)
+                ])),
         // Non-finite optionals are dropped, never written as null/NaN/Infinity.
-        GoldenCase("non-finite-optionals", Fixtures.envelope(device: Fixtures.device(model: nil), locations: [
-            Fixtures.location(accuracy: .nan, speed: .infinity, bearing: -.infinity, altitude: .signalingNaN, activity: .automotive),
-        ]), decoded: Fixtures.envelope(device: Fixtures.device(model: nil), locations: [
-            Fixtures.location(activity: .automotive),
-        ])),
+        GoldenCase(
+            "non-finite-optionals",
+            Fixtures.envelope(
+                device: Fixtures.device(model: nil),
+                locations: [
+                    Fixtures.location(accuracy: .nan, speed: .infinity, bearing: -.infinity, altitude: .signalingNaN, activity: .automotive)
+                ]),
+            decoded: Fixtures.envelope(
+                device: Fixtures.device(model: nil),
+                locations: [
+                    Fixtures.location(activity: .automotive)
+                ])),
         // Geofence-only batch, both transitions, every trigger / motion / quality.
-        GoldenCase("geofence", Fixtures.envelope(
-            locations: [
-                WireLocation(id: Fixtures.id(10), timestamp: Fixtures.fixTime, trigger: .geofence, motion: .moving, isMock: true,
-                             latitude: 52.52, longitude: 13.405, quality: .implausibleSpeed),
-                WireLocation(id: Fixtures.id(11), timestamp: WireTimestamp(millis: 0), trigger: .checkIn, motion: .stationary,
-                             latitude: 1, longitude: 2, activity: .stationary),
-                WireLocation(id: Fixtures.id(12), timestamp: WireTimestamp(millis: -1), trigger: .motion, motion: .unknown,
-                             latitude: 3, longitude: 4, activity: .unknown),
-                WireLocation(id: Fixtures.id(13), timestamp: WireTimestamp(millis: 1), trigger: .manual, motion: .moving,
-                             latitude: 5, longitude: 6, activity: .cycling),
-            ],
-            events: [
-                WireGeofenceEvent(id: Fixtures.id(20), geofenceId: "office", type: .enter, timestamp: Fixtures.fixTime),
-                WireGeofenceEvent(id: Fixtures.id(21), geofenceId: "office", type: .exit, timestamp: Fixtures.sentAt),
-            ])),
+        GoldenCase(
+            "geofence",
+            Fixtures.envelope(
+                locations: [
+                    WireLocation(
+                        id: Fixtures.id(10), timestamp: Fixtures.fixTime, trigger: .geofence, motion: .moving, isMock: true,
+                        latitude: 52.52, longitude: 13.405, quality: .implausibleSpeed),
+                    WireLocation(
+                        id: Fixtures.id(11), timestamp: WireTimestamp(millis: 0), trigger: .checkIn, motion: .stationary,
+                        latitude: 1, longitude: 2, activity: .stationary),
+                    WireLocation(
+                        id: Fixtures.id(12), timestamp: WireTimestamp(millis: -1), trigger: .motion, motion: .unknown,
+                        latitude: 3, longitude: 4, activity: .unknown),
+                    WireLocation(
+                        id: Fixtures.id(13), timestamp: WireTimestamp(millis: 1), trigger: .manual, motion: .moving,
+                        latitude: 5, longitude: 6, activity: .cycling),
+                ],
+                events: [
+                    WireGeofenceEvent(id: Fixtures.id(20), geofenceId: "office", type: .enter, timestamp: Fixtures.fixTime),
+                    WireGeofenceEvent(id: Fixtures.id(21), geofenceId: "office", type: .exit, timestamp: Fixtures.sentAt),
+                ])),
         // Strings that need escaping, and non-ASCII passed through as UTF-8.
-        GoldenCase("escapes", Fixtures.envelope(
-            device: WireDevice(installId: Fixtures.installId, platform: "linux", sdkVersion: "1.0.0-\"beta\"\\x",
-                               model: "Pixel \"8\"\n\r\t\u{0}\u{1F}\u{7F}/é日本🚀"),
-            extras: ["quote\"key": "back\\slash", "ctrl": "\u{1}\u{8}\u{C}\u{1B}", "é": "Ünïcødé 🚀", "line\u{2028}sep": "\u{2029}"],
-            events: [WireGeofenceEvent(id: Fixtures.eventId, geofenceId: "</script>\"{}[],:", type: .enter, timestamp: Fixtures.fixTime)])),
+        GoldenCase(
+            "escapes",
+            Fixtures.envelope(
+                device: WireDevice(
+                    installId: Fixtures.installId, platform: "linux", sdkVersion: "1.0.0-\"beta\"\\x",
+                    model: "Pixel \"8\"\n\r\t\u{0}\u{1F}\u{7F}/é日本🚀"),
+                extras: ["quote\"key": "back\\slash", "ctrl": "\u{1}\u{8}\u{C}\u{1B}", "é": "Ünïcødé 🚀", "line\u{2028}sep": "\u{2029}"],
+                events: [
+                    WireGeofenceEvent(id: Fixtures.eventId, geofenceId: "</script>\"{}[],:", type: .enter, timestamp: Fixtures.fixTime)
+                ])),
     ]
 
     /// Blank models encode exactly like an absent model.
@@ -86,8 +127,9 @@ enum GoldenCases {
 @Suite("Golden envelopes")
 struct GoldenEnvelopeTests {
     static func golden(_ name: String) throws -> Data {
-        let url = try #require(Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Golden"),
-                               "missing golden file Golden/\(name).json")
+        let url = try #require(
+            Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Golden"),
+            "missing golden file Golden/\(name).json")
         return try Data(contentsOf: url)
     }
 
@@ -122,8 +164,10 @@ struct GoldenEnvelopeTests {
         // Exact key sets: the decoder and the writer agree with the frozen list.
         let allowedRoot: Set = ["schema_version", "batch_id", "session_id", "sent_at", "device", "extras", "locations", "geofence_events"]
         #expect(Set(dict.keys).isSubset(of: allowedRoot))
-        let allowedLocation: Set = ["id", "timestamp", "trigger", "motion", "is_mock", "latitude", "longitude",
-                                    "accuracy", "speed", "bearing", "altitude", "activity", "quality"]
+        let allowedLocation: Set = [
+            "id", "timestamp", "trigger", "motion", "is_mock", "latitude", "longitude",
+            "accuracy", "speed", "bearing", "altitude", "activity", "quality",
+        ]
         for case let l as [String: Any] in dict["locations"] as? [Any] ?? [] {
             #expect(Set(l.keys).isSubset(of: allowedLocation))
         }
@@ -182,15 +226,17 @@ struct GoldenEnvelopeTests {
         #expect(body == expected)
     }
 
-    @Test("the writer's number rendering", arguments: [
-        (180.0, "180"), (5.2, "5.2"), (-122.4194, "-122.4194"), (0.0, "0"), (-0.0, "0"), (1.0, "1"), (-1.0, "-1"),
-        (0.5, "0.5"), (1e-7, "1e-07"), (359.999, "359.999"), (9_007_199_254_740_991, "9007199254740991"),
-        (1e15, "1000000000000000"), (-1e15, "-1000000000000000"), (0.1 + 0.2, "0.30000000000000004"),
-        (9_007_199_254_740_992, "9007199254740992"), (9_007_199_254_740_994, "9007199254740994"), (1e16, "10000000000000000"),
-        (-1e18, "-1000000000000000000"), (0x1p62, "4611686018427387904"), (1e19, "1e+19"), (1e300, "1e+300"),
-        (1.7976931348623157e308, "1.7976931348623157e+308"), (-1.5e-7, "-1.5e-07"), (1e-300, "1e-300"),
-        (.leastNonzeroMagnitude, "5e-324"), (123.456, "123.456"),
-    ])
+    @Test(
+        "the writer's number rendering",
+        arguments: [
+            (180.0, "180"), (5.2, "5.2"), (-122.4194, "-122.4194"), (0.0, "0"), (-0.0, "0"), (1.0, "1"), (-1.0, "-1"),
+            (0.5, "0.5"), (1e-7, "1e-07"), (359.999, "359.999"), (9_007_199_254_740_991, "9007199254740991"),
+            (1e15, "1000000000000000"), (-1e15, "-1000000000000000"), (0.1 + 0.2, "0.30000000000000004"),
+            (9_007_199_254_740_992, "9007199254740992"), (9_007_199_254_740_994, "9007199254740994"), (1e16, "10000000000000000"),
+            (-1e18, "-1000000000000000000"), (0x1p62, "4611686018427387904"), (1e19, "1e+19"), (1e300, "1e+300"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"), (-1.5e-7, "-1.5e-07"), (1e-300, "1e-300"),
+            (.leastNonzeroMagnitude, "5e-324"), (123.456, "123.456"),
+        ])
     func numberRendering(_ value: Double, _ expected: String) throws {
         var w = WireJSONWriter()
         w.number(value)

@@ -19,7 +19,7 @@ func firstOrderViolation(_ ids: [UUID]) -> Int? {
 
 @Suite("UUIDv7")
 struct UUIDv7Tests {
-    static let now: Int64 = 1_781_526_896_789 // 2026-06-15T12:34:56.789Z
+    static let now: Int64 = 1_781_526_896_789  // 2026-06-15T12:34:56.789Z
 
     @Test("version 7, RFC 9562 variant, lowercase canonical wire string")
     func layout() {
@@ -39,9 +39,11 @@ struct UUIDv7Tests {
         }
     }
 
-    @Test("uuidV7Millis equals the injected time", arguments: [
-        Int64(0), 1, 999, 1_000, 1_781_526_896_789, 1_700_000_000_001, 4_102_444_800_000, 281_474_976_710_655,
-    ])
+    @Test(
+        "uuidV7Millis equals the injected time",
+        arguments: [
+            Int64(0), 1, 999, 1_000, 1_781_526_896_789, 1_700_000_000_001, 4_102_444_800_000, 281_474_976_710_655,
+        ])
     func embeddedTime(_ millis: Int64) {
         let gen = UUIDv7Generator(now: { WireTimestamp(millis: millis).date })
         #expect(gen.next().uuidV7Millis == millis)
@@ -75,7 +77,7 @@ struct UUIDv7Tests {
     @Test("uuidV7Millis is nil for other versions")
     func otherVersions() {
         #expect(UUID(uuidString: "0190d4e2-7b1a-4c3e-9f10-2a4b6c8d0e1f")!.uuidV7Millis == nil)
-        #expect(UUID().uuidV7Millis == nil) // random v4
+        #expect(UUID().uuidV7Millis == nil)  // random v4
         #expect(UUID(uuidString: "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e1f")!.uuidV7Millis == 0x0190_D4E2_7B1A)
     }
 
@@ -108,7 +110,9 @@ struct UUIDv7Tests {
 
     @Test("a clock jumping back by an hour, then forward again")
     func clockJumps() {
-        let times: [Int64] = [Self.now, Self.now + 5, Self.now - 3_600_000, Self.now - 3_599_999, Self.now + 5, Self.now + 6, Self.now + 10_000]
+        let times: [Int64] = [
+            Self.now, Self.now + 5, Self.now - 3_600_000, Self.now - 3_599_999, Self.now + 5, Self.now + 6, Self.now + 10_000,
+        ]
         let box = ManualClock(millis: 0)
         var ids: [UUID] = []
         var gens: [Int64] = []
@@ -122,8 +126,8 @@ struct UUIDv7Tests {
         #expect(firstOrderViolation(ids) == nil)
         #expect(gens.first == Self.now)
         #expect(gens[1] == Self.now + 5)
-        #expect(gens[2] == Self.now + 5) // held, not stepped back
-        #expect(gens.last == Self.now + 10_000) // follows the clock again once it is ahead
+        #expect(gens[2] == Self.now + 5)  // held, not stepped back
+        #expect(gens.last == Self.now + 10_000)  // follows the clock again once it is ahead
     }
 
     @Test("a running clock yields ids stamped with each millisecond")
@@ -141,7 +145,8 @@ struct UUIDv7Tests {
     @Test("concurrent tasks get unique ids, each task's sequence increasing")
     func concurrent() async {
         let gen = UUIDv7Generator(now: { WireTimestamp(millis: Self.now).date })
-        let perTask = 5_000, tasks = 16
+        let perTask = 5_000
+        let tasks = 16
         let results = await withTaskGroup(of: [UUID].self) { group in
             for _ in 0..<tasks {
                 group.addTask { (0..<perTask).map { _ in gen.next() } }
@@ -181,21 +186,26 @@ struct UUIDWireTextTests {
         var rng = SystemRandomNumberGenerator()
         for _ in 0..<2000 {
             let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &rng) }
-            let id = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                                 bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+            let id = UUID(
+                uuid: (
+                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                    bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                ))
             #expect(id.wireString == id.uuidString.lowercased())
             #expect(UUID(wire: id.wireString) == id)
             #expect(UUID(wire: id.uuidString) == id, "uppercase hex is accepted, as UUID(uuidString:) does")
         }
     }
 
-    @Test("rejects malformed text", arguments: [
-        "", "0", "01890a5d-ac96-774b-bcce-b302099a8057x", "01890a5d-ac96-774b-bcce-b302099a805",
-        "01890a5dac96-774b-bcce-b302099a8057-", "01890a5d-ac96-774b-bcce_b302099a8057",
-        "01890a5d-ac96-774b-bcce-b302099a805g", "g1890a5d-ac96-774b-bcce-b302099a8057",
-        "01890a5d-ac96-774b-bcce-b302099a80é", " 1890a5d-ac96-774b-bcce-b302099a8057",
-        "+1890a5d-ac96-774b-bcce-b302099a8057",
-    ])
+    @Test(
+        "rejects malformed text",
+        arguments: [
+            "", "0", "01890a5d-ac96-774b-bcce-b302099a8057x", "01890a5d-ac96-774b-bcce-b302099a805",
+            "01890a5dac96-774b-bcce-b302099a8057-", "01890a5d-ac96-774b-bcce_b302099a8057",
+            "01890a5d-ac96-774b-bcce-b302099a805g", "g1890a5d-ac96-774b-bcce-b302099a8057",
+            "01890a5d-ac96-774b-bcce-b302099a80é", " 1890a5d-ac96-774b-bcce-b302099a8057",
+            "+1890a5d-ac96-774b-bcce-b302099a8057",
+        ])
     func rejectsMalformedText(_ text: String) {
         #expect(UUID(wire: text) == nil)
     }

@@ -38,8 +38,12 @@ struct IngestBench {
             let dedupe = try await Runner.postgresIngest(url: pgURL, cluster: cluster, batches: batches, clients: clients, logger: logger)
             let replay = dedupe.replay
             let copy = try await Runner.postgresCopy(url: pgURL, cluster: cluster, batches: batches, clients: clients, logger: logger)
-            report("PostgreSQL batch=\(batchSize)", rows, [("ingest+dedupe", dedupe.seconds), ("replay (all dup)", replay),
-                                                         ("plain COPY", copy)], baseline: "plain COPY")
+            report(
+                "PostgreSQL batch=\(batchSize)", rows,
+                [
+                    ("ingest+dedupe", dedupe.seconds), ("replay (all dup)", replay),
+                    ("plain COPY", copy),
+                ], baseline: "plain COPY")
             let sqlite = try await Runner.sqliteIngest(batches: batches, clients: clients, logger: logger)
             let raw = try Runner.sqliteRaw(batches: batches)
             report("SQLite batch=\(batchSize)", rows, [("ingest+dedupe", sqlite), ("raw INSERT", raw)], baseline: "raw INSERT")
@@ -52,7 +56,9 @@ struct IngestBench {
         for (name, seconds) in results {
             let rate = Double(rows) / seconds
             let ratio = base / seconds
-            print("  \(name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(String(format: "%9.0f", rate)) fixes/s  \(String(format: "%6.3f", seconds)) s  ratio vs \(baseline): \(String(format: "%.2f", ratio))")
+            print(
+                "  \(name.padding(toLength: 18, withPad: " ", startingAt: 0)) \(String(format: "%9.0f", rate)) fixes/s  \(String(format: "%6.3f", seconds)) s  ratio vs \(baseline): \(String(format: "%.2f", ratio))"
+            )
         }
     }
 }
@@ -70,13 +76,16 @@ enum Workload {
             let n = min(batchSize, total - made)
             let locations = (0..<n).map { i -> WireLocation in
                 t += 1000
-                return WireLocation(id: ids.next(), timestamp: WireTimestamp(millis: t), trigger: .interval, motion: .moving,
-                                    latitude: 52.5 + Double(i) * 1e-4, longitude: 13.4 + Double(i) * 1e-4, accuracy: 4.5,
-                                    speed: 1.2, bearing: 181.5, altitude: 35, activity: .walking)
+                return WireLocation(
+                    id: ids.next(), timestamp: WireTimestamp(millis: t), trigger: .interval, motion: .moving,
+                    latitude: 52.5 + Double(i) * 1e-4, longitude: 13.4 + Double(i) * 1e-4, accuracy: 4.5,
+                    speed: 1.2, bearing: 181.5, altitude: 35, activity: .walking)
             }
-            out.append(WireEnvelope(batchId: ids.next(), sessionId: session, sentAt: WireTimestamp(millis: t),
-                                    device: WireDevice(installId: install, platform: "linux", sdkVersion: "bench"),
-                                    locations: locations))
+            out.append(
+                WireEnvelope(
+                    batchId: ids.next(), sessionId: session, sentAt: WireTimestamp(millis: t),
+                    device: WireDevice(installId: install, platform: "linux", sdkVersion: "bench"),
+                    locations: locations))
             made += n
         }
         return out

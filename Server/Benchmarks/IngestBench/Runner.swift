@@ -8,7 +8,10 @@ import PostgresNIO
 
 /// The measured operations; every run uses a fresh database.
 enum Runner {
-    struct DedupeResult { var seconds: Double; var replay: Double }
+    struct DedupeResult {
+        var seconds: Double
+        var replay: Double
+    }
 
     static let clock = ContinuousClock()
 
@@ -29,7 +32,9 @@ enum Runner {
         return (clock.now - start).seconds
     }
 
-    static func postgresIngest(url: String, cluster: PostgresCluster?, batches: [WireEnvelope], clients: Int, logger: Logger) async throws -> DedupeResult {
+    static func postgresIngest(url: String, cluster: PostgresCluster?, batches: [WireEnvelope], clients: Int, logger: Logger) async throws
+        -> DedupeResult
+    {
         let location = try PostgresLocation(url: try freshDatabase(url, cluster))
         let store = PostgresLocationStore(location: location, maximumConnections: clients, logger: logger)
         return try await IngestServer.withServices(store.services, logger: logger) {
@@ -41,11 +46,14 @@ enum Runner {
     }
 
     /// COPY (text format) of the same rows, one COPY per batch, into a table shaped like `locations`.
-    static func postgresCopy(url: String, cluster: PostgresCluster?, batches: [WireEnvelope], clients: Int, logger: Logger) async throws -> Double {
+    static func postgresCopy(url: String, cluster: PostgresCluster?, batches: [WireEnvelope], clients: Int, logger: Logger) async throws
+        -> Double
+    {
         let location = try PostgresLocation(url: try freshDatabase(url, cluster))
         let store = PostgresLocationStore(location: location, maximumConnections: clients, logger: logger)
-        var config = PostgresClient.Configuration(host: location.host, port: location.port, username: location.username,
-                                                  password: location.password, database: location.database, tls: .disable)
+        var config = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.username,
+            password: location.password, database: location.database, tls: .disable)
         config.options.maximumConnections = clients
         let client = PostgresClient(configuration: config, backgroundLogger: logger)
         return try await IngestServer.withServices(store.services + [client], logger: logger) {
@@ -101,11 +109,12 @@ enum Runner {
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         let pool = try DatabasePool(path: path, configuration: config)
         try pool.write { db in
-            try db.execute(sql: """
-                CREATE TABLE raw (id TEXT, install_id TEXT, session_id TEXT, batch_id TEXT, ts INTEGER, latitude REAL,
-                longitude REAL, accuracy REAL, speed REAL, bearing REAL, altitude REAL, trigger TEXT, motion TEXT,
-                is_mock INTEGER, activity TEXT, quality TEXT, received_at INTEGER)
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE raw (id TEXT, install_id TEXT, session_id TEXT, batch_id TEXT, ts INTEGER, latitude REAL,
+                    longitude REAL, accuracy REAL, speed REAL, bearing REAL, altitude REAL, trigger TEXT, motion TEXT,
+                    is_mock INTEGER, activity TEXT, quality TEXT, received_at INTEGER)
+                    """)
         }
         let received = WireTimestamp(Date()).millis
         let start = clock.now
@@ -113,10 +122,12 @@ enum Runner {
             try pool.write { db in
                 let st = try db.cachedStatement(sql: "INSERT INTO raw VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
                 for l in e.locations {
-                    try st.execute(arguments: [l.id.wireString, e.device.installId.wireString, e.sessionId.wireString,
-                                               e.batchId.wireString, l.timestamp.millis, l.latitude, l.longitude, l.accuracy,
-                                               l.speed, l.bearing, l.altitude, l.trigger.rawValue, l.motion.rawValue, l.isMock,
-                                               l.activity?.rawValue, l.quality?.rawValue, received])
+                    try st.execute(arguments: [
+                        l.id.wireString, e.device.installId.wireString, e.sessionId.wireString,
+                        e.batchId.wireString, l.timestamp.millis, l.latitude, l.longitude, l.accuracy,
+                        l.speed, l.bearing, l.altitude, l.trigger.rawValue, l.motion.rawValue, l.isMock,
+                        l.activity?.rawValue, l.quality?.rawValue, received,
+                    ])
                 }
             }
         }

@@ -5,7 +5,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Latency figures in milliseconds.
@@ -27,7 +27,10 @@ extension Bench {
             let app = try IngestServer.buildApplication(config, logger: logger, onListening: { _, port in continuation.yield(port) })
             let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: logger))
             let task = Task { try await group.run() }
-            for await port in stream { ports.append(port); break }
+            for await port in stream {
+                ports.append(port)
+                break
+            }
             groups.append((group, task))
         }
         try await body(ports)
@@ -42,10 +45,13 @@ extension Bench {
         guard let fd = LoopbackSocket.connect(port: port, receiveTimeout: 60) else { throw BenchFailure("cannot connect") }
         defer { close(fd) }
         let body = WireJSONWriter.encode(e)
-        let head = "POST /v1/locations HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+        let head =
+            "POST /v1/locations HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
         guard LoopbackSocket.sendAll(fd, Array(head.utf8) + body) else { throw BenchFailure("cannot send") }
         var reader = HTTPMessageReader(fd: fd)
-        guard let status = reader.readHead()?.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { throw BenchFailure("no answer") }
+        guard let status = reader.readHead()?.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
+            throw BenchFailure("no answer")
+        }
         uploaded[port, default: 0] += e.locations.count
         return status
     }
@@ -53,12 +59,14 @@ extension Bench {
     static func envelope(fixes: Int, install: UUID) -> WireEnvelope {
         let t = WireTimestamp(Date()).millis
         let locations = (0..<fixes).map { i in
-            WireLocation(id: ids.next(), timestamp: WireTimestamp(millis: t + Int64(i)), trigger: .interval, motion: .moving,
-                         latitude: 52.52 + Double(i % 1000) * 1e-5, longitude: 13.405, accuracy: 5)
+            WireLocation(
+                id: ids.next(), timestamp: WireTimestamp(millis: t + Int64(i)), trigger: .interval, motion: .moving,
+                latitude: 52.52 + Double(i % 1000) * 1e-5, longitude: 13.405, accuracy: 5)
         }
-        return WireEnvelope(batchId: ids.next(), sessionId: ids.next(), sentAt: WireTimestamp(Date()),
-                            device: WireDevice(installId: install, platform: "linux", sdkVersion: "bench"),
-                            locations: locations, geofenceEvents: [])
+        return WireEnvelope(
+            batchId: ids.next(), sessionId: ids.next(), sentAt: WireTimestamp(Date()),
+            device: WireDevice(installId: install, platform: "linux", sdkVersion: "bench"),
+            locations: locations, geofenceEvents: [])
     }
 
     /// Uploads `batches` one-fix batches at 20/s, alternating over `ports`; latency from sending

@@ -6,7 +6,7 @@ import Logging
 import PostgresTestCluster
 import ServiceLifecycle
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Live-stream benchmark (issue 14): (a) commit→event latency p50/p99 at N concurrent SSE
@@ -43,14 +43,21 @@ enum Bench {
             try await waitUntil { fleet.received >= viewers }
             try await Task.sleep(for: .seconds(1))
             let rssIdle = rssKiB()
-            print(String(format: "(d) RSS per 1,000 idle viewers (SQLite, in-process, incl. client sockets): %.1f MiB (%d → %d KiB)",
-                         Double(rssIdle - rssBefore) / 1024 * 1000 / Double(viewers), rssBefore, rssIdle))
+            print(
+                String(
+                    format: "(d) RSS per 1,000 idle viewers (SQLite, in-process, incl. client sockets): %.1f MiB (%d → %d KiB)",
+                    Double(rssIdle - rssBefore) / 1024 * 1000 / Double(viewers), rssBefore, rssIdle))
             let lat = try await measure(ports: ports, fleet: fleet, viewers: viewers, batches: batches)
-            print(String(format: "(a) commit→event latency, 1 instance (SQLite), %d viewers: p50 %.1f ms, p99 %.1f ms (%d deliveries)",
-                         viewers, lat.p50, lat.p99, lat.count))
+            print(
+                String(
+                    format: "(a) commit→event latency, 1 instance (SQLite), %d viewers: p50 %.1f ms, p99 %.1f ms (%d deliveries)",
+                    viewers, lat.p50, lat.p99, lat.count))
             fleet.close()
             let rate = try await backfillRate(port: ports[0], events: backfill)
-            print(String(format: "(c) backfill after reconnect (SQLite): %d events in %.2f s = %.0f events/s", backfill, rate.seconds, rate.perSecond))
+            print(
+                String(
+                    format: "(c) backfill after reconnect (SQLite): %d events in %.2f s = %.0f events/s", backfill, rate.seconds,
+                    rate.perSecond))
         }
 
         let cluster = try PostgresCluster.start(fsync: true)
@@ -62,11 +69,18 @@ enum Bench {
             let a = try ViewerFleet(port: ports[0], count: half, lastEventID: "0")
             let b = try ViewerFleet(port: ports[1], count: viewers - half, lastEventID: "0")
             let lat = try await measure(ports: ports, fleets: [a, b], viewers: viewers, batches: batches)
-            print(String(format: "(b) commit→event latency, 2 instances on PostgreSQL, %d viewers split, uploads alternating: p50 %.1f ms, p99 %.1f ms (%d deliveries)",
-                         viewers, lat.p50, lat.p99, lat.count))
-            a.close(); b.close()
+            print(
+                String(
+                    format:
+                        "(b) commit→event latency, 2 instances on PostgreSQL, %d viewers split, uploads alternating: p50 %.1f ms, p99 %.1f ms (%d deliveries)",
+                    viewers, lat.p50, lat.p99, lat.count))
+            a.close()
+            b.close()
             let rate = try await backfillRate(port: ports[1], events: backfill)
-            print(String(format: "(c) backfill after reconnect (PostgreSQL): %d events in %.2f s = %.0f events/s", backfill, rate.seconds, rate.perSecond))
+            print(
+                String(
+                    format: "(c) backfill after reconnect (PostgreSQL): %d events in %.2f s = %.0f events/s", backfill, rate.seconds,
+                    rate.perSecond))
         }
     }
 }

@@ -1,7 +1,7 @@
 import BeekonTesting
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Many raw SSE viewers on loopback sockets, read by one thread with poll(2). For every

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A throw-away PostgreSQL 15 cluster on a free loopback port, in a temp dir,
@@ -32,7 +32,10 @@ package final class PostgresCluster: Sendable {
     package let port: Int
     package let user = "beekon"
 
-    private init(dir: String, port: Int) { self.dir = dir; self.port = port }
+    private init(dir: String, port: Int) {
+        self.dir = dir
+        self.port = port
+    }
 
     /// Starts a new cluster (waits until it accepts connections); `fsync: false` for tests,
     /// `true` where durability costs must be measured.
@@ -45,11 +48,13 @@ package final class PostgresCluster: Sendable {
             try run("/bin/chown", ["postgres", dir])
         }
         try cluster.asOwner("\(binDir)/initdb", ["-D", "\(dir)/data", "-A", "trust", "-U", cluster.user, "--no-sync"])
-        try cluster.asOwner("\(binDir)/pg_ctl", [
-            "-D", "\(dir)/data", "-w", "-l", "\(dir)/log",
-            "-o", "-p \(cluster.port) -k \(dir) -c listen_addresses=127.0.0.1 -c fsync=\(fsync ? "on" : "off") -c max_connections=200",
-            "start",
-        ])
+        try cluster.asOwner(
+            "\(binDir)/pg_ctl",
+            [
+                "-D", "\(dir)/data", "-w", "-l", "\(dir)/log",
+                "-o", "-p \(cluster.port) -k \(dir) -c listen_addresses=127.0.0.1 -c fsync=\(fsync ? "on" : "off") -c max_connections=200",
+                "start",
+            ])
         return cluster
     }
 
@@ -62,8 +67,12 @@ package final class PostgresCluster: Sendable {
 
     /// Drops a database, closing its connections (to simulate a database outage).
     package func dropDatabase(_ name: String) throws {
-        try Self.run("\(Self.binDir)/psql", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", "postgres",
-                                             "-c", "DROP DATABASE \(name) WITH (FORCE)"])
+        try Self.run(
+            "\(Self.binDir)/psql",
+            [
+                "-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", "postgres",
+                "-c", "DROP DATABASE \(name) WITH (FORCE)",
+            ])
     }
 
     /// The `--database` URL for `name`.

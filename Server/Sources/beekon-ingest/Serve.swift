@@ -49,10 +49,12 @@ struct Serve: AsyncParsableCommand {
         config.eventRetentionSeconds = eventRetention
         config.publicURL = publicUrl
         config.expectedIntervalSeconds = expectedInterval
-        let app = try IngestServer.buildApplication(config, logger: db.logger(), onListening: { host, port in
-            // A plain line on stdout for scripts and tests that started us with --port 0.
-            FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
-        })
+        let app = try IngestServer.buildApplication(
+            config, logger: db.logger(),
+            onListening: { host, port in
+                // A plain line on stdout for scripts and tests that started us with --port 0.
+                FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
+            })
         try await app.runService()
     }
 }

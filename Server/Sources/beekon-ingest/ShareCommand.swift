@@ -11,7 +11,9 @@ struct ShareCommand: AsyncParsableCommand {
         subcommands: [Create.self, List.self, Revoke.self, Access.self])
 
     /// Runs `body` with a migrated store and its share service.
-    static func withShares<T: Sendable>(_ db: DatabaseOptions, _ body: @Sendable @escaping (ShareService, any LocationStore) async throws -> T) async throws -> T {
+    static func withShares<T: Sendable>(
+        _ db: DatabaseOptions, _ body: @Sendable @escaping (ShareService, any LocationStore) async throws -> T
+    ) async throws -> T {
         let logger = db.logger()
         let store = try IngestServer.makeStore(IngestConfiguration(database: try db.location()), logger: logger)
         return try await IngestServer.withServices(store.services, logger: logger) {
@@ -42,14 +44,19 @@ struct ShareCommand: AsyncParsableCommand {
         func run() async throws {
             let spec: ShareSpec
             do {
-                spec = try ShareSpec(devices: devices.map { $0.split(separator: ",").map(String.init) }, all: all,
-                                     expiresInSeconds: try expires.map(ShareSpec.seconds), historySeconds: try history.map(ShareSpec.seconds),
-                                     live: live, precisionMetres: precision, label: label)
+                spec = try ShareSpec(
+                    devices: devices.map { $0.split(separator: ",").map(String.init) }, all: all,
+                    expiresInSeconds: try expires.map(ShareSpec.seconds), historySeconds: try history.map(ShareSpec.seconds),
+                    live: live, precisionMetres: precision, label: label)
             } catch {
                 throw ValidationError(error.description)
             }
             let (share, token) = try await ShareCommand.withShares(db) { shares, _ in try await shares.create(spec) }
-            struct Out: Encodable { var share: Share; var token: String; var url: String }
+            struct Out: Encodable {
+                var share: Share
+                var token: String
+                var url: String
+            }
             try ShareCommand.printJSON(Out(share: share, token: token, url: "\(publicUrl)/v1/live?share=\(token)"))
         }
     }
@@ -84,10 +91,13 @@ struct ShareCommand: AsyncParsableCommand {
         @OptionGroup var db: DatabaseOptions
 
         func run() async throws {
-            let id = self.id, limit = self.limit
-            try ShareCommand.printJSON(["access": try await ShareCommand.withShares(db) { _, store in
-                try await store.shares.shareAccess(shareId: id, limit: limit)
-            }])
+            let id = self.id
+            let limit = self.limit
+            try ShareCommand.printJSON([
+                "access": try await ShareCommand.withShares(db) { _, store in
+                    try await store.shares.shareAccess(shareId: id, limit: limit)
+                }
+            ])
         }
     }
 }

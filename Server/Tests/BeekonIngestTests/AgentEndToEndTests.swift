@@ -2,9 +2,9 @@ import BeekonWire
 import Foundation
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension Ingest {
@@ -42,16 +42,20 @@ extension Ingest {
 
             try await withServer(backend) { server, _ in
                 let config = dir.appendingPathComponent("agent.json")
-                try Data("""
+                try Data(
+                    """
                     {"minTimeBetweenLocationsSeconds":0,"minDistanceBetweenLocationsMeters":0,
                      "sync":{"url":"\(server.base)/v1/locations","batchSize":100,"syncThreshold":100},
                      "extras":{"fleet":"e2e"}}
-                    """.utf8).write(to: config)
+                    """.utf8
+                ).write(to: config)
 
-                let track = try await Subprocess.run(beekon, [
-                    "track", "--source", "replay:\(Self.track)", "--speed", "max",
-                    "--db", db, "--config", config.path, "--drain-timeout", "60",
-                ], timeout: .seconds(120))
+                let track = try await Subprocess.run(
+                    beekon,
+                    [
+                        "track", "--source", "replay:\(Self.track)", "--speed", "max",
+                        "--db", db, "--config", config.path, "--drain-timeout", "60",
+                    ], timeout: .seconds(120))
                 #expect(track.status == 0, "beekon track exited \(track.status): \(track.stderr)")
                 #expect(track.stdout.contains("uploads complete"), "\(track.stdout.suffix(300))")
 
@@ -117,7 +121,8 @@ enum AgentBinary {
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let binary = root.appendingPathComponent(".build/debug/beekon")
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            throw TestFailure("""
+            throw TestFailure(
+                """
                 the beekon agent is not built: \(binary.path) is missing. Build the root package first \
                 (`swift build` in \(root.path); scripts/test.sh runs the root tests first, which builds it), \
                 or set BEEKON_BINARY to the agent's path
@@ -139,10 +144,12 @@ enum Subprocess {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-sub-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let outURL = dir.appendingPathComponent("stdout"), errURL = dir.appendingPathComponent("stderr")
+        let outURL = dir.appendingPathComponent("stdout")
+        let errURL = dir.appendingPathComponent("stderr")
         _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -163,7 +170,7 @@ enum Subprocess {
                 return nil
             }
             group.addTask {
-                try? await Task.sleep(for: timeout) // a deadline, not synchronisation
+                try? await Task.sleep(for: timeout)  // a deadline, not synchronisation
                 return nil
             }
             let first = await group.next() ?? nil
@@ -174,7 +181,9 @@ enum Subprocess {
         let stderr = String(decoding: (try? Data(contentsOf: errURL)) ?? Data(), as: UTF8.self)
         guard let status else {
             kill(process.processIdentifier, SIGKILL)
-            throw TestFailure("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(timeout); stdout:\n\(stdout.suffix(2000))\nstderr:\n\(stderr.suffix(2000))")
+            throw TestFailure(
+                "\(executable.lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(timeout); stdout:\n\(stdout.suffix(2000))\nstderr:\n\(stderr.suffix(2000))"
+            )
         }
         return Outcome(status: status, stdout: stdout, stderr: stderr)
     }

@@ -33,21 +33,26 @@ struct AuthEndToEndTests {
                     .split(separator: "<trkpt").dropFirst().prefix(fixes).enumerated().map { i, chunk -> String in
                         let lat = chunk.split(separator: "lat=\"")[1].prefix { $0 != "\"" }
                         let lon = chunk.split(separator: "lon=\"")[1].prefix { $0 != "\"" }
-                        return #"{"timestamp":"\#(WireTimestamp(millis: 1_767_225_600_000 + Int64(i) * 1000))","latitude":\#(lat),"longitude":\#(lon)}"#
+                        return
+                            #"{"timestamp":"\#(WireTimestamp(millis: 1_767_225_600_000 + Int64(i) * 1000))","latitude":\#(lat),"longitude":\#(lon)}"#
                     }
                 let path = dir.path(name)
                 try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
                 return path
             }
-            let longTrack = try writeTrack("long.ndjson", fixes: 180), shortTrack = try writeTrack("short.ndjson", fixes: 24)
+            let longTrack = try writeTrack("long.ndjson", fixes: 180)
+            let shortTrack = try writeTrack("short.ndjson", fixes: 24)
             let tokenURL = "http://127.0.0.1:\(proxy.port)/oauth/token"
-            let auth = #","auth":{"accessToken":"\#(access)","refreshToken":"\#(refresh)","expiresAt":1,"skewMarginSeconds":1,"refreshUrl":"\#(tokenURL)","refreshPayload":{"grant_type":"refresh_token","refresh_token":"{refreshToken}"}}"#
+            let auth =
+                #","auth":{"accessToken":"\#(access)","refreshToken":"\#(refresh)","expiresAt":1,"skewMarginSeconds":1,"refreshUrl":"\#(tokenURL)","refreshPayload":{"grant_type":"refresh_token","refresh_token":"{refreshToken}"}}"#
             let agentDir = try ChaosDir()
             let agent = try ChaosAgent(dir: agentDir, url: "", extraConfig: auth)
             try agent.writeConfig(url: proxy.url, batchSize: 2)
             func args(_ track: String) -> [String] {
-                ["track", "--log-level", "info", "--source", "replay:\(track)", "--speed", "1", "--rebase", "--db", agent.db,
-                 "--config", agent.config, "--drain-timeout", "45"]
+                [
+                    "track", "--log-level", "info", "--source", "replay:\(track)", "--speed", "1", "--rebase", "--db", agent.db,
+                    "--config", agent.config, "--drain-timeout", "45",
+                ]
             }
 
             let first = try ChildProcess(agent.binary, args(longTrack), dir: agentDir, name: "track")
@@ -57,8 +62,9 @@ struct AuthEndToEndTests {
             }
             kill(first.pid, SIGKILL)
             let killed = try await first.finish(timeout: .seconds(10))
-            try #require(killed.signalled && !killed.stdout.contains("source ended"),
-                          "the kill landed while the first run was tracking: \(killed.stdout.suffix(800))")
+            try #require(
+                killed.signalled && !killed.stdout.contains("source ended"),
+                "the kill landed while the first run was tracking: \(killed.stdout.suffix(800))")
             let second = try await ChildProcess(agent.binary, args(shortTrack), dir: agentDir, name: "track").finish(timeout: .seconds(90))
             #expect(second.status == 0 && !second.signalled, "exit \(second.status): \(second.stderr.suffix(6000))\n\(proxy.summary)")
             #expect(second.stdout.contains("uploads complete"), "\(second.stdout.suffix(800))")
@@ -66,8 +72,9 @@ struct AuthEndToEndTests {
 
             let refreshes = proxy.log.filter { $0.path == "/oauth/token" }
             #expect(refreshes.count >= 5, "tokens expiring every 4 s over > 30 s: \(refreshes.count) refreshes")
-            #expect(refreshes.allSatisfy { $0.upstreamStatus == 200 },
-                    "no refresh was rejected (no seed reuse after the restart, no racing refreshes):\n\(proxy.summary)")
+            #expect(
+                refreshes.allSatisfy { $0.upstreamStatus == 200 },
+                "no refresh was rejected (no seed reuse after the restart, no racing refreshes):\n\(proxy.summary)")
             let uploads = proxy.log.filter { $0.path == "/v1/locations" }
             #expect(!uploads.contains { $0.upstreamStatus == 401 } || uploads.last?.upstreamStatus == 200)
             let status = try await agent.run(["status", "--db", agent.db, "--json"])

@@ -3,9 +3,9 @@ import BeekonWire
 import BeekonTesting
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A fault-injecting HTTP/1.1 proxy on 127.0.0.1:<free port> between the real agent and a
@@ -67,8 +67,10 @@ final class ChaosProxy: @unchecked Sendable {
 
     /// `decide(i)` picks the fault of request `i` (0-based, arrival order); `onCommitted(i)`
     /// runs for `.forwardThenAct` after the server answered and before the connection drops.
-    init(upstreamPort: Int, decide: @escaping @Sendable (Int) -> Fault,
-         onCommitted: @escaping @Sendable (Int) -> Void = { _ in }) throws {
+    init(
+        upstreamPort: Int, decide: @escaping @Sendable (Int) -> Fault,
+        onCommitted: @escaping @Sendable (Int) -> Void = { _ in }
+    ) throws {
         upstream = upstreamPort
         self.decide = decide
         self.onCommitted = onCommitted
@@ -88,8 +90,10 @@ final class ChaosProxy: @unchecked Sendable {
 
     /// One line per exchange, for failure messages.
     var summary: String {
-        log.map { "#\($0.index) \($0.batchID?.wireString ?? "?") ×\($0.locationIDs.count) \($0.fault) → \($0.upstreamStatus.map(String.init) ?? "-")" }
-            .joined(separator: "\n")
+        log.map {
+            "#\($0.index) \($0.batchID?.wireString ?? "?") ×\($0.locationIDs.count) \($0.fault) → \($0.upstreamStatus.map(String.init) ?? "-")"
+        }
+        .joined(separator: "\n")
     }
 
     /// Waits (bounded) until `predicate` holds for the exchanges so far.
@@ -97,7 +101,7 @@ final class ChaosProxy: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         while !predicate(log) {
             guard ContinuousClock.now < deadline else { throw TestFailure("timed out waiting for \(what); proxy saw:\n\(summary)") }
-            try await Task.sleep(for: .milliseconds(20)) // polling a condition, bounded by the deadline
+            try await Task.sleep(for: .milliseconds(20))  // polling a condition, bounded by the deadline
         }
     }
 
@@ -122,7 +126,10 @@ final class ChaosProxy: @unchecked Sendable {
                 openFDs.insert(fd)
                 return true
             }
-            guard keep else { close(fd); return }
+            guard keep else {
+                close(fd)
+                return
+            }
             Thread { [self] in
                 serve(fd)
                 lock.withLock { _ = openFDs.remove(fd) }
@@ -144,10 +151,12 @@ final class ChaosProxy: @unchecked Sendable {
             switch fault {
             case .status(let code, let retryAfter):
                 let extra = retryAfter.map { "Retry-After: \($0)\r\n" } ?? ""
-                guard LoopbackSocket.sendAll(fd, Array("HTTP/1.1 \(code) Fault\r\nContent-Length: 2\r\n\(extra)\r\n{}".utf8)) else { return }
+                guard LoopbackSocket.sendAll(fd, Array("HTTP/1.1 \(code) Fault\r\nContent-Length: 2\r\n\(extra)\r\n{}".utf8)) else {
+                    return
+                }
                 continue
             case .delay(let seconds):
-                Thread.sleep(forTimeInterval: seconds) // the fault itself: a slow network
+                Thread.sleep(forTimeInterval: seconds)  // the fault itself: a slow network
             case .pass, .loseAnswer, .forwardThenAct:
                 break
             }
@@ -156,7 +165,7 @@ final class ChaosProxy: @unchecked Sendable {
                 exchanges[index].upstreamStatus = answer?.status
                 exchanges[index].responseBody = answer?.body ?? []
             }
-            guard let answer else { return } // server down: the agent sees the connection close
+            guard let answer else { return }  // server down: the agent sees the connection close
             switch fault {
             case .loseAnswer: return
             case .forwardThenAct:
@@ -179,8 +188,10 @@ final class ChaosProxy: @unchecked Sendable {
         return lock.withLock {
             let index = exchanges.count
             let fault = decide(index)
-            exchanges.append(Exchange(index: index, fault: fault, batchID: batch, locationIDs: ids, path: path,
-                                      authorization: headers["authorization"]))
+            exchanges.append(
+                Exchange(
+                    index: index, fault: fault, batchID: batch, locationIDs: ids, path: path,
+                    authorization: headers["authorization"]))
             return (index, fault)
         }
     }
@@ -222,7 +233,8 @@ private struct HTTPHead {
         let lines = head.components(separatedBy: "\r\n")
         let first = lines[0].split(separator: " ")
         guard first.count >= 2 else { return nil }
-        method = String(first[0]); path = String(first[1])
+        method = String(first[0])
+        path = String(first[1])
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)

@@ -3,9 +3,9 @@ import BeekonWire
 import Foundation
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Issue 8, the short default run of the chaos suite: the real `beekon` agent replays a
@@ -32,8 +32,10 @@ struct ChaosTests {
     /// test process (in-process servers shared the cooperative pool with the CPU-bound fuzz
     /// tests running beside them and answered a loaded CI run after more than 5 s).
     /// `database` defaults to a fresh file; `extra` are more `beekon-ingest` arguments.
-    static func withServerProcess(database: String? = nil, extra: [String] = [],
-                                  _ body: (ServerProcess) async throws -> Void) async throws {
+    static func withServerProcess(
+        database: String? = nil, extra: [String] = [],
+        _ body: (ServerProcess) async throws -> Void
+    ) async throws {
         let dir = try ChaosDir()
         let server = try ServerProcess(database: database ?? dir.path("ingest.sqlite"), dir: dir, extra: extra)
         do {
@@ -80,14 +82,16 @@ struct ChaosTests {
         let dir = try ChaosDir()
         let agent = try ChaosAgent(dir: dir, url: "", speed: "400")
         let victim = Victim()
-        let proxy = try ChaosProxy(upstreamPort: server.port, decide: { $0 == 3 ? .forwardThenAct : .pass },
-                                   onCommitted: { _ in victim.kill() })
+        let proxy = try ChaosProxy(
+            upstreamPort: server.port, decide: { $0 == 3 ? .forwardThenAct : .pass },
+            onCommitted: { _ in victim.kill() })
         defer { proxy.stop() }
         try agent.writeConfig(url: proxy.url)
         let first = try agent.track()
         victim.set(first.pid)
         let killed = try await first.finish(timeout: .seconds(60))
-        #expect(killed.signalled && killed.status == SIGKILL, "the agent was killed mid-batch: \(killed.status) \(killed.stderr.suffix(400))")
+        #expect(
+            killed.signalled && killed.status == SIGKILL, "the agent was killed mid-batch: \(killed.status) \(killed.stderr.suffix(400))")
         #expect(!killed.stdout.contains("source ended"), "the kill came before the replay ended: raise --speed's denominator")
         let inFlight = try #require(proxy.log.first { $0.index == 3 }?.batchID)
 
@@ -106,11 +110,14 @@ struct ChaosTests {
         let dir = try ChaosDir()
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
-        let run = try await ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), [
-            "BEEKON_BINARY=\(try ChaosBinaries.agent().path)", "BEEKON_INGEST_BINARY=\(try ChaosBinaries.ingest().path)",
-            "bash", root.appendingPathComponent("scripts/chaos.sh").path,
-            "--trials", "2", "--jobs", "2", "--duration", "5", "--seed", "8", "--speeds", "max,240", "--auth", "mixed",
-        ], dir: dir, name: "chaos").finish(timeout: .seconds(600))
+        let run = try await ChildProcess(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            [
+                "BEEKON_BINARY=\(try ChaosBinaries.agent().path)", "BEEKON_INGEST_BINARY=\(try ChaosBinaries.ingest().path)",
+                "bash", root.appendingPathComponent("scripts/chaos.sh").path,
+                "--trials", "2", "--jobs", "2", "--duration", "5", "--seed", "8", "--speeds", "max,240", "--auth", "mixed",
+            ], dir: dir, name: "chaos"
+        ).finish(timeout: .seconds(600))
         #expect(run.status == 0 && !run.signalled, "chaos.sh exit \(run.status):\n\(run.stdout)\n\(run.stderr.suffix(3000))")
         #expect(run.stdout.contains("PASS"))
         func row(_ name: String) -> Int? {
@@ -136,8 +143,9 @@ struct ChaosTests {
         defer { for s in servers { s.terminate() } }
         let victim = Victim()
         victim.set(server.pid)
-        let proxy = try ChaosProxy(upstreamPort: server.port, decide: { $0 == 4 ? .forwardThenAct : .pass },
-                                   onCommitted: { _ in victim.kill() })
+        let proxy = try ChaosProxy(
+            upstreamPort: server.port, decide: { $0 == 4 ? .forwardThenAct : .pass },
+            onCommitted: { _ in victim.kill() })
         defer { proxy.stop() }
         let agent = try ChaosAgent(dir: dir, url: proxy.url, speed: "300")
         let process = try agent.track()
@@ -153,7 +161,8 @@ struct ChaosTests {
         #expect(run.status == 0 && !run.signalled, "exit \(run.status): \(run.stderr.suffix(800))")
         #expect(proxy.log.contains { $0.index > 4 && $0.upstreamStatus == nil }, "no upload met the dead server: \(proxy.summary)")
         try await Delivery.check(agent: agent, server: "http://127.0.0.1:\(server.port)", proxy: proxy, sessions: run.sessions)
-        #expect(server.terminate() == 0, "beekon-ingest did not exit 0 on SIGTERM: \(server.output)")    }
+        #expect(server.terminate() == 0, "beekon-ingest did not exit 0 on SIGTERM: \(server.output)")
+    }
 
 }
 
@@ -164,18 +173,25 @@ enum Delivery {
     /// the agent did not store, every history row and start line carries one session id, no
     /// fix travelled in two batches, the server never answered 5xx/400/422 to the agent's
     /// batches, and the agent's queue is empty.
-    static func check(agent: ChaosAgent, server: String, proxy: ChaosProxy, sessions: [String],
-                      sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    static func check(
+        agent: ChaosAgent, server: String, proxy: ChaosProxy, sessions: [String],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let history = try await agent.history()
         let status = try await agent.status()
         #expect(history.count > 1000, "the walk stores every fix with the gate off", sourceLocation: sourceLocation)
         let install = try #require(status["install_id"] as? String, "\(status)", sourceLocation: sourceLocation)
         let theirs = try await serverFixes(server, install: install)
         let mine = history.compactMap { $0["id"] as? String }
-        #expect(Set(theirs).count == theirs.count, "\(theirs.count - Set(theirs).count) ids twice at the server", sourceLocation: sourceLocation)
-        let lost = Set(mine).subtracting(theirs), foreign = Set(theirs).subtracting(mine)
-        #expect(lost.count == 0, "\(lost.count) stored fixes never reached the server, e.g. \(Array(lost.sorted().prefix(3)))\n\(proxy.summary)",
-                sourceLocation: sourceLocation)
+        #expect(
+            Set(theirs).count == theirs.count, "\(theirs.count - Set(theirs).count) ids twice at the server", sourceLocation: sourceLocation
+        )
+        let lost = Set(mine).subtracting(theirs)
+        let foreign = Set(theirs).subtracting(mine)
+        #expect(
+            lost.count == 0,
+            "\(lost.count) stored fixes never reached the server, e.g. \(Array(lost.sorted().prefix(3)))\n\(proxy.summary)",
+            sourceLocation: sourceLocation)
         #expect(foreign.count == 0, "\(foreign.count) fixes at the server the agent never stored", sourceLocation: sourceLocation)
         let sessionIDs = Set(sessions + history.compactMap { $0["session_id"] as? String })
         #expect(sessionIDs.count == 1, "session ids: \(sessionIDs)", sourceLocation: sourceLocation)
@@ -192,7 +208,8 @@ enum Delivery {
         #expect(proxy.log.allSatisfy { $0.batchID != nil }, "the agent sent an undecodable body", sourceLocation: sourceLocation)
         let bad = proxy.log.filter { ($0.upstreamStatus ?? 200) >= 500 || [400, 413, 415, 422].contains($0.upstreamStatus ?? 200) }
         #expect(bad.isEmpty, "the server refused well-formed batches:\n\(proxy.summary)", sourceLocation: sourceLocation)
-        #expect(status["pending_uploads"] as? Int == 0 && status["open_batches"] as? Int == 0
+        #expect(
+            status["pending_uploads"] as? Int == 0 && status["open_batches"] as? Int == 0
                 && status["rejected_locations"] as? Int == 0, "\(status)", sourceLocation: sourceLocation)
     }
 
@@ -249,11 +266,14 @@ enum ChaosBinaries {
 
     /// Seeds a device with `beekon-ingest issue-token` on `database`: its access and refresh tokens.
     static func issueToken(subject: String, database: String, dir: ChaosDir) async throws -> (access: String, refresh: String) {
-        let issued = try await ChildProcess(try ingest(), ["issue-token", "--subject", subject, "--database", "sqlite:\(database)"],
-                                            dir: dir, name: "issue").finish(timeout: .seconds(60))
+        let issued = try await ChildProcess(
+            try ingest(), ["issue-token", "--subject", subject, "--database", "sqlite:\(database)"],
+            dir: dir, name: "issue"
+        ).finish(timeout: .seconds(60))
         guard issued.status == 0 else { throw TestFailure("issue-token: \(issued.stderr)") }
         guard let seed = try JSONSerialization.jsonObject(with: Data(issued.stdout.utf8)) as? [String: Any],
-              let access = seed["access_token"] as? String, let refresh = seed["refresh_token"] as? String else {
+            let access = seed["access_token"] as? String, let refresh = seed["refresh_token"] as? String
+        else {
             throw TestFailure("issue-token printed \(issued.stdout)")
         }
         return (access, refresh)
@@ -280,10 +300,12 @@ final class ChildProcess: @unchecked Sendable {
     private let out: String, err: String
 
     init(_ executable: URL, _ arguments: [String], dir: ChaosDir, name: String) throws {
-        out = dir.path("\(name)-\(UUID().uuidString.prefix(6)).out"); err = out + ".err"
+        out = dir.path("\(name)-\(UUID().uuidString.prefix(6)).out")
+        err = out + ".err"
         _ = FileManager.default.createFile(atPath: out, contents: nil)
         _ = FileManager.default.createFile(atPath: err, contents: nil)
-        let o = try FileHandle(forWritingTo: URL(fileURLWithPath: out)), e = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+        let o = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        let e = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = dir.url
@@ -291,7 +313,8 @@ final class ChildProcess: @unchecked Sendable {
         process.standardError = e
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        try? o.close(); try? e.close()
+        try? o.close()
+        try? e.close()
     }
 
     var pid: Int32 { process.processIdentifier }
@@ -304,13 +327,16 @@ final class ChildProcess: @unchecked Sendable {
         while process.isRunning {
             guard ContinuousClock.now < deadline else {
                 kill(pid, SIGKILL)
-                throw TestFailure("\(process.arguments?.prefix(2).joined(separator: " ") ?? "") did not finish within \(timeout); stdout:\n\(stdout.suffix(1500))\nstderr:\n\(stderr.suffix(1500))")
+                throw TestFailure(
+                    "\(process.arguments?.prefix(2).joined(separator: " ") ?? "") did not finish within \(timeout); stdout:\n\(stdout.suffix(1500))\nstderr:\n\(stderr.suffix(1500))"
+                )
             }
-            try await Task.sleep(for: .milliseconds(20)) // polling the exit, bounded by the deadline
+            try await Task.sleep(for: .milliseconds(20))  // polling the exit, bounded by the deadline
         }
         process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
-                       stdout: stdout, stderr: stderr)
+        return Outcome(
+            status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
+            stdout: stdout, stderr: stderr)
     }
 }
 
@@ -324,23 +350,32 @@ final class ChaosAgent: @unchecked Sendable {
     let extraConfig: String
 
     init(dir: ChaosDir, url: String, speed: String = "max", extraConfig: String = "") throws {
-        self.dir = dir; self.speed = speed; self.extraConfig = extraConfig
-        db = dir.path("agent.sqlite"); config = dir.path("agent.json")
+        self.dir = dir
+        self.speed = speed
+        self.extraConfig = extraConfig
+        db = dir.path("agent.sqlite")
+        config = dir.path("agent.json")
         binary = try ChaosBinaries.agent()
         try #require(FileManager.default.fileExists(atPath: ChaosTests.track), "missing \(ChaosTests.track)")
         if !url.isEmpty { try writeConfig(url: url) }
     }
 
     func writeConfig(url: String, batchSize: Int = 100) throws {
-        try Data("""
+        try Data(
+            """
             {"minTimeBetweenLocationsSeconds":0,"minDistanceBetweenLocationsMeters":0,
              "sync":{"url":"\(url)","batchSize":\(batchSize),"syncThreshold":\(batchSize),"intervalSeconds":60,"requestTimeoutSeconds":20\(extraConfig)}}
-            """.utf8).write(to: URL(fileURLWithPath: config))
+            """.utf8
+        ).write(to: URL(fileURLWithPath: config))
     }
 
     func track(drainTimeout: Int = 90) throws -> ChildProcess {
-        try ChildProcess(binary, ["track", "--source", "replay:\(ChaosTests.track)", "--speed", speed, "--db", db,
-                                  "--config", config, "--drain-timeout", "\(drainTimeout)"], dir: dir, name: "track")
+        try ChildProcess(
+            binary,
+            [
+                "track", "--source", "replay:\(ChaosTests.track)", "--speed", speed, "--db", db,
+                "--config", config, "--drain-timeout", "\(drainTimeout)",
+            ], dir: dir, name: "track")
     }
 
     func run(_ arguments: [String], timeout: Duration = .seconds(60)) async throws -> ChildProcess.Outcome {
@@ -351,7 +386,9 @@ final class ChaosAgent: @unchecked Sendable {
         let out = try await run(["history", "--db", db, "--format", "ndjson"])
         guard out.status == 0 else { throw TestFailure("history: \(out.stderr)") }
         return try out.stdout.split(separator: "\n").map {
-            guard let o = try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] else { throw TestFailure("not an object: \($0)") }
+            guard let o = try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] else {
+                throw TestFailure("not an object: \($0)")
+            }
             return o
         }
     }
@@ -370,7 +407,10 @@ final class Victim: @unchecked Sendable {
     private let lock = NSLock()
     private var pid: Int32 = 0
     func set(_ p: Int32) { lock.withLock { pid = p } }
-    func kill() { let p = lock.withLock { pid }; if p > 0 { sigkill(p) } }
+    func kill() {
+        let p = lock.withLock { pid }
+        if p > 0 { sigkill(p) }
+    }
 }
 
 private func sigkill(_ pid: Int32) { _ = kill(pid, SIGKILL) }
@@ -381,15 +421,19 @@ struct ServerProcess {
     let port: Int
 
     init(database: String, dir: ChaosDir, extra: [String] = []) throws {
-        child = try ChildProcess(try ChaosBinaries.ingest(), ["--port", "0", "--database", "sqlite:\(database)",
-                                                              "--log-level", "error"] + extra, dir: dir, name: "ingest")
+        child = try ChildProcess(
+            try ChaosBinaries.ingest(),
+            [
+                "--port", "0", "--database", "sqlite:\(database)",
+                "--log-level", "error",
+            ] + extra, dir: dir, name: "ingest")
         let deadline = Date().addingTimeInterval(60)
         var port: Int?
         while port == nil, Date() < deadline, child.process.isRunning {
             if let line = child.stdout.split(separator: "\n").first(where: { $0.hasPrefix("listening on 127.0.0.1:") }) {
                 port = Int(line.dropFirst("listening on 127.0.0.1:".count))
             } else {
-                Thread.sleep(forTimeInterval: 0.02) // polling the start-up line, bounded by the deadline
+                Thread.sleep(forTimeInterval: 0.02)  // polling the start-up line, bounded by the deadline
             }
         }
         guard let port else {
@@ -409,7 +453,7 @@ struct ServerProcess {
         let deadline = Date().addingTimeInterval(timeout)
         while child.process.isRunning {
             if Date() > deadline { return nil }
-            Thread.sleep(forTimeInterval: 0.02) // polling the exit, bounded by the deadline
+            Thread.sleep(forTimeInterval: 0.02)  // polling the exit, bounded by the deadline
         }
         return child.process.terminationStatus
     }

@@ -48,8 +48,11 @@ extension Ingest {
             let registered = Set(router.routes.map { "\($0.method.rawValue) \(Self.normalised($0.path.description))" })
             let documented = try Self.documentedRoutes()
             #expect(registered.count >= 9)
-            #expect(registered.subtracting(documented).isEmpty, "routes without documentation: \(registered.subtracting(documented).sorted())")
-            #expect(documented.subtracting(registered).isEmpty, "documented routes the server lacks: \(documented.subtracting(registered).sorted())")
+            #expect(
+                registered.subtracting(documented).isEmpty, "routes without documentation: \(registered.subtracting(documented).sorted())")
+            #expect(
+                documented.subtracting(registered).isEmpty,
+                "documented routes the server lacks: \(documented.subtracting(registered).sorted())")
         }
 
         @Test("the server serves the repository's openapi.json and envelope schema byte for byte")
@@ -76,7 +79,9 @@ extension Ingest {
             schema["$schema"] = nil
             schema["$id"] = nil
             let components = try #require((try Self.document()["components"] as? [String: Any])?["schemas"] as? [String: Any])
-            let names = ["uuid": "UUID", "timestamp": "Timestamp", "device": "Device", "location": "Location", "geofenceEvent": "GeofenceEvent"]
+            let names = [
+                "uuid": "UUID", "timestamp": "Timestamp", "device": "Device", "location": "Location", "geofenceEvent": "GeofenceEvent",
+            ]
             func rewrite(_ value: Any) -> Any {
                 if let object = value as? [String: Any] {
                     var out: [String: Any] = [:]
@@ -98,8 +103,9 @@ extension Ingest {
             }
             #expect(try canonical(rewrite(schema)) == canonical(components["Envelope"]))
             for (def, name) in names {
-                #expect(try canonical(rewrite(try #require(defs[def]))) == canonical(components[name]),
-                        "components.schemas.\(name) differs from $defs.\(def)")
+                #expect(
+                    try canonical(rewrite(try #require(defs[def]))) == canonical(components[name]),
+                    "components.schemas.\(name) differs from $defs.\(def)")
             }
         }
 
@@ -123,7 +129,11 @@ extension Ingest {
                 let range = try #require(full.range(of: find), "full.json has no \(find)")
                 out.append((name, full.replacingCharacters(in: range, with: replacement), false))
             }
-            out.append(("an unknown field (must-ignore)", String(full.dropLast(full.hasSuffix("}\n") ? 2 : 1)) + #","future_field":{"x":1}}"#, true))
+            out.append(
+                (
+                    "an unknown field (must-ignore)", String(full.dropLast(full.hasSuffix("}\n") ? 2 : 1)) + #","future_field":{"x":1}}"#,
+                    true
+                ))
             return out
         }
 
@@ -134,7 +144,8 @@ extension Ingest {
                 let decoded = (try? WireEnvelope.decode(Data(c.json.utf8))) != nil
                 #expect(decoded == c.valid, "the decoder judged '\(c.name)' \(decoded ? "valid" : "invalid")")
             }
-            let verdicts = try PythonCheck.run("""
+            let verdicts = try PythonCheck.run(
+                """
                 import json, sys, jsonschema
                 schema = json.load(open(sys.argv[1]))
                 jsonschema.Draft202012Validator.check_schema(schema)
@@ -182,13 +193,15 @@ extension Ingest {
                 for field in ["expires_in_seconds", "history_seconds"] {
                     for value in ["9223372036854775807", "2147483648"] {
                         let body = #"{"all":true,""# + field + #"":"# + value + "}"
-                        let answer = try await HTTP.send("POST", server.base + "/v1/shares", body: Array(body.utf8),
-                                                         headers: ["Content-Type": "application/json"])
+                        let answer = try await HTTP.send(
+                            "POST", server.base + "/v1/shares", body: Array(body.utf8),
+                            headers: ["Content-Type": "application/json"])
                         #expect(answer.status == 400, "\(field)=\(value): \(answer.text)")
                     }
                 }
-                let ok = try await HTTP.send("POST", server.base + "/v1/shares", body: Array(#"{"all":true,"expires_in_seconds":2147483647}"#.utf8),
-                                             headers: ["Content-Type": "application/json"])
+                let ok = try await HTTP.send(
+                    "POST", server.base + "/v1/shares", body: Array(#"{"all":true,"expires_in_seconds":2147483647}"#.utf8),
+                    headers: ["Content-Type": "application/json"])
                 #expect(ok.status == 201)
                 #expect(try await HTTP.send("GET", server.base + "/healthz").status == 200)
             }
@@ -196,7 +209,8 @@ extension Ingest {
 
         @Test("openapi.json validates as OpenAPI 3.1 (openapi-spec-validator)")
         func documentIsValidOpenAPI() throws {
-            let out = try PythonCheck.run("""
+            let out = try PythonCheck.run(
+                """
                 import json, sys
                 from openapi_spec_validator import validate
                 from openapi_spec_validator.validation import OpenAPIV31SpecValidator
@@ -215,7 +229,9 @@ enum PythonCheck {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", program] + arguments
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr
@@ -226,8 +242,9 @@ enum PythonCheck {
         let err = stderr.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw TestFailure("python3 exited \(process.terminationStatus) (pip install jsonschema openapi-spec-validator): "
-                + String(decoding: err, as: UTF8.self).split(separator: "\n").suffix(3).joined(separator: " | "))
+            throw TestFailure(
+                "python3 exited \(process.terminationStatus) (pip install jsonschema openapi-spec-validator): "
+                    + String(decoding: err, as: UTF8.self).split(separator: "\n").suffix(3).joined(separator: " | "))
         }
         return String(decoding: out, as: UTF8.self)
     }

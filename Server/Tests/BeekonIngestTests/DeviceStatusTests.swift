@@ -27,7 +27,8 @@ extension Ingest {
         }
 
         static func run(_ server: TestServer, _ clock: TestNow) async throws {
-            let a = Fixtures.ids.next(), b = Fixtures.ids.next()
+            let a = Fixtures.ids.next()
+            let b = Fixtures.ids.next()
             let nowMs = WireTimestamp(clock.now()).millis
             var fresh = Fixtures.envelope(Fixtures.locations(2, startMillis: nowMs - 30_000, stepMillis: 10_000), install: a)
             fresh.device.syncIntervalSeconds = 300
@@ -58,7 +59,9 @@ extension Ingest {
             // Time passes without uploads: both fall silent, published once each.
             let resumeAt = first.last?.id
             clock.advance(seconds: 700)
-            let later = try await Live.collect(server.base + "/v1/live", lastEventID: resumeAt, kinds: ["device"]) { statuses($0).count == 2 }
+            let later = try await Live.collect(server.base + "/v1/live", lastEventID: resumeAt, kinds: ["device"]) {
+                statuses($0).count == 2
+            }
             #expect(statuses(later) == [a.wireString: "silent", b.wireString: "silent"])
             #expect(later.filter { $0.event == "device" }.count == 2)
         }

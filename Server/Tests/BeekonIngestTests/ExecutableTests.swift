@@ -3,7 +3,7 @@ import BeekonWire
 import Foundation
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 extension Ingest {
@@ -52,14 +52,18 @@ extension Ingest {
                     continuation.resume(returning: text)
                 }
             }
-            let port = try #require(line.split(separator: "\n").first.flatMap { l -> Int? in
-                guard l.hasPrefix("listening on 127.0.0.1:") else { return nil }
-                return Int(l.dropFirst("listening on 127.0.0.1:".count))
-            }, "unexpected first line: \(line)")
+            let port = try #require(
+                line.split(separator: "\n").first.flatMap { l -> Int? in
+                    guard l.hasPrefix("listening on 127.0.0.1:") else { return nil }
+                    return Int(l.dropFirst("listening on 127.0.0.1:".count))
+                }, "unexpected first line: \(line)")
             let health = try await HTTP.send("GET", "http://127.0.0.1:\(port)/healthz")
             #expect(health.status == 200)
-            #expect(try await HTTP.send("POST", "http://127.0.0.1:\(port)/v1/locations",
-                                        body: [UInt8](WireJSONWriter.encode(Fixtures.envelope(Fixtures.locations(1))))).status == 200)
+            #expect(
+                try await HTTP.send(
+                    "POST", "http://127.0.0.1:\(port)/v1/locations",
+                    body: [UInt8](WireJSONWriter.encode(Fixtures.envelope(Fixtures.locations(1))))
+                ).status == 200)
             #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("beekon-ingest.sqlite").path))
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
@@ -80,8 +84,9 @@ extension Ingest {
             process.waitUntilExit()
             #expect(process.terminationStatus == 64, "usage error: \(message)")
             // The option's own range check, or its integer parsing: not an unknown option.
-            #expect(message.contains(value == "ten" ? "is invalid for '--database-timeout" : "--database-timeout must be 1 to 300"),
-                    "\(message)")
+            #expect(
+                message.contains(value == "ten" ? "is invalid for '--database-timeout" : "--database-timeout must be 1 to 300"),
+                "\(message)")
         }
     }
 }

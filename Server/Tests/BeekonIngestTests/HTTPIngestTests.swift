@@ -5,8 +5,10 @@ import PostgresTestCluster
 import Testing
 
 /// Runs `body` against a live server on a fresh database of `backend`.
-func withServer(_ backend: Backend, configure: (inout IngestConfiguration) -> Void = { _ in },
-                _ body: @Sendable (TestServer, TestDatabase) async throws -> Void) async throws {
+func withServer(
+    _ backend: Backend, configure: (inout IngestConfiguration) -> Void = { _ in },
+    _ body: @Sendable (TestServer, TestDatabase) async throws -> Void
+) async throws {
     let db = try backend.freshDatabase()
     defer { db.remove() }
     var config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
@@ -84,11 +86,13 @@ extension Ingest {
                 let garbageGzip = try await Self.raw(server, garbage, gzip: false, encoding: "gzip")
                 #expect(garbageGzip.status == 400)
                 let gz = Gzip.deflate(Array(good.utf8))
-                let truncated = try await HTTP.send("POST", server.base + "/v1/locations", body: Array(gz.dropLast(9)),
-                                                    headers: ["Content-Encoding": "gzip"])
+                let truncated = try await HTTP.send(
+                    "POST", server.base + "/v1/locations", body: Array(gz.dropLast(9)),
+                    headers: ["Content-Encoding": "gzip"])
                 #expect(truncated.status == 400, "truncated gzip: \(truncated.text)")
-                let trailing = try await HTTP.send("POST", server.base + "/v1/locations", body: gz + [1, 2, 3],
-                                                   headers: ["Content-Encoding": "gzip"])
+                let trailing = try await HTTP.send(
+                    "POST", server.base + "/v1/locations", body: gz + [1, 2, 3],
+                    headers: ["Content-Encoding": "gzip"])
                 #expect(trailing.status == 400)
                 let brotli = try await Self.raw(server, Array(good.utf8), gzip: false, encoding: "br")
                 #expect(brotli.status == 415)
@@ -132,7 +136,7 @@ extension Ingest {
             let store = PostgresLocationStore(location: location, operationTimeout: .seconds(30), logger: testLogger)
             let server = try await TestServer.start(IngestConfiguration(database: db.location, authMode: .off), store: store)
             #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3))).status == 200)
-            try cluster.dropDatabase(db.name) // the database goes away under the running server
+            try cluster.dropDatabase(db.name)  // the database goes away under the running server
             let r = try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3)))
             #expect(r.status == 503)
             #expect(r.headers["retry-after"] == "5")

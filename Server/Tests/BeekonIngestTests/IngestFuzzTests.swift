@@ -28,7 +28,9 @@ struct IngestFuzzTests {
     /// What is wrong with one answer to a fuzz input (nothing: fine).
     static func problems(status: Int, body: [UInt8]) -> [String] {
         guard allowed.contains(status) else { return ["status \(status): \(String(decoding: body.prefix(200), as: UTF8.self))"] }
-        guard let o = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else { return ["\(status) without a JSON object body"] }
+        guard let o = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
+            return ["\(status) without a JSON object body"]
+        }
         if status == 200 { return o["locations_stored"] is Int ? [] : ["200 without the stored counts: \(o)"] }
         guard let code = o["error"] as? String, let message = o["message"] as? String, !code.isEmpty, !message.isEmpty else {
             return ["\(status) without error and message: \(o)"]
@@ -62,8 +64,9 @@ struct IngestFuzzTests {
             let seen = statuses.withLock { $0 }
             print("ingest fuzz: \(Self.httpIterations) requests, statuses \(seen.sorted { $0.key < $1.key })")
             tally.withLock { $0.finish() }
-            #expect(seen[200, default: 0] > 0 && seen[400, default: 0] > 0 && seen[422, default: 0] > 0,
-                    "the fuzzer reaches every outcome: \(seen)")
+            #expect(
+                seen[200, default: 0] > 0 && seen[400, default: 0] > 0 && seen[422, default: 0] > 0,
+                "the fuzzer reaches every outcome: \(seen)")
             #expect(try await HTTP.send("GET", server.base + "/healthz").status == 200)
             #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3))).status == 200, "still ingesting")
         }
@@ -86,8 +89,9 @@ struct IngestFuzzTests {
                     group.addTask {
                         for i in stride(from: w, to: Self.routerIterations, by: workers) {
                             let input = FuzzInput.make(seed: Self.seed &+ 2, index: UInt64(i))
-                            let r = try await client.execute(uri: "/v1/locations", method: .post, headers: input.httpFields,
-                                                             body: ByteBuffer(bytes: input.body))
+                            let r = try await client.execute(
+                                uri: "/v1/locations", method: .post, headers: input.httpFields,
+                                body: ByteBuffer(bytes: input.body))
                             let status = Int(r.status.code)
                             statuses.withLock { $0[status, default: 0] += 1 }
                             let problems = Self.problems(status: status, body: Array(buffer: r.body))
@@ -97,16 +101,18 @@ struct IngestFuzzTests {
                 }
                 try await group.waitForAll()
             }
-            let ok = try await client.execute(uri: "/v1/locations", method: .post, headers: FuzzInput.regressions[0].httpFields,
-                                              body: ByteBuffer(bytes: Gzip.deflate([UInt8](WireJSONWriter.encode(Fixtures.envelope(Fixtures.locations(3)))))))
+            let ok = try await client.execute(
+                uri: "/v1/locations", method: .post, headers: FuzzInput.regressions[0].httpFields,
+                body: ByteBuffer(bytes: Gzip.deflate([UInt8](WireJSONWriter.encode(Fixtures.envelope(Fixtures.locations(3)))))))
             #expect(ok.status == .ok, "still ingesting")
             #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
         }
         let seen = statuses.withLock { $0 }
         print("ingest router fuzz: \(Self.routerIterations) requests, statuses \(seen.sorted { $0.key < $1.key })")
         tally.withLock { $0.finish() }
-        #expect(seen[200, default: 0] > 0 && seen[400, default: 0] > 0 && seen[422, default: 0] > 0,
-                "the fuzzer reaches every outcome: \(seen)")
+        #expect(
+            seen[200, default: 0] > 0 && seen[400, default: 0] > 0 && seen[422, default: 0] > 0,
+            "the fuzzer reaches every outcome: \(seen)")
     }
 
     /// The same generator in volume, just the decoding: inflate + decode never crash or hang,
@@ -180,9 +186,13 @@ struct IngestFuzzTally: Sendable {
     func finish(sourceLocation: SourceLocation = #_sourceLocation) {
         let t = (ContinuousClock.now - start).components
         let seconds = String(format: "%.2f", Double(t.seconds) + Double(t.attoseconds) * 1e-18)
-        Self.append(#"{"name":"\#(name)","seed":\#(IngestFuzzTests.seed),"scale":\#(IngestFuzzTests.scale),"inputs":\#(inputs),"crashes":0,"failures":\#(failures),"seconds":\#(seconds)}"#)
+        Self.append(
+            #"{"name":"\#(name)","seed":\#(IngestFuzzTests.seed),"scale":\#(IngestFuzzTests.scale),"inputs":\#(inputs),"crashes":0,"failures":\#(failures),"seconds":\#(seconds)}"#
+        )
         examples.forEach { Issue.record("\(name): \($0)", sourceLocation: sourceLocation) }
-        if failures > examples.count { Issue.record("\(name): \(failures - examples.count) more failing inputs", sourceLocation: sourceLocation) }
+        if failures > examples.count {
+            Issue.record("\(name): \(failures - examples.count) more failing inputs", sourceLocation: sourceLocation)
+        }
     }
 
     private static func append(_ line: String) {
@@ -211,7 +221,12 @@ struct SplitMix64: RandomNumberGenerator {
 
 /// A JSON tree that can hold number literals verbatim (1e999, -0, 40-digit integers).
 indirect enum FuzzJSON: Sendable {
-    case null, bool(Bool), number(String), string([UInt8]), array([FuzzJSON]), object([([UInt8], FuzzJSON)])
+    case null
+    case bool(Bool)
+    case number(String)
+    case string([UInt8])
+    case array([FuzzJSON])
+    case object([([UInt8], FuzzJSON)])
 
     /// Parses JSON text (strictly: true/false only as booleans, integers kept integral).
     static func parse(_ bytes: [UInt8]) -> FuzzJSON { (try? JSONDecoder().decode(Node.self, from: Data(bytes)))?.value ?? .null }
@@ -226,7 +241,10 @@ indirect enum FuzzJSON: Sendable {
         }
         init(from decoder: any Decoder) throws {
             if let o = try? decoder.container(keyedBy: Key.self) {
-                value = .object(try o.allKeys.map(\.stringValue).sorted().map { (Array($0.utf8), try o.decode(Node.self, forKey: Key(stringValue: $0)).value) })
+                value = .object(
+                    try o.allKeys.map(\.stringValue).sorted().map {
+                        (Array($0.utf8), try o.decode(Node.self, forKey: Key(stringValue: $0)).value)
+                    })
                 return
             }
             if var a = try? decoder.unkeyedContainer() {
@@ -236,11 +254,17 @@ indirect enum FuzzJSON: Sendable {
                 return
             }
             let c = try decoder.singleValueContainer()
-            if c.decodeNil() { value = .null }
-            else if let b = try? c.decode(Bool.self) { value = .bool(b) }
-            else if let i = try? c.decode(Int64.self) { value = .number(String(i)) }
-            else if let d = try? c.decode(Double.self) { value = .number("\(d)") }
-            else { value = .string(Array(try c.decode(String.self).utf8)) }
+            if c.decodeNil() {
+                value = .null
+            } else if let b = try? c.decode(Bool.self) {
+                value = .bool(b)
+            } else if let i = try? c.decode(Int64.self) {
+                value = .number(String(i))
+            } else if let d = try? c.decode(Double.self) {
+                value = .number("\(d)")
+            } else {
+                value = .string(Array(try c.decode(String.self).utf8))
+            }
         }
     }
 
@@ -252,11 +276,17 @@ indirect enum FuzzJSON: Sendable {
         case .string(let s): return [0x22] + s + [0x22]
         case .array(let a):
             var out: [UInt8] = [0x5B]
-            for (i, v) in a.enumerated() { if i > 0 { out.append(0x2C) }; out += v.bytes }
+            for (i, v) in a.enumerated() {
+                if i > 0 { out.append(0x2C) }
+                out += v.bytes
+            }
             return out + [0x5D]
         case .object(let o):
             var out: [UInt8] = [0x7B]
-            for (i, (k, v)) in o.enumerated() { if i > 0 { out.append(0x2C) }; out += [0x22] + k + [0x22, 0x3A] + v.bytes }
+            for (i, (k, v)) in o.enumerated() {
+                if i > 0 { out.append(0x2C) }
+                out += [0x22] + k + [0x22, 0x3A] + v.bytes
+            }
             return out + [0x7D]
         }
     }
@@ -269,15 +299,20 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
     var testDescription: String { kind }
     var httpFields: HTTPFields { HTTPFields(headers.map { HTTPFields.Element(name: HTTPFields.Element.Name($0.key)!, value: $0.value) }) }
 
-    static let hugeNumbers = ["1e999", "-1e999", "1e-999", "123456789012345678901234567890123456789", "-0", "-0.0",
-                              "9223372036854775808", "-9223372036854775809", "18446744073709551616", "1.7976931348623157e308",
-                              "4.9e-324", "0e0", "1E+2", "0.30000000000000004", "1" + String(repeating: "0", count: 400)]
+    static let hugeNumbers = [
+        "1e999", "-1e999", "1e-999", "123456789012345678901234567890123456789", "-0", "-0.0",
+        "9223372036854775808", "-9223372036854775809", "18446744073709551616", "1.7976931348623157e308",
+        "4.9e-324", "0e0", "1E+2", "0.30000000000000004", "1" + String(repeating: "0", count: 400),
+    ]
     static let badUTF8: [[UInt8]] = [[0xC0, 0xAF], [0xFF], [0xED, 0xA0, 0x80], [0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82], [0x00]]
 
     static let valid: [UInt8] = {
-        let e = Fixtures.envelope(Fixtures.locations(4), events: [
-            WireGeofenceEvent(id: Fixtures.ids.next(), geofenceId: "depot", type: .enter, timestamp: WireTimestamp(millis: Fixtures.base)),
-        ], extras: ["fleet": "fuzz"])
+        let e = Fixtures.envelope(
+            Fixtures.locations(4),
+            events: [
+                WireGeofenceEvent(
+                    id: Fixtures.ids.next(), geofenceId: "depot", type: .enter, timestamp: WireTimestamp(millis: Fixtures.base))
+            ], extras: ["fleet": "fuzz"])
         return [UInt8](WireJSONWriter.encode(e))
     }()
 
@@ -292,17 +327,20 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
         case 0..<8:
             kind = "random bytes"
             raw = (0..<Int.random(in: 0...600, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
-            if Bool.random(using: &rng) { raw = [0x1F, 0x8B, 0x08, 0x00] + raw! } // a gzip-looking header
+            if Bool.random(using: &rng) { raw = [0x1F, 0x8B, 0x08, 0x00] + raw! }  // a gzip-looking header
             json = []
         case 8..<22:
             kind = "mutated gzip"
             var g = pooled(&rng).gzip
             let op = Int.random(in: 0..<4, using: &rng)
             switch op {
-            case 0: for _ in 0..<Int.random(in: 1...8, using: &rng) { g[Int.random(in: 0..<g.count, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng) }
+            case 0:
+                for _ in 0..<Int.random(in: 1...8, using: &rng) {
+                    g[Int.random(in: 0..<g.count, using: &rng)] ^= UInt8.random(in: 1...255, using: &rng)
+                }
             case 1: g = Array(g.prefix(Int.random(in: 0..<g.count, using: &rng)))
             case 2: g += (0..<Int.random(in: 1...20, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
-            default: g += g // two members: trailing data
+            default: g += g  // two members: trailing data
             }
             raw = g
             json = []
@@ -324,7 +362,8 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
             let depth = [100, 511, 512, 513, 1_000, 10_000, 100_000].randomElement(using: &rng)!
             let array = Bool.random(using: &rng)
             // String(repeating:) copies whole blocks; a joined() of 100k small arrays cost more than the server's work.
-            let nest = Array((String(repeating: array ? "[" : #"{"a":"#, count: depth) + "1" + String(repeating: array ? "]" : "}", count: depth)).utf8)
+            let nest = Array(
+                (String(repeating: array ? "[" : #"{"a":"#, count: depth) + "1" + String(repeating: array ? "]" : "}", count: depth)).utf8)
             // Inside an unknown field of a valid envelope, or as the whole body.
             if Bool.random(using: &rng), case .object(var members) = pooled(&rng).tree {
                 members.append((Array("nested".utf8), .string(Array("@@NEST@@".utf8))))
@@ -379,8 +418,11 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
         case 5: return .string(Array(String(repeating: "A", count: Int.random(in: 0...5000, using: &rng)).utf8))
         case 6: return .array([.number("1"), .string([])])
         case 7: return .object([(Array("id".utf8), .string(Array("not-a-uuid".utf8)))])
-        default: return .string(Array(["", "2026-02-30T25:61:61.000Z", "01a2003d-0a3d-7326-bb88-92006dc30a59", "interval", "nan", "Infinity"]
-            .randomElement(using: &rng)!.utf8))
+        default:
+            return .string(
+                Array(
+                    ["", "2026-02-30T25:61:61.000Z", "01a2003d-0a3d-7326-bb88-92006dc30a59", "interval", "nan", "Infinity"]
+                        .randomElement(using: &rng)!.utf8))
         }
     }
 
@@ -390,23 +432,39 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
         case .object(var members) where !members.isEmpty:
             let i = Int.random(in: 0..<members.count, using: &rng)
             let dive = depth < 3 && Bool.random(using: &rng)
-            if dive, case .object = members[i].1 { mutate(&members[i].1, depth: depth + 1, rng: &rng, kind: &kind) }
-            else if dive, case .array = members[i].1 { mutate(&members[i].1, depth: depth + 1, rng: &rng, kind: &kind) }
-            else {
+            if dive, case .object = members[i].1 {
+                mutate(&members[i].1, depth: depth + 1, rng: &rng, kind: &kind)
+            } else if dive, case .array = members[i].1 {
+                mutate(&members[i].1, depth: depth + 1, rng: &rng, kind: &kind)
+            } else {
                 let key = String(decoding: members[i].0, as: UTF8.self)
                 switch Int.random(in: 0..<5, using: &rng) {
-                case 0: members.remove(at: i); kind += " -\(key)"
-                case 1: members.append(members[i]); kind += " dup \(key)"
-                case 2: members[i].0 += badUTF8.randomElement(using: &rng)!; kind += " badkey \(key)"
-                default: members[i].1 = randomValue(&rng); kind += " \(key)=\(String(decoding: members[i].1.bytes.prefix(24), as: UTF8.self))"
+                case 0:
+                    members.remove(at: i)
+                    kind += " -\(key)"
+                case 1:
+                    members.append(members[i])
+                    kind += " dup \(key)"
+                case 2:
+                    members[i].0 += badUTF8.randomElement(using: &rng)!
+                    kind += " badkey \(key)"
+                default:
+                    members[i].1 = randomValue(&rng)
+                    kind += " \(key)=\(String(decoding: members[i].1.bytes.prefix(24), as: UTF8.self))"
                 }
             }
             node = .object(members)
         case .array(var items) where !items.isEmpty:
             let i = Int.random(in: 0..<items.count, using: &rng)
-            if depth < 3, Bool.random(using: &rng) { mutate(&items[i], depth: depth + 1, rng: &rng, kind: &kind) }
-            else if Bool.random(using: &rng) { items[i] = randomValue(&rng); kind += " [\(i)]=value" }
-            else { items += Array(repeating: items[i], count: Int.random(in: 1...50, using: &rng)); kind += " [\(i)] repeated" }
+            if depth < 3, Bool.random(using: &rng) {
+                mutate(&items[i], depth: depth + 1, rng: &rng, kind: &kind)
+            } else if Bool.random(using: &rng) {
+                items[i] = randomValue(&rng)
+                kind += " [\(i)]=value"
+            } else {
+                items += Array(repeating: items[i], count: Int.random(in: 1...50, using: &rng))
+                kind += " [\(i)] repeated"
+            }
             node = .array(items)
         default:
             node = randomValue(&rng)
@@ -424,13 +482,27 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
             FuzzInput(kind: "empty JSON", body: gz(""), headers: h),
             FuzzInput(kind: "JSON null", body: gz("null"), headers: h),
             FuzzInput(kind: "top-level array", body: gz("[]"), headers: h),
-            FuzzInput(kind: "schema_version 1e999", body: gz(v.replacingOccurrences(of: "\"schema_version\":1", with: "\"schema_version\":1e999")), headers: h),
-            FuzzInput(kind: "schema_version 2^64", body: gz(v.replacingOccurrences(of: "\"schema_version\":1", with: "\"schema_version\":18446744073709551616")), headers: h),
-            FuzzInput(kind: "latitude 1e999", body: gz(v.replacingOccurrences(of: "\"latitude\":52.52", with: "\"latitude\":1e999")), headers: h),
-            FuzzInput(kind: "deep nesting 100k", body: gz(String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)), headers: h),
-            FuzzInput(kind: "deep nesting in unknown field", body: gz("{\"x\":" + String(repeating: "[", count: 50_000) + String(repeating: "]", count: 50_000) + "," + v.dropFirst()), headers: h),
-            FuzzInput(kind: "invalid UTF-8 in platform", body: Gzip.deflate(Array(v.replacingOccurrences(of: "\"linux\"", with: "\"li@@\"").utf8)
-                .split(separator: UInt8(ascii: "@"), omittingEmptySubsequences: false).joined(separator: [0xFF]).map { $0 }), headers: h),
+            FuzzInput(
+                kind: "schema_version 1e999",
+                body: gz(v.replacingOccurrences(of: "\"schema_version\":1", with: "\"schema_version\":1e999")), headers: h),
+            FuzzInput(
+                kind: "schema_version 2^64",
+                body: gz(v.replacingOccurrences(of: "\"schema_version\":1", with: "\"schema_version\":18446744073709551616")), headers: h),
+            FuzzInput(
+                kind: "latitude 1e999", body: gz(v.replacingOccurrences(of: "\"latitude\":52.52", with: "\"latitude\":1e999")), headers: h),
+            FuzzInput(
+                kind: "deep nesting 100k", body: gz(String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)),
+                headers: h),
+            FuzzInput(
+                kind: "deep nesting in unknown field",
+                body: gz("{\"x\":" + String(repeating: "[", count: 50_000) + String(repeating: "]", count: 50_000) + "," + v.dropFirst()),
+                headers: h),
+            FuzzInput(
+                kind: "invalid UTF-8 in platform",
+                body: Gzip.deflate(
+                    Array(v.replacingOccurrences(of: "\"linux\"", with: "\"li@@\"").utf8)
+                        .split(separator: UInt8(ascii: "@"), omittingEmptySubsequences: false).joined(separator: [0xFF]).map { $0 }),
+                headers: h),
             FuzzInput(kind: "NUL in model", body: gz(v.replacingOccurrences(of: "\"test-rig\"", with: "\"te\\u0000st\"")), headers: h),
             FuzzInput(kind: "lone surrogate escape", body: gz(v.replacingOccurrences(of: "\"test-rig\"", with: "\"\\ud800\"")), headers: h),
             FuzzInput(kind: "gzip of gzip", body: Gzip.deflate(gz(v)), headers: h),

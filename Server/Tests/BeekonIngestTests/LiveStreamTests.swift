@@ -29,8 +29,11 @@ extension Ingest {
                     let start = i == 2 ? Fixtures.base - 86_400_000 : Fixtures.base + Int64(i + 1) * 3_600_000
                     var e = Fixtures.envelope(Fixtures.locations(5, startMillis: start), install: install)
                     if i == 1 {
-                        e.geofenceEvents = [WireGeofenceEvent(id: Fixtures.ids.next(), geofenceId: "home", type: .enter,
-                                                              timestamp: WireTimestamp(millis: start))]
+                        e.geofenceEvents = [
+                            WireGeofenceEvent(
+                                id: Fixtures.ids.next(), geofenceId: "home", type: .enter,
+                                timestamp: WireTimestamp(millis: start))
+                        ]
                     }
                     #expect(try await HTTP.upload(server, e).status == 200)
                     missed.append(e)
@@ -55,10 +58,12 @@ extension Ingest {
                 }
                 signal.finish()
                 try await uploader.value
-                let expected = missed.flatMap { e in
-                    (e.locations.map { ($0.timestamp.millis, $0.id.wireString) } + e.geofenceEvents.map { ($0.timestamp.millis, $0.id.wireString) })
-                        .sorted { $0 < $1 }.map(\.1)
-                } + liveIDs
+                let expected =
+                    missed.flatMap { e in
+                        (e.locations.map { ($0.timestamp.millis, $0.id.wireString) }
+                            + e.geofenceEvents.map { ($0.timestamp.millis, $0.id.wireString) })
+                            .sorted { $0 < $1 }.map(\.1)
+                    } + liveIDs
                 #expect(resumed.map(Live.fixID) == expected)
                 #expect(resumed.filter { $0.event == "geofence_event" }.count == 1)
                 #expect(Live.strictlyIncreasing(resumed))
@@ -72,8 +77,9 @@ extension Ingest {
         func cursorBeyondRetentionGetsReset(_ backend: Backend) async throws {
             try await withServer(backend) { server, db in
                 #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(4))).status == 200)
-                let store = try IngestServer.makeStore(IngestConfiguration(database: db.location, databaseTimeoutSeconds: testDatabaseTimeout),
-                                                       logger: testLogger)
+                let store = try IngestServer.makeStore(
+                    IngestConfiguration(database: db.location, databaseTimeoutSeconds: testDatabaseTimeout),
+                    logger: testLogger)
                 let marks = try await IngestServer.withServices(store.services, logger: testLogger) {
                     try await store.pruneEvents(receivedBefore: WireTimestamp(Date().addingTimeInterval(3600)))
                     return try await store.eventMarks()
@@ -90,7 +96,8 @@ extension Ingest {
         /// BY-7: the device filter and a heartbeat comment on an idle stream.
         @Test func deviceFilterAndHeartbeat() async throws {
             try await withServer(.sqlite, configure: { $0.liveHeartbeatSeconds = 0.1 }) { server, _ in
-                let a = Fixtures.ids.next(), b = Fixtures.ids.next()
+                let a = Fixtures.ids.next()
+                let b = Fixtures.ids.next()
                 #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(2), install: b)).status == 200)
                 #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(2), install: a)).status == 200)
                 let got = try await Live.fixes(server.base + "/v1/live?devices=\(a.wireString)", after: "0", count: 2)
@@ -152,10 +159,13 @@ extension Ingest.LiveStream {
             let marker = Fixtures.envelope(Fixtures.locations(1))
             #expect(try await HTTP.upload(one, marker).status == 200)
             let markerID = marker.locations[0].id.wireString
-            let replayed = try await Live.collect(two.base + "/v1/live", lastEventID: "0") { ms in ms.contains { Live.fixID($0) == markerID } }
+            let replayed = try await Live.collect(two.base + "/v1/live", lastEventID: "0") { ms in
+                ms.contains { Live.fixID($0) == markerID }
+            }
             #expect(replayed.map(\.id) == a.map(\.id) + [replayed.last?.id])
         } catch {
-            try? await one.stop(); try? await two.stop()
+            try? await one.stop()
+            try? await two.stop()
             throw error
         }
         try await one.stop()

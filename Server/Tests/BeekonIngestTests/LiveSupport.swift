@@ -8,9 +8,11 @@ import Testing
 /// a condition holds, then disconnects.
 enum Live {
     /// The messages of the given kinds (default: fix, geofence_event, reset), in arrival order.
-    static func collect(_ url: String, headers: [String: String] = [:], lastEventID: String? = nil,
-                        kinds: Set<String> = ["fix", "geofence_event", "reset"], timeout: Duration = .seconds(30),
-                        until done: @escaping @Sendable ([SSEMessage]) -> Bool) async throws -> [SSEMessage] {
+    static func collect(
+        _ url: String, headers: [String: String] = [:], lastEventID: String? = nil,
+        kinds: Set<String> = ["fix", "geofence_event", "reset"], timeout: Duration = .seconds(30),
+        until done: @escaping @Sendable ([SSEMessage]) -> Bool
+    ) async throws -> [SSEMessage] {
         let viewer = LiveViewer(url: URL(string: url)!, headers: headers, lastEventID: lastEventID)
         return try await withThrowingTaskGroup(of: [SSEMessage]?.self) { group in
             group.addTask {
@@ -60,4 +62,3 @@ enum Live {
         return ids.count == ms.count && zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 }
     }
 }
-

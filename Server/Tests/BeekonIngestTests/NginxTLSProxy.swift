@@ -1,9 +1,9 @@
 import BeekonTesting
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A throwaway PKI made with openssl for one test: a CA, a server certificate it signed for
@@ -21,10 +21,14 @@ struct TestPKI {
         let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         for step in [
             ["req", "-x509"] + ec + ["-keyout", p("ca.key"), "-out", p("ca.pem"), "-days", "2", "-subj", "/CN=Beekon Test CA"],
-            ["req", "-x509"] + ec + ["-keyout", p("wrong-ca.key"), "-out", p("wrong-ca.pem"), "-days", "2", "-subj", "/CN=Beekon Wrong CA"],
+            ["req", "-x509"] + ec + [
+                "-keyout", p("wrong-ca.key"), "-out", p("wrong-ca.pem"), "-days", "2", "-subj", "/CN=Beekon Wrong CA",
+            ],
             ["req"] + ec + ["-keyout", p("server.key"), "-out", p("server.csr"), "-subj", "/CN=localhost"],
-            ["x509", "-req", "-in", p("server.csr"), "-CA", p("ca.pem"), "-CAkey", p("ca.key"), "-CAcreateserial",
-             "-out", p("server.pem"), "-days", "2", "-extfile", p("server.ext")],
+            [
+                "x509", "-req", "-in", p("server.csr"), "-CA", p("ca.pem"), "-CAkey", p("ca.key"), "-CAcreateserial",
+                "-out", p("server.pem"), "-days", "2", "-extfile", p("server.ext"),
+            ],
         ] {
             let run = try await ChildProcess(URL(fileURLWithPath: try Tools.find("openssl")), step, dir: dir, name: "openssl")
                 .finish(timeout: .seconds(60))
@@ -47,7 +51,9 @@ final class NginxTLSProxy: @unchecked Sendable {
         let nginx = try Tools.find("nginx", in: ["/usr/sbin", "/usr/local/sbin", "/usr/bin"])
         prefix = dir.path("nginx")
         try FileManager.default.createDirectory(atPath: prefix + "/tmp", withIntermediateDirectories: true)
-        chmod(prefix, 0o777); chmod(prefix + "/tmp", 0o777); chmod(dir.url.path, 0o755)
+        chmod(prefix, 0o777)
+        chmod(prefix + "/tmp", 0o777)
+        chmod(dir.url.path, 0o755)
         let probe = try LoopbackSocket.listen()
         close(probe.fd)
         port = probe.port
@@ -82,19 +88,23 @@ final class NginxTLSProxy: @unchecked Sendable {
         let arguments = ["-p", prefix + "/", "-c", prefix + "/nginx.conf", "-e", prefix + "/error.log"]
         if getuid() == 0 {
             // Unprivileged: never a root master process listening for the tests.
-            child = try ChildProcess(URL(fileURLWithPath: try Tools.find("setpriv")),
-                                     ["--reuid=65534", "--regid=65534", "--clear-groups", nginx] + arguments, dir: dir, name: "nginx")
+            child = try ChildProcess(
+                URL(fileURLWithPath: try Tools.find("setpriv")),
+                ["--reuid=65534", "--regid=65534", "--clear-groups", nginx] + arguments, dir: dir, name: "nginx")
         } else {
             child = try ChildProcess(URL(fileURLWithPath: nginx), arguments, dir: dir, name: "nginx")
         }
         let deadline = Date().addingTimeInterval(20)
         while true {
-            if let fd = LoopbackSocket.connect(port: port) { close(fd); break }
+            if let fd = LoopbackSocket.connect(port: port) {
+                close(fd)
+                break
+            }
             guard child.process.isRunning, Date() < deadline else {
                 stop()
                 throw TestFailure("nginx did not start: \(child.stderr) \(errorLog)")
             }
-            Thread.sleep(forTimeInterval: 0.05) // polling the start-up, bounded by the deadline
+            Thread.sleep(forTimeInterval: 0.05)  // polling the start-up, bounded by the deadline
         }
     }
 

@@ -17,16 +17,19 @@ extension Ingest {
             let config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
             let a = try await TestServer.start(config)
             let b = try await TestServer.start(config)
-            let install = Fixtures.ids.next(), session = Fixtures.ids.next()
+            let install = Fixtures.ids.next()
+            let session = Fixtures.ids.next()
             let fixes = Fixtures.locations(1000)
             let events = (0..<20).map { i in
-                WireGeofenceEvent(id: Fixtures.ids.next(), geofenceId: "fence-\(i % 3)", type: i % 2 == 0 ? .enter : .exit,
-                                  timestamp: WireTimestamp(millis: Fixtures.base + Int64(i) * 60_000))
+                WireGeofenceEvent(
+                    id: Fixtures.ids.next(), geofenceId: "fence-\(i % 3)", type: i % 2 == 0 ? .enter : .exit,
+                    timestamp: WireTimestamp(millis: Fixtures.base + Int64(i) * 60_000))
             }
             // 20 batches of 100 fixes, each overlapping the next by half, plus shared events.
             let batches = (0..<19).map { i in
-                Fixtures.envelope(Array(fixes[(i * 50)..<(i * 50 + 100)]), session: session, install: install,
-                                  events: Array(events[(i % 10)..<(i % 10 + 5)]))
+                Fixtures.envelope(
+                    Array(fixes[(i * 50)..<(i * 50 + 100)]), session: session, install: install,
+                    events: Array(events[(i % 10)..<(i % 10 + 5)]))
             }
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for e in batches {

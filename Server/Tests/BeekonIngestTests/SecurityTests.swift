@@ -3,7 +3,7 @@ import BeekonWire
 import Foundation
 import Testing
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Issue 8, security checks with the real server (and the real agent for tokens).
@@ -14,7 +14,13 @@ struct SecurityTests {
     /// With auth on, a device that presents no key or a wrong one is refused (401) and
     /// nothing is stored; the right key, as a bearer or as X-API-Key, is accepted.
     @Test func ingestRejectsMissingAndWrongKeys() async throws {
-        try await withServer(.sqlite, configure: { $0.authMode = .required; $0.apiKeys = [Self.key] }) { server, _ in
+        try await withServer(
+            .sqlite,
+            configure: {
+                $0.authMode = .required
+                $0.apiKeys = [Self.key]
+            }
+        ) { server, _ in
             let envelope = Fixtures.envelope(Fixtures.locations(2))
             let refused: [[String: String]] = [
                 [:],
@@ -31,7 +37,8 @@ struct SecurityTests {
                 #expect(r.status == 401, "\(headers): \(r.status) \(r.text)")
             }
             let install = envelope.device.installId.wireString
-            let none = try await HTTP.send("GET", server.base + "/v1/devices/\(install)/fixes", headers: ["Authorization": "Bearer \(Self.key)"])
+            let none = try await HTTP.send(
+                "GET", server.base + "/v1/devices/\(install)/fixes", headers: ["Authorization": "Bearer \(Self.key)"])
             let stored = try none.json()["fixes"] as? [Any]
             #expect(none.status == 200 && stored?.isEmpty == true, "nothing stored by refused uploads: \(none.text)")
             #expect(try await HTTP.send("GET", server.base + "/v1/devices").status == 401, "the read API needs a key too")
@@ -49,8 +56,14 @@ struct SecurityTests {
         defer { server.terminate() }
         let base = "http://127.0.0.1:\(server.port)"
         let gz = ["Content-Type": "application/json", "Content-Encoding": "gzip"]
-        #expect(try await HTTP.send("POST", base + "/v1/locations", body: Gzip.deflate([UInt8](WireJSONWriter.encode(
-            Fixtures.envelope(Fixtures.locations(100))))), headers: gz).status == 200)
+        #expect(
+            try await HTTP.send(
+                "POST", base + "/v1/locations",
+                body: Gzip.deflate(
+                    [UInt8](
+                        WireJSONWriter.encode(
+                            Fixtures.envelope(Fixtures.locations(100))))), headers: gz
+            ).status == 200)
         let before = try Self.peakRSS(server.pid)
 
         // 13 MiB as received: over the 12 MiB default cap.
@@ -63,7 +76,7 @@ struct SecurityTests {
         #expect(bomb.count < 1 << 20)
         // A JSON-shaped bomb: 60 MiB of `0,` in an unknown (must-ignore) field, refused by the cap before any parsing.
         let prefix = Array(#"{"schema_version":1,"junk":["#.utf8)
-        var numbers = [UInt8](repeating: 0x2C, count: 60 << 20) // "0,0,0,…"
+        var numbers = [UInt8](repeating: 0x2C, count: 60 << 20)  // "0,0,0,…"
         numbers.withUnsafeMutableBufferPointer { b in for i in stride(from: 0, to: b.count, by: 2) { b[i] = 0x30 } }
         let jsonBomb = Gzip.deflate(prefix + numbers + Array("0]}".utf8), level: 9)
         try await withThrowingTaskGroup(of: (String, Int).self) { group in
@@ -81,8 +94,14 @@ struct SecurityTests {
         // was parsed); the 4 MiB default refuses it before parsing.
         #expect(after - before < 200 * 1024, "peak RSS grew by \((after - before) / 1024) MB (from \(before / 1024) MB)")
         #expect(try await HTTP.send("GET", base + "/healthz").status == 200)
-        #expect(try await HTTP.send("POST", base + "/v1/locations", body: Gzip.deflate([UInt8](WireJSONWriter.encode(
-            Fixtures.envelope(Fixtures.locations(5))))), headers: gz).status == 200)
+        #expect(
+            try await HTTP.send(
+                "POST", base + "/v1/locations",
+                body: Gzip.deflate(
+                    [UInt8](
+                        WireJSONWriter.encode(
+                            Fixtures.envelope(Fixtures.locations(5))))), headers: gz
+            ).status == 200)
     }
 
     /// AU-9 end to end: the agent uploads with an `AuthConfig` seeded from
@@ -102,12 +121,18 @@ struct SecurityTests {
             defer { proxy.stop() }
             let tokenURL = "http://127.0.0.1:\(proxy.port)/oauth/token"
             // expiresAt in 1970: the first upload refreshes proactively, so the rotation happens.
-            let auth = #","auth":{"accessToken":"\#(access)","refreshToken":"\#(refresh)","expiresAt":1,"refreshUrl":"\#(tokenURL)","refreshPayload":{"grant_type":"refresh_token","refresh_token":"{refreshToken}"}}"#
+            let auth =
+                #","auth":{"accessToken":"\#(access)","refreshToken":"\#(refresh)","expiresAt":1,"refreshUrl":"\#(tokenURL)","refreshPayload":{"grant_type":"refresh_token","refresh_token":"{refreshToken}"}}"#
             let agentDir = try ChaosDir()
             let agent = try ChaosAgent(dir: agentDir, url: proxy.url, extraConfig: auth)
-            let run = try await ChildProcess(agent.binary, ["track", "--source", "replay:\(ChaosTests.track)", "--speed", "max",
-                                                            "--db", agent.db, "--config", agent.config, "--drain-timeout", "45",
-                                                            "--log-level", "trace"], dir: agentDir, name: "track").finish(timeout: .seconds(90))
+            let run = try await ChildProcess(
+                agent.binary,
+                [
+                    "track", "--source", "replay:\(ChaosTests.track)", "--speed", "max",
+                    "--db", agent.db, "--config", agent.config, "--drain-timeout", "45",
+                    "--log-level", "trace",
+                ], dir: agentDir, name: "track"
+            ).finish(timeout: .seconds(90))
             #expect(run.status == 0 && !run.signalled, "exit \(run.status): \(run.stderr.suffix(1000))")
             #expect(run.stdout.contains("uploads complete"))
 
@@ -135,9 +160,13 @@ struct SecurityTests {
                     leaks.append("\(name) contains \(token.prefix(6))…")
                 }
             }
-            for token in tokens where run.stdout.contains(token) || run.stderr.contains(token) { leaks.append("output contains \(token.prefix(6))…") }
+            for token in tokens where run.stdout.contains(token) || run.stderr.contains(token) {
+                leaks.append("output contains \(token.prefix(6))…")
+            }
             #expect(leaks.isEmpty, "\(leaks)")
-            if let mode = try FileManager.default.attributesOfItem(atPath: agentDir.path("agent.sqlite.tokens.key"))[.posixPermissions] as? Int {
+            if let mode = try FileManager.default.attributesOfItem(atPath: agentDir.path("agent.sqlite.tokens.key"))[.posixPermissions]
+                as? Int
+            {
                 #expect(mode & 0o077 == 0, "the vault key is 0600: \(String(mode, radix: 8))")
             }
         } catch {
@@ -151,7 +180,8 @@ struct SecurityTests {
     static func peakRSS(_ pid: Int32) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else {
+            let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        else {
             throw TestFailure("no VmHWM in /proc/\(pid)/status")
         }
         return kb

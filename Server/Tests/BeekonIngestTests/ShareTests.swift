@@ -44,13 +44,23 @@ extension Ingest {
         /// use is recorded; /metrics needs the admin key when auth is required.
         @Test(arguments: Backend.all)
         func shareScopeWindowAndPrecisionOnEveryEndpoint(_ backend: Backend) async throws {
-            try await withServer(backend, configure: { $0.authMode = .required; $0.apiKeys = ["admin-k"] }) { server, db in
-                let a = Fixtures.ids.next(), b = Fixtures.ids.next(), sessionA = Fixtures.ids.next()
+            try await withServer(
+                backend,
+                configure: {
+                    $0.authMode = .required
+                    $0.apiKeys = ["admin-k"]
+                }
+            ) { server, db in
+                let a = Fixtures.ids.next()
+                let b = Fixtures.ids.next()
+                let sessionA = Fixtures.ids.next()
                 let old = Self.recent(2, minutesAgo: 180, install: a, session: sessionA)
                 let fresh = Self.recent(3, minutesAgo: 30, install: a, session: sessionA)
                 let other = Self.recent(3, minutesAgo: 30, install: b)
                 for e in [old, fresh, other] { #expect(try await HTTP.upload(server, e, headers: Self.admin).status == 200) }
-                let share = try await Self.createShare(server, """
+                let share = try await Self.createShare(
+                    server,
+                    """
                     {"devices":["\(a.wireString)"],"live":true,"precision_m":1000,"history_seconds":3600,"label":"grandma"}
                     """)
                 let auth = ["Authorization": "Bearer \(share.token)"]
@@ -67,7 +77,9 @@ extension Ingest {
                 #expect(try await HTTP.send("GET", server.base + "/v1/devices/\(b.wireString)/fixes", headers: auth).status == 404)
                 #expect(try await HTTP.send("GET", server.base + "/v1/devices/\(b.wireString)/sessions", headers: auth).status == 404)
                 #expect(try await HTTP.send("GET", server.base + "/v1/devices/\(a.wireString)/sessions", headers: auth).status == 200)
-                #expect(try await HTTP.send("GET", server.base + "/v1/sessions/\(other.sessionId.wireString)/track", headers: auth).status == 404)
+                #expect(
+                    try await HTTP.send("GET", server.base + "/v1/sessions/\(other.sessionId.wireString)/track", headers: auth).status
+                        == 404)
                 let track = try await HTTP.send("GET", server.base + "/v1/sessions/\(sessionA.wireString)/track", headers: auth)
                 let geometry = try #require((try track.json()["features"] as? [[String: Any]])?.first?["geometry"] as? [String: Any])
                 let points = try #require(geometry["coordinates"] as? [[Any]])
@@ -90,15 +102,21 @@ extension Ingest {
                 let bearer = ["Authorization": "Bearer \(device.accessToken)"]
                 #expect(try await HTTP.send("GET", server.base + "/v1/live", headers: bearer).status == 403)
                 #expect(try await HTTP.send("GET", server.base + "/v1/devices", headers: bearer).status == 403)
-                #expect(try await HTTP.send("POST", server.base + "/v1/shares", body: Array("{\"all\":true}".utf8), headers: bearer).status == 403)
+                #expect(
+                    try await HTTP.send("POST", server.base + "/v1/shares", body: Array("{\"all\":true}".utf8), headers: bearer).status
+                        == 403)
                 #expect(try await HTTP.send("GET", server.base + "/v1/live").status == 401)
                 #expect(try await HTTP.send("GET", server.base + "/metrics").status == 401)
                 #expect(try await HTTP.send("GET", server.base + "/metrics", headers: Self.admin).status == 200)
 
                 // A share without --live may read but not stream.
                 let noLive = try await Self.createShare(server, "{\"all\":true}")
-                #expect(try await HTTP.send("GET", server.base + "/v1/live", headers: ["Authorization": "Bearer \(noLive.token)"]).status == 403)
-                #expect(try await HTTP.send("GET", server.base + "/v1/devices", headers: ["Authorization": "Bearer \(noLive.token)"]).status == 200)
+                #expect(
+                    try await HTTP.send("GET", server.base + "/v1/live", headers: ["Authorization": "Bearer \(noLive.token)"]).status == 403
+                )
+                #expect(
+                    try await HTTP.send("GET", server.base + "/v1/devices", headers: ["Authorization": "Bearer \(noLive.token)"]).status
+                        == 200)
 
                 let access = try await HTTP.send("GET", server.base + "/v1/shares/access?share_id=\(share.id)", headers: Self.admin)
                 let records = try #require(try access.json()["access"] as? [[String: Any]])
@@ -115,8 +133,9 @@ extension Ingest {
             let db = try backend.freshDatabase()
             defer { db.remove() }
             let clock = TestNow()
-            var config = IngestConfiguration(database: db.location, authMode: .required, apiKeys: ["admin-k"],
-                                             databaseTimeoutSeconds: testDatabaseTimeout)
+            var config = IngestConfiguration(
+                database: db.location, authMode: .required, apiKeys: ["admin-k"],
+                databaseTimeoutSeconds: testDatabaseTimeout)
             config.port = 0
             let server = try await TestServer.start(config, now: { clock.now() })
             do {
@@ -131,15 +150,17 @@ extension Ingest {
         static func closeOnRevokeAndExpiry(_ server: TestServer, _ clock: TestNow) async throws {
             for (index, end) in ["revoke", "expire"].enumerated() {
                 let share = try await Self.createShare(server, "{\"all\":true,\"live\":true,\"expires_in_seconds\":7200}")
-                let viewer = LiveViewer(url: URL(string: server.base + "/v1/live")!, headers: ["Authorization": "Bearer \(share.token)"],
-                                        backoff: LiveBackoff(initial: .milliseconds(50)))
+                let viewer = LiveViewer(
+                    url: URL(string: server.base + "/v1/live")!, headers: ["Authorization": "Bearer \(share.token)"],
+                    backoff: LiveBackoff(initial: .milliseconds(50)))
                 var seen: [String] = []
                 for await event in viewer.events() {
                     switch event {
                     case .connected:
                         seen.append("connected")
                         if end == "revoke" {
-                            #expect(try await HTTP.send("DELETE", server.base + "/v1/shares/\(share.id)", headers: Self.admin).status == 200)
+                            #expect(
+                                try await HTTP.send("DELETE", server.base + "/v1/shares/\(share.id)", headers: Self.admin).status == 200)
                         } else {
                             clock.advance(seconds: 7201)
                         }

@@ -7,10 +7,11 @@ import Testing
 func withStore<T: Sendable>(_ backend: Backend, _ body: @Sendable (any LocationStore) async throws -> T) async throws -> T {
     let db = try backend.freshDatabase()
     defer { db.remove() }
-    let store = try IngestServer.makeStore(IngestConfiguration(database: db.location, databaseTimeoutSeconds: testDatabaseTimeout), logger: testLogger)
+    let store = try IngestServer.makeStore(
+        IngestConfiguration(database: db.location, databaseTimeoutSeconds: testDatabaseTimeout), logger: testLogger)
     return try await IngestServer.withServices(store.services, logger: testLogger) {
         try await store.migrate()
-        try await store.migrate() // idempotent
+        try await store.migrate()  // idempotent
         return try await body(store)
     }
 }
@@ -23,13 +24,20 @@ extension Ingest {
         @Test(arguments: Backend.all)
         func storesABatchAndSkipsAReplay(_ backend: Backend) async throws {
             try await withStore(backend) { store in
-                let event = WireGeofenceEvent(id: Fixtures.ids.next(), geofenceId: "home", type: .exit,
-                                              timestamp: WireTimestamp(millis: Fixtures.base))
+                let event = WireGeofenceEvent(
+                    id: Fixtures.ids.next(), geofenceId: "home", type: .exit,
+                    timestamp: WireTimestamp(millis: Fixtures.base))
                 let e = Fixtures.envelope(Fixtures.locations(5), events: [event], extras: ["user_id": "u-1"])
                 let first = try await store.ingest(IngestBatch(envelope: e, receivedAt: Self.now))
-                #expect(first == IngestResult(duplicateBatch: false, locationsStored: 5, locationsDuplicate: 0, eventsStored: 1, eventsDuplicate: 0))
+                #expect(
+                    first
+                        == IngestResult(
+                            duplicateBatch: false, locationsStored: 5, locationsDuplicate: 0, eventsStored: 1, eventsDuplicate: 0))
                 let again = try await store.ingest(IngestBatch(envelope: e, receivedAt: Self.now))
-                #expect(again == IngestResult(duplicateBatch: true, locationsStored: 0, locationsDuplicate: 5, eventsStored: 0, eventsDuplicate: 1))
+                #expect(
+                    again
+                        == IngestResult(
+                            duplicateBatch: true, locationsStored: 0, locationsDuplicate: 5, eventsStored: 0, eventsDuplicate: 1))
                 let track = try await store.track(sessionId: e.sessionId)
                 #expect(track.map(\.location) == e.locations)
                 #expect(track.allSatisfy { $0.batchId == e.batchId && $0.installId == e.device.installId && $0.receivedAt == Self.now })
@@ -40,7 +48,8 @@ extension Ingest {
         func overlappingBatchesStoreEachFixOnce(_ backend: Backend) async throws {
             try await withStore(backend) { store in
                 let fixes = Fixtures.locations(30)
-                let session = Fixtures.ids.next(), install = Fixtures.ids.next()
+                let session = Fixtures.ids.next()
+                let install = Fixtures.ids.next()
                 let a = Fixtures.envelope(Array(fixes[0..<20]), session: session, install: install)
                 let b = Fixtures.envelope(Array(fixes[10..<30]), session: session, install: install)
                 let ra = try await store.ingest(IngestBatch(envelope: a, receivedAt: Self.now))
@@ -54,7 +63,8 @@ extension Ingest {
         @Test(arguments: Backend.all)
         func concurrentReplaysStoreOnce(_ backend: Backend) async throws {
             try await withStore(backend) { store in
-                let session = Fixtures.ids.next(), install = Fixtures.ids.next()
+                let session = Fixtures.ids.next()
+                let install = Fixtures.ids.next()
                 let fixes = Fixtures.locations(200)
                 // Ten batches, each overlapping its neighbours, each sent three times at once.
                 let batches = (0..<10).map { i in
@@ -74,7 +84,8 @@ extension Ingest {
         @Test(arguments: Backend.all)
         func everyFieldAndNullRoundTripsAndEventsDedupeAcrossBatches(_ backend: Backend) async throws {
             try await withStore(backend) { store in
-                let session = Fixtures.ids.next(), install = Fixtures.ids.next()
+                let session = Fixtures.ids.next()
+                let install = Fixtures.ids.next()
                 // Every optional field both set and NULL, every enum value, ids out of order in the envelope.
                 let triggers: [Trigger] = [.interval, .motion, .checkIn, .geofence, .manual]
                 let motions: [Motion] = [.moving, .stationary, .unknown]
@@ -82,9 +93,12 @@ extension Ingest {
                 var fixes: [WireLocation] = []
                 for i in 0..<1_000 {
                     let d = Double(i)
-                    var l = WireLocation(id: Fixtures.ids.next(), timestamp: WireTimestamp(millis: Fixtures.base + Int64(i) * 1_000),
-                                         latitude: -33.9 + d * 1e-5, longitude: 151.2 - d * 1e-5)
-                    l.trigger = triggers[i % 5]; l.motion = motions[i % 3]; l.isMock = i % 7 == 0
+                    var l = WireLocation(
+                        id: Fixtures.ids.next(), timestamp: WireTimestamp(millis: Fixtures.base + Int64(i) * 1_000),
+                        latitude: -33.9 + d * 1e-5, longitude: 151.2 - d * 1e-5)
+                    l.trigger = triggers[i % 5]
+                    l.motion = motions[i % 3]
+                    l.isMock = i % 7 == 0
                     l.accuracy = i % 2 == 0 ? nil : 3.25
                     l.speed = i % 3 == 0 ? nil : 0.5
                     l.bearing = i % 4 == 0 ? nil : 359.75
@@ -93,24 +107,42 @@ extension Ingest {
                     l.quality = qualities[i % 3]
                     fixes.append(l)
                 }
-                let e1 = WireGeofenceEvent(id: Fixtures.ids.next(), geofenceId: "depot", type: .enter, timestamp: WireTimestamp(millis: Fixtures.base))
-                let e2 = WireGeofenceEvent(id: Fixtures.ids.next(), geofenceId: "depot", type: .exit, timestamp: WireTimestamp(millis: Fixtures.base + 9_000))
+                let e1 = WireGeofenceEvent(
+                    id: Fixtures.ids.next(), geofenceId: "depot", type: .enter, timestamp: WireTimestamp(millis: Fixtures.base))
+                let e2 = WireGeofenceEvent(
+                    id: Fixtures.ids.next(), geofenceId: "depot", type: .exit, timestamp: WireTimestamp(millis: Fixtures.base + 9_000))
                 var a = Fixtures.envelope(Array(fixes[0..<600]).shuffled(), session: session, install: install, events: [e2, e1])
                 a.device.model = nil
                 let ra = try await store.ingest(IngestBatch(envelope: a, receivedAt: Self.now, principal: "api-key"))
-                #expect(ra == IngestResult(duplicateBatch: false, locationsStored: 600, locationsDuplicate: 0, eventsStored: 2, eventsDuplicate: 0))
+                #expect(
+                    ra
+                        == IngestResult(
+                            duplicateBatch: false, locationsStored: 600, locationsDuplicate: 0, eventsStored: 2, eventsDuplicate: 0))
                 // A new batch repeating fixes and an event of the first, plus new ones; only the new ones are stored.
-                let e3 = WireGeofenceEvent(id: Fixtures.ids.next(), geofenceId: "yard", type: .enter, timestamp: WireTimestamp(millis: Fixtures.base + 20_000))
+                let e3 = WireGeofenceEvent(
+                    id: Fixtures.ids.next(), geofenceId: "yard", type: .enter, timestamp: WireTimestamp(millis: Fixtures.base + 20_000))
                 let b = Fixtures.envelope(Array(fixes[500..<1_000].reversed()), session: session, install: install, events: [e3, e1])
                 let rb = try await store.ingest(IngestBatch(envelope: b, receivedAt: Self.now))
-                #expect(rb == IngestResult(duplicateBatch: false, locationsStored: 400, locationsDuplicate: 100, eventsStored: 1, eventsDuplicate: 1))
+                #expect(
+                    rb
+                        == IngestResult(
+                            duplicateBatch: false, locationsStored: 400, locationsDuplicate: 100, eventsStored: 1, eventsDuplicate: 1))
                 // A batch of events only, and its replay.
-                let c = Fixtures.envelope([], session: session, install: install, events: [WireGeofenceEvent(
-                    id: Fixtures.ids.next(), geofenceId: "yard", type: .exit, timestamp: WireTimestamp(millis: Fixtures.base + 30_000))])
-                #expect(try await store.ingest(IngestBatch(envelope: c, receivedAt: Self.now))
-                    == IngestResult(duplicateBatch: false, locationsStored: 0, locationsDuplicate: 0, eventsStored: 1, eventsDuplicate: 0))
-                #expect(try await store.ingest(IngestBatch(envelope: c, receivedAt: Self.now))
-                    == IngestResult(duplicateBatch: true, locationsStored: 0, locationsDuplicate: 0, eventsStored: 0, eventsDuplicate: 1))
+                let c = Fixtures.envelope(
+                    [], session: session, install: install,
+                    events: [
+                        WireGeofenceEvent(
+                            id: Fixtures.ids.next(), geofenceId: "yard", type: .exit,
+                            timestamp: WireTimestamp(millis: Fixtures.base + 30_000))
+                    ])
+                #expect(
+                    try await store.ingest(IngestBatch(envelope: c, receivedAt: Self.now))
+                        == IngestResult(
+                            duplicateBatch: false, locationsStored: 0, locationsDuplicate: 0, eventsStored: 1, eventsDuplicate: 0))
+                #expect(
+                    try await store.ingest(IngestBatch(envelope: c, receivedAt: Self.now))
+                        == IngestResult(
+                            duplicateBatch: true, locationsStored: 0, locationsDuplicate: 0, eventsStored: 0, eventsDuplicate: 1))
 
                 let track = try await store.track(sessionId: session)
                 #expect(track.map(\.location) == fixes)
@@ -125,13 +157,18 @@ extension Ingest {
         @Test(arguments: Backend.all)
         func latestIsByFixTimeNotArrival(_ backend: Backend) async throws {
             try await withStore(backend) { store in
-                let install = Fixtures.ids.next(), s1 = Fixtures.ids.next(), s2 = Fixtures.ids.next()
+                let install = Fixtures.ids.next()
+                let s1 = Fixtures.ids.next()
+                let s2 = Fixtures.ids.next()
                 let newer = Fixtures.locations(3, startMillis: Fixtures.base + 600_000)
                 let older = Fixtures.locations(3, startMillis: Fixtures.base)
-                _ = try await store.ingest(IngestBatch(envelope: Fixtures.envelope(newer, session: s2, install: install), receivedAt: Self.now))
+                _ = try await store.ingest(
+                    IngestBatch(envelope: Fixtures.envelope(newer, session: s2, install: install), receivedAt: Self.now))
                 // The older fixes arrive later (an offline catch-up).
-                _ = try await store.ingest(IngestBatch(envelope: Fixtures.envelope(older, session: s1, install: install),
-                                                       receivedAt: WireTimestamp(millis: Self.now.millis + 60_000)))
+                _ = try await store.ingest(
+                    IngestBatch(
+                        envelope: Fixtures.envelope(older, session: s1, install: install),
+                        receivedAt: WireTimestamp(millis: Self.now.millis + 60_000)))
                 let devices = try await store.devices()
                 #expect(devices.count == 1)
                 #expect(devices[0].lastFix?.location == newer[2])
@@ -149,10 +186,12 @@ extension Ingest {
                 let install = Fixtures.ids.next()
                 let fixes = Fixtures.locations(25)
                 // Same timestamp twice to exercise the (ts, id) tie-break.
-                var twin = fixes[10]; twin.id = Fixtures.ids.next()
+                var twin = fixes[10]
+                twin.id = Fixtures.ids.next()
                 let all = fixes + [twin]
                 _ = try await store.ingest(IngestBatch(envelope: Fixtures.envelope(all.shuffled(), install: install), receivedAt: Self.now))
-                let from = fixes[5].timestamp, to = fixes[20].timestamp
+                let from = fixes[5].timestamp
+                let to = fixes[20].timestamp
                 var got: [WireLocation] = []
                 var query = FixQuery(installId: install, from: from, to: to, limit: 4)
                 var pages = 0
@@ -181,7 +220,7 @@ extension Ingest {
                 // The answer was lost: the device retries with the old token, which still works once.
                 let third = try await tokens.refresh(seed.refreshToken)
                 #expect(second.refreshToken != third.refreshToken)
-                await #expect(throws: TokenError.self) { _ = try await tokens.refresh(second.refreshToken) } // superseded
+                await #expect(throws: TokenError.self) { _ = try await tokens.refresh(second.refreshToken) }  // superseded
                 let fourth = try await tokens.refresh(third.refreshToken)
                 #expect(tokens.verify(accessToken: fourth.accessToken) == "truck-7")
                 // Replaying a retired token after its successor was used revokes the chain.

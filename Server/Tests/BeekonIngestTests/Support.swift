@@ -6,7 +6,7 @@ import Logging
 import ServiceLifecycle
 import Testing
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The root suite: one PostgreSQL cluster for every nested suite.
@@ -66,11 +66,15 @@ final class TestServer: Sendable {
     private let task: Task<Void, any Error>
 
     private init(base: String, group: ServiceGroup, task: Task<Void, any Error>) {
-        self.base = base; self.group = group; self.task = task
+        self.base = base
+        self.group = group
+        self.task = task
     }
 
-    static func start(_ config: IngestConfiguration, store: (any LocationStore)? = nil,
-                      now: @escaping @Sendable () -> Date = { Date() }) async throws -> TestServer {
+    static func start(
+        _ config: IngestConfiguration, store: (any LocationStore)? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) async throws -> TestServer {
         var config = config
         config.port = 0
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
@@ -112,7 +116,9 @@ struct HTTPResult: Sendable {
     let headers: [String: String]
     var text: String { String(decoding: body, as: UTF8.self) }
     func json() throws -> [String: Any] {
-        guard let o = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else { throw TestFailure("not a JSON object: \(text)") }
+        guard let o = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            throw TestFailure("not a JSON object: \(text)")
+        }
         return o
     }
 }
@@ -140,29 +146,34 @@ enum HTTP {
 
     /// POSTs an envelope body, gzipped like the SDK does.
     static func upload(_ server: TestServer, _ envelope: WireEnvelope, headers: [String: String] = [:]) async throws -> HTTPResult {
-        try await send("POST", server.base + "/v1/locations", body: Gzip.deflate([UInt8](WireJSONWriter.encode(envelope))),
-                       headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"].merging(headers) { $1 })
+        try await send(
+            "POST", server.base + "/v1/locations", body: Gzip.deflate([UInt8](WireJSONWriter.encode(envelope))),
+            headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"].merging(headers) { $1 })
     }
 }
 
 /// Builders for envelopes.
 enum Fixtures {
     static let ids = UUIDv7Generator()
-    static let base: Int64 = 1_781_500_000_000 // 2026-06-15
+    static let base: Int64 = 1_781_500_000_000  // 2026-06-15
 
     static func locations(_ count: Int, startMillis: Int64 = base, stepMillis: Int64 = 30_000) -> [WireLocation] {
         (0..<count).map { i in
-            WireLocation(id: ids.next(), timestamp: WireTimestamp(millis: startMillis + Int64(i) * stepMillis),
-                         trigger: .interval, motion: .moving, latitude: 52.52 + Double(i) * 0.0001,
-                         longitude: 13.405 + Double(i) * 0.0002, accuracy: 5, speed: 1.5, bearing: 90, altitude: 34.5,
-                         activity: .walking)
+            WireLocation(
+                id: ids.next(), timestamp: WireTimestamp(millis: startMillis + Int64(i) * stepMillis),
+                trigger: .interval, motion: .moving, latitude: 52.52 + Double(i) * 0.0001,
+                longitude: 13.405 + Double(i) * 0.0002, accuracy: 5, speed: 1.5, bearing: 90, altitude: 34.5,
+                activity: .walking)
         }
     }
 
-    static func envelope(_ locations: [WireLocation], session: UUID = ids.next(), install: UUID = ids.next(),
-                         events: [WireGeofenceEvent] = [], extras: [String: String] = [:]) -> WireEnvelope {
-        WireEnvelope(batchId: ids.next(), sessionId: session, sentAt: WireTimestamp(Date()),
-                     device: WireDevice(installId: install, platform: "linux", sdkVersion: "0.1.0", model: "test-rig"),
-                     extras: extras, locations: locations, geofenceEvents: events)
+    static func envelope(
+        _ locations: [WireLocation], session: UUID = ids.next(), install: UUID = ids.next(),
+        events: [WireGeofenceEvent] = [], extras: [String: String] = [:]
+    ) -> WireEnvelope {
+        WireEnvelope(
+            batchId: ids.next(), sessionId: session, sentAt: WireTimestamp(Date()),
+            device: WireDevice(installId: install, platform: "linux", sdkVersion: "0.1.0", model: "test-rig"),
+            extras: extras, locations: locations, geofenceEvents: events)
     }
 }

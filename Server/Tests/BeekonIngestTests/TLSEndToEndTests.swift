@@ -21,14 +21,16 @@ struct TLSEndToEndTests {
             // The seeded access token counts as expired: the first request is a refresh, over https.
             func config(_ name: String, url: String, ca: String) throws -> String {
                 let path = agent.dir.path(name)
-                try Data("""
+                try Data(
+                    """
                     {"minTimeBetweenLocationsSeconds":0,"minDistanceBetweenLocationsMeters":0,
                      "sync":{"url":"\(url)/v1/locations","batchSize":100,"syncThreshold":100,"requestTimeoutSeconds":20,
                              "trustedCertificates":["\(ca)"],
                              "auth":{"accessToken":"\(access)","refreshToken":"\(refresh)","expiresAt":1,
                                      "refreshUrl":"\(url)/oauth/token",
                                      "refreshPayload":{"grant_type":"refresh_token","refresh_token":"{refreshToken}"}}}}
-                    """.utf8).write(to: URL(fileURLWithPath: path))
+                    """.utf8
+                ).write(to: URL(fileURLWithPath: path))
                 return path
             }
             func pending() async throws -> (pending: Int, locations: Int) {
@@ -38,11 +40,15 @@ struct TLSEndToEndTests {
 
             // 1. The server's certificate from a CA the agent does not trust: nothing goes out.
             let wrong = try config("wrong-ca.json", url: nginx.url, ca: pki.wrongCA)
-            let refused = try await agent.run(["track", "--source", "replay:\(ChaosTests.track)", "--speed", "max", "--db", agent.db,
-                                               "--config", wrong, "--drain-timeout", "6"], timeout: .seconds(120))
+            let refused = try await agent.run(
+                [
+                    "track", "--source", "replay:\(ChaosTests.track)", "--speed", "max", "--db", agent.db,
+                    "--config", wrong, "--drain-timeout", "6",
+                ], timeout: .seconds(120))
             #expect(refused.status != 0 && !refused.signalled, "exit \(refused.status): \(refused.stderr.suffix(1500))")
-            #expect(refused.stderr.contains("certificate of localhost is not trusted (add its CA to sync.trustedCertificates)"),
-                    "\(refused.stderr.suffix(1500))")
+            #expect(
+                refused.stderr.contains("certificate of localhost is not trusted (add its CA to sync.trustedCertificates)"),
+                "\(refused.stderr.suffix(1500))")
             let afterRefusal = try await pending()
             #expect(afterRefusal.locations > 1000, "the walk was stored: \(afterRefusal)")
             #expect(afterRefusal.pending == afterRefusal.locations, "every row kept: \(afterRefusal)")
@@ -53,14 +59,16 @@ struct TLSEndToEndTests {
             try Data(#"{"sync":{"url":"http://ingest.beekon.invalid/v1/locations"}}"#.utf8).write(to: URL(fileURLWithPath: plain))
             let insecure = try await agent.run(["sync", "--db", agent.db, "--config", plain, "--drain-timeout", "5"])
             #expect(insecure.status != 0 && !insecure.signalled)
-            #expect(insecure.stderr.contains("sync.url must use https; plain http is allowed only to loopback hosts"),
-                    "\(insecure.stderr)")
+            #expect(
+                insecure.stderr.contains("sync.url must use https; plain http is allowed only to loopback hosts"),
+                "\(insecure.stderr)")
             #expect(try await pending().pending == afterRefusal.locations, "every row kept")
 
             // 3. The right CA: a token refresh and every upload over https through nginx.
             let right = try config("right-ca.json", url: nginx.url, ca: pki.ca)
-            let synced = try await agent.run(["sync", "--db", agent.db, "--config", right, "--drain-timeout", "60"],
-                                             timeout: .seconds(120))
+            let synced = try await agent.run(
+                ["sync", "--db", agent.db, "--config", right, "--drain-timeout", "60"],
+                timeout: .seconds(120))
             #expect(synced.status == 0 && !synced.signalled, "exit \(synced.status): \(synced.stderr.suffix(1500))")
             #expect(synced.stdout.contains("uploads complete"), "\(synced.stdout)")
             #expect(try await pending().pending == 0, "every stored fix acknowledged")

@@ -10,7 +10,9 @@
 // on Apple are requirements with empty default implementations here; bodies trap.
 import Foundation
 
-@inline(never) func _shim<T>(_ function: String = #function) -> T { fatalError("CoreLocation shim: \(function) is not implemented on Linux") }
+@inline(never) func _shim<T>(_ function: String = #function) -> T {
+    fatalError("CoreLocation shim: \(function) is not implemented on Linux")
+}
 
 public typealias CLLocationDegrees = Double
 public typealias CLLocationDistance = Double
@@ -21,8 +23,14 @@ public typealias CLLocationDirection = Double
 public struct CLLocationCoordinate2D: Sendable {
     public var latitude: CLLocationDegrees
     public var longitude: CLLocationDegrees
-    public init() { latitude = 0; longitude = 0 }
-    public init(latitude: CLLocationDegrees, longitude: CLLocationDegrees) { self.latitude = latitude; self.longitude = longitude }
+    public init() {
+        latitude = 0
+        longitude = 0
+    }
+    public init(latitude: CLLocationDegrees, longitude: CLLocationDegrees) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
 }
 
 public let kCLDistanceFilterNone: CLLocationDistance = -1
@@ -88,9 +96,15 @@ public struct CLError: Error, Hashable, Sendable {
 open class CLRegion: NSObject, @unchecked Sendable {
     open var identifier: String { _shim() }
     @available(iOS 7.0, macOS 10.10, *)
-    open var notifyOnEntry: Bool { get { _shim() } set { _shim() as Void } }
+    open var notifyOnEntry: Bool {
+        get { _shim() }
+        set { _shim() as Void }
+    }
     @available(iOS 7.0, macOS 10.10, *)
-    open var notifyOnExit: Bool { get { _shim() } set { _shim() as Void } }
+    open var notifyOnExit: Bool {
+        get { _shim() }
+        set { _shim() as Void }
+    }
 }
 
 @available(iOS 7.0, macOS 10.10, *)
@@ -124,16 +138,34 @@ open class CLLocationManager: NSObject {
     open var accuracyAuthorization: CLAccuracyAuthorization { _shim() }
     weak open var delegate: (any CLLocationManagerDelegate)?
     open var location: CLLocation? { _shim() }
-    open var desiredAccuracy: CLLocationAccuracy { get { _shim() } set { _shim() as Void } }
-    open var distanceFilter: CLLocationDistance { get { _shim() } set { _shim() as Void } }
+    open var desiredAccuracy: CLLocationAccuracy {
+        get { _shim() }
+        set { _shim() as Void }
+    }
+    open var distanceFilter: CLLocationDistance {
+        get { _shim() }
+        set { _shim() as Void }
+    }
     @available(iOS 6.0, macOS 10.15, watchOS 4.0, *)
-    open var activityType: CLActivityType { get { _shim() } set { _shim() as Void } }
+    open var activityType: CLActivityType {
+        get { _shim() }
+        set { _shim() as Void }
+    }
     @available(iOS 6.0, *) @available(macOS, unavailable) @available(watchOS, unavailable) @available(tvOS, unavailable)
-    open var pausesLocationUpdatesAutomatically: Bool { get { _shim() } set { _shim() as Void } }
+    open var pausesLocationUpdatesAutomatically: Bool {
+        get { _shim() }
+        set { _shim() as Void }
+    }
     @available(iOS 9.0, macOS 10.15, watchOS 4.0, *) @available(tvOS, unavailable)
-    open var allowsBackgroundLocationUpdates: Bool { get { _shim() } set { _shim() as Void } }
+    open var allowsBackgroundLocationUpdates: Bool {
+        get { _shim() }
+        set { _shim() as Void }
+    }
     @available(iOS 11.0, *) @available(macOS, unavailable) @available(watchOS, unavailable) @available(tvOS, unavailable)
-    open var showsBackgroundLocationIndicator: Bool { get { _shim() } set { _shim() as Void } }
+    open var showsBackgroundLocationIndicator: Bool {
+        get { _shim() }
+        set { _shim() as Void }
+    }
     @available(tvOS, unavailable)
     open func startUpdatingLocation() { _shim() as Void }
     open func stopUpdatingLocation() { _shim() as Void }

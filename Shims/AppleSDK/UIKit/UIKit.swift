@@ -15,7 +15,9 @@ public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable {
 open class UIApplication: NSObject {
     public class var shared: UIApplication { fatalError("UIKit shim") }
     @available(iOS 7.0, *)
-    open func beginBackgroundTask(withName taskName: String?, expirationHandler handler: (@MainActor @Sendable () -> Void)? = nil) -> UIBackgroundTaskIdentifier { fatalError("UIKit shim") }
+    open func beginBackgroundTask(withName taskName: String?, expirationHandler handler: (@MainActor @Sendable () -> Void)? = nil)
+        -> UIBackgroundTaskIdentifier
+    { fatalError("UIKit shim") }
     @available(iOS 4.0, *)
     open func endBackgroundTask(_ identifier: UIBackgroundTaskIdentifier) { fatalError("UIKit shim") }
     @available(iOS 4.0, *)

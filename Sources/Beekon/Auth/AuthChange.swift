@@ -13,7 +13,9 @@ public struct AuthChange: Sendable, Hashable, CustomStringConvertible, CustomDeb
 
     /// Creates a change.
     public init(accessToken: String, refreshToken: String?, expiresAt: Date?) {
-        self.accessToken = accessToken; self.refreshToken = refreshToken; self.expiresAt = expiresAt
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
     }
 
     public var description: String {

@@ -1,11 +1,11 @@
 import Crypto
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The Linux vault (AU-9): the blob is sealed with AES-256-GCM into `path`; the 256-bit
@@ -108,7 +108,9 @@ public struct FileSecretStore: SecretStore {
     /// Creates `file` (which must not exist) with mode 0600, writes `data` and fsyncs it.
     private static func writeExclusive(_ file: String, _ data: Data) throws(SecretStoreError) {
         let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, S_IRUSR | S_IWUSR)
-        guard fd >= 0 else { throw .io("cannot create \(URL(fileURLWithPath: file).lastPathComponent): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw .io("cannot create \(URL(fileURLWithPath: file).lastPathComponent): \(String(cString: strerror(errno)))")
+        }
         defer { close(fd) }
         // The mode passed to open() can only be narrowed by the umask; make it exact anyway.
         fchmod(fd, S_IRUSR | S_IWUSR)
@@ -116,7 +118,10 @@ public struct FileSecretStore: SecretStore {
             var offset = 0
             while offset < raw.count {
                 let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 { if errno == EINTR { continue }; return false }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
                 offset += n
             }
             return true
@@ -130,6 +135,9 @@ public struct FileSecretStore: SecretStore {
     private static func syncDirectory(of file: String) {
         let dir = (file as NSString).deletingLastPathComponent
         let fd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_CLOEXEC)
-        if fd >= 0 { fsync(fd); close(fd) }
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
     }
 }

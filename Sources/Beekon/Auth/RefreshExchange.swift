@@ -73,7 +73,7 @@ enum RefreshExchange {
         for byte in s.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             case UInt8(ascii: " "):
                 out += "+"
@@ -88,8 +88,10 @@ enum RefreshExchange {
 
     /// AU-5: what `result` means; on adoption, the new set (rotation keeps `current`'s
     /// refresh token when the response has none). `now` resolves relative expiries.
-    static func classify(_ result: Result<HTTPResponse, HTTPTransportError>, current: TokenSet,
-                         mapping: AuthConfig.ResponseMapping?, now: Date) -> Outcome {
+    static func classify(
+        _ result: Result<HTTPResponse, HTTPTransportError>, current: TokenSet,
+        mapping: AuthConfig.ResponseMapping?, now: Date
+    ) -> Outcome {
         switch result {
         case .failure(let e):
             return .transient("\(e)")
@@ -116,7 +118,8 @@ enum RefreshExchange {
     /// old one. Nil when the body is not a JSON object or carries no token.
     static func parse(_ body: Data, current: TokenSet, mapping: AuthConfig.ResponseMapping?, now: Date) -> TokenSet? {
         guard let root = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
-              root is [String: Any] else { return nil }
+            root is [String: Any]
+        else { return nil }
         func string(_ paths: [String?]) -> String? {
             for case let path? in paths {
                 if let s = lookup(root, path).flatMap(tokenString), !s.isEmpty { return s }
@@ -165,9 +168,9 @@ enum RefreshExchange {
     static func number(_ value: Any) -> Double? {
         if let s = value as? String { return Double(s.trimmingCharacters(in: .whitespaces)).flatMap { $0.isFinite ? $0 : nil } }
         #if canImport(Darwin)
-        if let n = value as? NSNumber, CFGetTypeID(n) == CFBooleanGetTypeID() { return nil }
+            if let n = value as? NSNumber, CFGetTypeID(n) == CFBooleanGetTypeID() { return nil }
         #else
-        if value is Bool { return nil }
+            if value is Bool { return nil }
         #endif
         if let n = value as? NSNumber { return n.doubleValue.isFinite ? n.doubleValue : nil }
         if let d = value as? Double { return d.isFinite ? d : nil }

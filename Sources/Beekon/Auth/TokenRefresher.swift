@@ -66,12 +66,17 @@ actor TokenRefresher {
     static let lockedVaultRetrySeconds: Double = 60
     private var stopped = false
 
-    init(config: AuthConfig, transport: any HTTPTransport, clock: any BeekonClock, secrets: any SecretStore,
-         changes: Broadcast<AuthChange>, logger: Logger) {
+    init(
+        config: AuthConfig, transport: any HTTPTransport, clock: any BeekonClock, secrets: any SecretStore,
+        changes: Broadcast<AuthChange>, logger: Logger
+    ) {
         self.config = config
         self.canRefresh = config.refreshUrl != nil
-        self.transport = transport; self.clock = clock; self.secrets = secrets
-        self.changes = changes; self.logger = logger
+        self.transport = transport
+        self.clock = clock
+        self.secrets = secrets
+        self.changes = changes
+        self.logger = logger
     }
 
     // MARK: - Lifecycle
@@ -196,18 +201,23 @@ actor TokenRefresher {
             if !rotated { persist() }
             nextProactive = new.expiresAt.map { Date(timeIntervalSince1970: $0 - config.skewMarginSeconds) }
             armTimer()
-            logger.info("auth: token refreshed", metadata: [
-                "expires_at": "\(new.expiryDate.map { "\(WireTimestamp($0))" } ?? "-")",
-                "rotated_refresh_token": "\(rotated)"])
+            logger.info(
+                "auth: token refreshed",
+                metadata: [
+                    "expires_at": "\(new.expiryDate.map { "\(WireTimestamp($0))" } ?? "-")",
+                    "rotated_refresh_token": "\(rotated)",
+                ])
             changes.publish(AuthChange(accessToken: new.accessToken ?? "", refreshToken: new.refreshToken, expiresAt: new.expiryDate))
             return .refreshed
         case .dead(let status):
             isDead = true
             nextProactive = nil
-            timer?.cancel(); timer = nil
+            timer?.cancel()
+            timer = nil
             persist()
-            logger.error("auth: refresh credentials rejected; uploads stop until configure() supplies new tokens (rows are kept)",
-                         metadata: ["status": "\(status)"])
+            logger.error(
+                "auth: refresh credentials rejected; uploads stop until configure() supplies new tokens (rows are kept)",
+                metadata: ["status": "\(status)"])
             return .dead
         case .transient(let why):
             return transientFailure(why, now: now)
@@ -224,10 +234,13 @@ actor TokenRefresher {
             nextProactive = max(now.addingTimeInterval(Self.closedRetrySeconds), breakerUntil ?? .distantPast)
             armTimer()
         }
-        logger.warning("auth: token refresh failed, will retry", metadata: [
-            "error": "\(Redaction.scrub(why, secrets: [tokens.accessToken, tokens.refreshToken]))",
-            "consecutive_failures": "\(consecutiveFailures)",
-            "breaker_open_until": "\(breakerUntil.map { "\(WireTimestamp($0))" } ?? "-")"])
+        logger.warning(
+            "auth: token refresh failed, will retry",
+            metadata: [
+                "error": "\(Redaction.scrub(why, secrets: [tokens.accessToken, tokens.refreshToken]))",
+                "consecutive_failures": "\(consecutiveFailures)",
+                "breaker_open_until": "\(breakerUntil.map { "\(WireTimestamp($0))" } ?? "-")",
+            ])
         return .transient(until: breakerUntil)
     }
 
@@ -255,7 +268,10 @@ actor TokenRefresher {
     private func proactiveFire() async {
         timer = nil
         guard !stopped, !isDead, let due = nextProactive else { return }
-        if clock.now() < due { armTimer(); return }
+        if clock.now() < due {
+            armTimer()
+            return
+        }
         _ = await refresh()
     }
 
@@ -281,8 +297,9 @@ actor TokenRefresher {
             logger.warning("auth: the token vault is not readable yet; uploads wait", metadata: ["why": "\(why)"])
             return nil
         } catch {
-            logger.error("auth: the token vault could not be read; treating it as empty",
-                         metadata: ["error": "\(error is DecodingError ? "malformed record" : "\(error)")"])
+            logger.error(
+                "auth: the token vault could not be read; treating it as empty",
+                metadata: ["error": "\(error is DecodingError ? "malformed record" : "\(error)")"])
             return nil
         }
     }

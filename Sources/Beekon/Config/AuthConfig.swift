@@ -40,8 +40,10 @@ public struct AuthConfig: Sendable, Hashable, Codable {
 
         /// Creates a mapping.
         public init(accessToken: String? = nil, refreshToken: String? = nil, expiresAt: String? = nil, expiresIn: String? = nil) {
-            self.accessToken = accessToken; self.refreshToken = refreshToken
-            self.expiresAt = expiresAt; self.expiresIn = expiresIn
+            self.accessToken = accessToken
+            self.refreshToken = refreshToken
+            self.expiresAt = expiresAt
+            self.expiresIn = expiresIn
         }
     }
 
@@ -76,10 +78,16 @@ public struct AuthConfig: Sendable, Hashable, Codable {
         refreshHeaders: [String: String] = AuthConfig.defaultRefreshHeaders, refreshBodyFormat: BodyFormat = .form,
         responseMapping: ResponseMapping? = nil, skewMarginSeconds: Double = 60
     ) {
-        self.accessToken = accessToken; self.refreshToken = refreshToken; self.expiresAt = expiresAt
-        self.strategy = strategy; self.refreshUrl = refreshUrl; self.refreshPayload = refreshPayload
-        self.refreshHeaders = refreshHeaders; self.refreshBodyFormat = refreshBodyFormat
-        self.responseMapping = responseMapping; self.skewMarginSeconds = skewMarginSeconds
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+        self.strategy = strategy
+        self.refreshUrl = refreshUrl
+        self.refreshPayload = refreshPayload
+        self.refreshHeaders = refreshHeaders
+        self.refreshBodyFormat = refreshBodyFormat
+        self.responseMapping = responseMapping
+        self.skewMarginSeconds = skewMarginSeconds
     }
 
     /// Checks the refresh URL rule (same as SY-2) and the numbers; errors never contain tokens.

@@ -3,7 +3,8 @@ extension BeekonConfig {
     /// (default 25) on the `precision` power mode, a stored fix at least every
     /// `maxIntervalSeconds` of fix time, and the stationary pause of the default policy.
     public static func faithful(maxDeviationMeters: Double = 25, maxIntervalSeconds: Double = 600) -> BeekonConfig {
-        BeekonConfig(preset: .precision, maxDeviationMeters: maxDeviationMeters,
-                     maxIntervalBetweenLocationsSeconds: maxIntervalSeconds)
+        BeekonConfig(
+            preset: .precision, maxDeviationMeters: maxDeviationMeters,
+            maxIntervalBetweenLocationsSeconds: maxIntervalSeconds)
     }
 }

@@ -9,16 +9,28 @@ public enum Preset: String, Sendable, Hashable, Codable, CaseIterable {
 
     /// Minimum seconds between admitted fixes.
     public var minTimeBetweenLocationsSeconds: Double {
-        switch self { case .saver: 60; case .balanced: 30; case .precision: 10 }
+        switch self {
+        case .saver: 60
+        case .balanced: 30
+        case .precision: 10
+        }
     }
 
     /// Minimum metres between admitted fixes.
     public var minDistanceBetweenLocationsMeters: Double {
-        switch self { case .saver: 150; case .balanced: 100; case .precision: 30 }
+        switch self {
+        case .saver: 150
+        case .balanced: 100
+        case .precision: 30
+        }
     }
 
     /// The source power mode this preset asks for.
     public var powerMode: PowerMode {
-        switch self { case .saver: .low; case .balanced: .balanced; case .precision: .high }
+        switch self {
+        case .saver: .low
+        case .balanced: .balanced
+        case .precision: .high
+        }
     }
 }

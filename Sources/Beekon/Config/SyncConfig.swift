@@ -33,8 +33,11 @@ public struct SyncConfig: Sendable, Hashable, Codable {
     ) {
         self.requestTimeoutSeconds = requestTimeoutSeconds
         self.trustedCertificates = trustedCertificates
-        self.url = url; self.headers = headers; self.intervalSeconds = intervalSeconds
-        self.batchSize = batchSize; self.syncThreshold = syncThreshold
+        self.url = url
+        self.headers = headers
+        self.intervalSeconds = intervalSeconds
+        self.batchSize = batchSize
+        self.syncThreshold = syncThreshold
         self.keepUploadedLocations = keepUploadedLocations
         self.auth = auth
     }
@@ -89,7 +92,8 @@ public struct SyncConfig: Sendable, Hashable, Codable {
     static func redacted(_ url: URL) -> String {
         guard var c = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "<url>" }
         if c.query != nil { c.query = "…" }
-        c.user = nil; c.password = nil
+        c.user = nil
+        c.password = nil
         return c.string ?? "<url>"
     }
 }

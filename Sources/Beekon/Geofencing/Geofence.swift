@@ -27,8 +27,12 @@ public struct Geofence: Sendable, Hashable, Codable, Identifiable {
         id: String, latitude: Double, longitude: Double, radiusMeters: Double,
         notifyOnEntry: Bool = true, notifyOnExit: Bool = true
     ) {
-        self.id = id; self.latitude = latitude; self.longitude = longitude
-        self.radiusMeters = radiusMeters; self.notifyOnEntry = notifyOnEntry; self.notifyOnExit = notifyOnExit
+        self.id = id
+        self.latitude = latitude
+        self.longitude = longitude
+        self.radiusMeters = radiusMeters
+        self.notifyOnEntry = notifyOnEntry
+        self.notifyOnExit = notifyOnExit
     }
 
     private enum CodingKeys: String, CodingKey {

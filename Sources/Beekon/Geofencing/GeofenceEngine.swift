@@ -142,7 +142,8 @@ package struct GeofenceEngine: Sendable {
         latitude: Double, longitude: Double, accuracy: Double?, timestamp: Date, makeID: () -> UUID
     ) -> Evaluation {
         guard latitude.isFinite, longitude.isFinite, (-90...90).contains(latitude),
-              (-180...180).contains(longitude) else { return Evaluation() }
+            (-180...180).contains(longitude)
+        else { return Evaluation() }
         let h = Self.margin(accuracy: accuracy)
         // Each fence is first compared through its chord (SphereChord); only the fences that
         // this leaves undecided get the haversine distance. The decisions are the rules' own.
@@ -152,22 +153,28 @@ package struct GeofenceEngine: Sendable {
         for slot in insideSlots {
             let e = index.entry(slot: slot)
             let limit = e.radiusMeters + h
-            let stays = SphereChord.isWithin(chordSquared: here.chordSquared(to: e.centre), limit: limit) ?? {
-                let f = index.fence(slot: slot)
-                return !Self.exits(distance: Geodesy.distance(latitude, longitude, f.latitude, f.longitude),
-                                   radius: f.radiusMeters, margin: h)
-            }()
+            let stays =
+                SphereChord.isWithin(chordSquared: here.chordSquared(to: e.centre), limit: limit)
+                ?? {
+                    let f = index.fence(slot: slot)
+                    return !Self.exits(
+                        distance: Geodesy.distance(latitude, longitude, f.latitude, f.longitude),
+                        radius: f.radiusMeters, margin: h)
+                }()
             if !stays { exited.append(slot) }
         }
         // Entering needs d ≤ r, so the index (margin 0) returns every fence that can be entered.
         index.forEachCandidateSlot(latitude: latitude, longitude: longitude) { slot, e in
-            guard !e.marked else { return }                     // already inside
+            guard !e.marked else { return }  // already inside
             let r = e.radiusMeters
-            let enters = SphereChord.isWithin(chordSquared: here.chordSquared(to: e.centre), limit: r - min(h, r / 2)) ?? {
-                let f = index.fence(slot: slot)
-                return Self.enters(distance: Geodesy.distance(latitude, longitude, f.latitude, f.longitude),
-                                   radius: f.radiusMeters, margin: h)
-            }()
+            let enters =
+                SphereChord.isWithin(chordSquared: here.chordSquared(to: e.centre), limit: r - min(h, r / 2))
+                ?? {
+                    let f = index.fence(slot: slot)
+                    return Self.enters(
+                        distance: Geodesy.distance(latitude, longitude, f.latitude, f.longitude),
+                        radius: f.radiusMeters, margin: h)
+                }()
             if enters { entered.append(slot) }
         }
         guard !exited.isEmpty || !entered.isEmpty else { return Evaluation() }

@@ -14,7 +14,10 @@ public struct GeofenceEvent: Sendable, Hashable, Codable, Identifiable {
 
     /// Creates an event.
     public init(id: UUID, geofenceId: String, transition: GeofenceTransition, timestamp: Date) {
-        self.id = id; self.geofenceId = geofenceId; self.transition = transition; self.timestamp = timestamp
+        self.id = id
+        self.geofenceId = geofenceId
+        self.transition = transition
+        self.timestamp = timestamp
     }
 
     /// The schema-v1 form of this event.

@@ -103,8 +103,10 @@ struct GeofenceIndex: Sendable {
         var placement: (level: Int, cells: [Int64])?
         // Index through `levels` (no local copy of a level) so the buckets are mutated in place.
         for k in levels.indices {
-            if let cells = levels[k].cells(latitude: fence.latitude, longitude: fence.longitude,
-                                           reachMeters: reach, limit: Self.maxCellsPerFence) {
+            if let cells = levels[k].cells(
+                latitude: fence.latitude, longitude: fence.longitude,
+                reachMeters: reach, limit: Self.maxCellsPerFence)
+            {
                 for key in cells { levels[k].buckets[key, default: []].append(slot) }
                 levels[k].fenceCount += 1
                 placement = (k, cells)
@@ -113,8 +115,9 @@ struct GeofenceIndex: Sendable {
         }
         if placement == nil { scanned.insert(slot) }
         slots[Int(slot)] = Slot(fence: fence, placement: placement)
-        entries[Int(slot)] = Entry(centre: SphereChord.Point(latitude: fence.latitude, longitude: fence.longitude),
-                                   radiusMeters: fence.radiusMeters, marked: false)
+        entries[Int(slot)] = Entry(
+            centre: SphereChord.Point(latitude: fence.latitude, longitude: fence.longitude),
+            radiusMeters: fence.radiusMeters, marked: false)
         slotByID[fence.id] = slot
     }
 
@@ -124,7 +127,10 @@ struct GeofenceIndex: Sendable {
         if let (k, cells) = entry.placement {
             for key in cells {
                 guard var bucket = levels[k].buckets.removeValue(forKey: key) else { continue }
-                if let i = bucket.firstIndex(of: slot) { bucket.swapAt(i, bucket.count - 1); bucket.removeLast() }
+                if let i = bucket.firstIndex(of: slot) {
+                    bucket.swapAt(i, bucket.count - 1)
+                    bucket.removeLast()
+                }
                 if !bucket.isEmpty { levels[k].buckets[key] = bucket }
             }
             levels[k].fenceCount -= 1
@@ -206,7 +212,8 @@ private struct GridLevel: Sendable {
         let rows = max(1, Int((180 / height).rounded(.up)))
         rowHeightDegrees = 180 / Double(rows)
         columnCounts = (0..<rows).map { r in
-            let lo = -90 + Double(r) * (180 / Double(rows)), hi = lo + 180 / Double(rows)
+            let lo = -90 + Double(r) * (180 / Double(rows))
+            let hi = lo + 180 / Double(rows)
             let widest = lo <= 0 && hi >= 0 ? 0 : min(abs(lo), abs(hi))
             let ring = 360 * Self.metersPerDegree * cos(widest * .pi / 180)
             return Int32(max(1, min(Double(Int32.max), (ring / cellMeters).rounded(.down))))
@@ -237,10 +244,11 @@ private struct GridLevel: Sendable {
     /// The cells overlapped by the bounding box of the spherical cap of `reachMeters`
     /// around the centre, or nil when that is more than `limit` cells.
     func cells(latitude: Double, longitude: Double, reachMeters: Double, limit: Int) -> [Int64]? {
-        let rho = reachMeters / Geodesy.earthRadiusMeters          // angular radius, radians
+        let rho = reachMeters / Geodesy.earthRadiusMeters  // angular radius, radians
         guard rho < .pi / 2 else { return nil }
         let dLat = rho * 180 / .pi
-        let latLo = latitude - dLat, latHi = latitude + dLat
+        let latLo = latitude - dLat
+        let latHi = latitude + dLat
         // Longitude ranges in degrees; the full circle when the cap holds a pole.
         var ranges: [(Double, Double)]
         let phi = latitude * .pi / 180
@@ -248,12 +256,18 @@ private struct GridLevel: Sendable {
             ranges = [(-180, 180)]
         } else {
             let dLon = asin(sin(rho) / cos(phi)) * 180 / .pi
-            let lo = longitude - dLon, hi = longitude + dLon
-            if lo <= -180 { ranges = [(-180, hi), (lo + 360, 180)] }
-            else if hi >= 180 { ranges = [(lo, 180), (-180, hi - 360)] }
-            else { ranges = [(lo, hi)] }
+            let lo = longitude - dLon
+            let hi = longitude + dLon
+            if lo <= -180 {
+                ranges = [(-180, hi), (lo + 360, 180)]
+            } else if hi >= 180 {
+                ranges = [(lo, 180), (-180, hi - 360)]
+            } else {
+                ranges = [(lo, hi)]
+            }
         }
-        let r0 = row(max(-90, latLo)), r1 = row(min(90, latHi))
+        let r0 = row(max(-90, latLo))
+        let r1 = row(min(90, latHi))
         var total = 0
         for r in r0...r1 {
             for (lo, hi) in ranges { total += column(hi, row: r) - column(lo, row: r) + 1 }

@@ -18,19 +18,27 @@ enum SphereChord {
     struct Point: Sendable {
         var x: Double, y: Double, z: Double
 
-        init(x: Double, y: Double, z: Double) { self.x = x; self.y = y; self.z = z }
+        init(x: Double, y: Double, z: Double) {
+            self.x = x
+            self.y = y
+            self.z = z
+        }
 
         /// The point at a latitude and longitude, degrees.
         init(latitude: Double, longitude: Double) {
-            let phi = latitude * .pi / 180, lambda = longitude * .pi / 180
-            let r = Geodesy.earthRadiusMeters, c = cos(phi)
+            let phi = latitude * .pi / 180
+            let lambda = longitude * .pi / 180
+            let r = Geodesy.earthRadiusMeters
+            let c = cos(phi)
             self.init(x: r * c * cos(lambda), y: r * c * sin(lambda), z: r * sin(phi))
         }
 
         /// The squared chord distance to `other`, m².
         @inline(__always)
         func chordSquared(to other: Point) -> Double {
-            let dx = x - other.x, dy = y - other.y, dz = z - other.z
+            let dx = x - other.x
+            let dy = y - other.y
+            let dz = z - other.z
             return dx * dx + dy * dy + dz * dz
         }
     }
@@ -47,11 +55,11 @@ enum SphereChord {
         guard limit.isFinite, c2.isFinite else { return nil }
         let slack = 0.001 + abs(limit) * 1e-9
         let above = limit + slack
-        if above <= 0 { return nil }                     // a limit ≤ 0: leave it to the exact rule
-        if c2 > above * above { return false }           // d ≥ c > limit + slack
+        if above <= 0 { return nil }  // a limit ≤ 0: leave it to the exact rule
+        if c2 > above * above { return false }  // d ≥ c > limit + slack
         let below = limit - slack
         if below > 0, c2 <= upperBoundChord * upperBoundChord {
-            let k = 1 + c2 / twentyRSquared              // d ≤ c·k
+            let k = 1 + c2 / twentyRSquared  // d ≤ c·k
             if c2 * k * k < below * below { return true }  // d < limit − slack
         }
         return nil

@@ -38,10 +38,20 @@ public struct Location: Sendable, Hashable, Identifiable {
         trigger: Trigger = .interval, motion: Motion = .unknown, isMock: Bool = false,
         activity: Activity? = nil, quality: Quality? = nil
     ) {
-        self.id = id; self.sessionId = sessionId; self.timestamp = timestamp
-        self.latitude = latitude; self.longitude = longitude; self.accuracy = accuracy
-        self.speed = speed; self.bearing = bearing; self.altitude = altitude; self.trigger = trigger
-        self.motion = motion; self.isMock = isMock; self.activity = activity; self.quality = quality
+        self.id = id
+        self.sessionId = sessionId
+        self.timestamp = timestamp
+        self.latitude = latitude
+        self.longitude = longitude
+        self.accuracy = accuracy
+        self.speed = speed
+        self.bearing = bearing
+        self.altitude = altitude
+        self.trigger = trigger
+        self.motion = motion
+        self.isMock = isMock
+        self.activity = activity
+        self.quality = quality
     }
 
     /// The schema-v1 form of this fix.

@@ -29,8 +29,14 @@ public struct RawFix: Sendable, Hashable {
         speed: Double? = nil, bearing: Double? = nil, altitude: Double? = nil,
         isMock: Bool = false, activity: Activity? = nil
     ) {
-        self.timestamp = timestamp; self.latitude = latitude; self.longitude = longitude
-        self.accuracy = accuracy; self.speed = speed; self.bearing = bearing; self.altitude = altitude
-        self.isMock = isMock; self.activity = activity
+        self.timestamp = timestamp
+        self.latitude = latitude
+        self.longitude = longitude
+        self.accuracy = accuracy
+        self.speed = speed
+        self.bearing = bearing
+        self.altitude = altitude
+        self.isMock = isMock
+        self.activity = activity
     }
 }

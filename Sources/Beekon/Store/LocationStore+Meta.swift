@@ -16,8 +16,9 @@ extension LocationStore {
 
     static func setMeta(_ db: Database, _ key: String, _ value: String?) throws {
         if let value {
-            try db.execute(sql: "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                           arguments: [key, value])
+            try db.execute(
+                sql: "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                arguments: [key, value])
         } else {
             try db.execute(sql: "DELETE FROM meta WHERE key = ?", arguments: [key])
         }
@@ -50,18 +51,20 @@ extension LocationStore {
     func beginSession(_ session: UUID, at now: Date) async throws(BeekonError) {
         try await write("persisting the tracking intent") { db in
             try Self.setMeta(db, MetaKey.trackingIntent, session.wireString)
-            try db.execute(sql: """
-                INSERT INTO session(id, started_at) VALUES (?, ?)
-                ON CONFLICT(id) DO UPDATE SET stopped_at = NULL, stop_reason = NULL
-                """, arguments: [session.wireString, WireTimestamp(now).millis])
+            try db.execute(
+                sql: """
+                    INSERT INTO session(id, started_at) VALUES (?, ?)
+                    ON CONFLICT(id) DO UPDATE SET stopped_at = NULL, stop_reason = NULL
+                    """, arguments: [session.wireString, WireTimestamp(now).millis])
         }
     }
 
     /// Records the end of a session; clears the intent when `clearIntent` (a user stop).
     func endSession(_ session: UUID, reason: StopReason, at now: Date, clearIntent: Bool) async throws(BeekonError) {
         try await write("recording the end of the session") { db in
-            try db.execute(sql: "UPDATE session SET stopped_at = ?, stop_reason = ? WHERE id = ?",
-                           arguments: [WireTimestamp(now).millis, reason.rawValue, session.wireString])
+            try db.execute(
+                sql: "UPDATE session SET stopped_at = ?, stop_reason = ? WHERE id = ?",
+                arguments: [WireTimestamp(now).millis, reason.rawValue, session.wireString])
             if clearIntent { try Self.setMeta(db, MetaKey.trackingIntent, nil) }
         }
     }
@@ -111,7 +114,11 @@ extension LocationStore {
                 motion: try Self.meta(db, "motion").flatMap(Motion.init(rawValue:)) ?? .unknown,
                 geofenceCount: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM geofence") ?? 0,
                 lastSyncOutcome: try Self.meta(db, "last_sync_outcome"),
-                lastUploadError: try String.fetchOne(db, sql: "SELECT COALESCE(last_error, 'HTTP ' || last_status) FROM upload_batch WHERE attempts > 0 ORDER BY created_at LIMIT 1"))
+                lastUploadError: try String.fetchOne(
+                    db,
+                    sql:
+                        "SELECT COALESCE(last_error, 'HTTP ' || last_status) FROM upload_batch WHERE attempts > 0 ORDER BY created_at LIMIT 1"
+                ))
         }
     }
 }

@@ -37,53 +37,72 @@ extension LocationStore {
     /// is returned. Batches in `excluding` (the one in flight while the next is prepared) and
     /// their rows are left out. Nil when nothing is pending. Committed unforced (see
     /// `writeUnforced`): membership survives a process death, as SY-6 needs.
-    func nextBatch(limit: Int, now: Date, excluding: Set<UUID> = [],
-                   makeID: @Sendable @escaping () -> UUID) async throws(BeekonError) -> PendingBatch? {
+    func nextBatch(
+        limit: Int, now: Date, excluding: Set<UUID> = [],
+        makeID: @Sendable @escaping () -> UUID
+    ) async throws(BeekonError) -> PendingBatch? {
         try await writeUnforced("assembling an upload batch") { db in
             let excluded = excluding.map(\.wireString)
             let notExcluded = excluded.isEmpty ? "" : "id NOT IN (\(excluded.map { _ in "?" }.joined(separator: ",")))"
             // Rows of an excluded batch stay out; a pending row pointing at any other batch id
             // cannot have a live batch (the open-batch lookup below would have returned it).
-            let freeRow = excluded.isEmpty ? "" : "AND (batch_id IS NULL OR batch_id NOT IN (\(excluded.map { _ in "?" }.joined(separator: ","))))"
-            let open = try Row.fetchOne(db, sql: """
-                SELECT * FROM upload_batch \(notExcluded.isEmpty ? "" : "WHERE " + notExcluded) ORDER BY created_at, id LIMIT 1
-                """, arguments: StatementArguments(excluded))
+            let freeRow =
+                excluded.isEmpty ? "" : "AND (batch_id IS NULL OR batch_id NOT IN (\(excluded.map { _ in "?" }.joined(separator: ","))))"
+            let open = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT * FROM upload_batch \(notExcluded.isEmpty ? "" : "WHERE " + notExcluded) ORDER BY created_at, id LIMIT 1
+                    """, arguments: StatementArguments(excluded))
             if let open { return try Self.loadBatch(db, open) }
             // The oldest session with pending fixes: sessions by start time, each probed through
             // the pending index (a scan of `location` would walk every acknowledged row first,
             // quadratic in a backlog); rows of a session missing from `session` come last.
-            let session = try String.fetchOne(db, sql: """
-                SELECT id FROM session WHERE EXISTS (
-                    SELECT 1 FROM location INDEXED BY location_pending
-                    WHERE session_id = session.id AND upload_state = 0 \(freeRow))
-                ORDER BY started_at, id LIMIT 1
-                """, arguments: StatementArguments(excluded)) ?? String.fetchOne(db, sql: """
-                SELECT session_id FROM location INDEXED BY location_pending
-                WHERE upload_state = 0 \(freeRow) ORDER BY session_id, ts LIMIT 1
-                """, arguments: StatementArguments(excluded))
-            let eventCount = try Int.fetchOne(db, sql: """
-                SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0 \(freeRow)
-                """, arguments: StatementArguments(excluded)) ?? 0
+            let session =
+                try String.fetchOne(
+                    db,
+                    sql: """
+                        SELECT id FROM session WHERE EXISTS (
+                            SELECT 1 FROM location INDEXED BY location_pending
+                            WHERE session_id = session.id AND upload_state = 0 \(freeRow))
+                        ORDER BY started_at, id LIMIT 1
+                        """, arguments: StatementArguments(excluded))
+                ?? String.fetchOne(
+                    db,
+                    sql: """
+                        SELECT session_id FROM location INDEXED BY location_pending
+                        WHERE upload_state = 0 \(freeRow) ORDER BY session_id, ts LIMIT 1
+                        """, arguments: StatementArguments(excluded))
+            let eventCount =
+                try Int.fetchOne(
+                    db,
+                    sql: """
+                        SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0 \(freeRow)
+                        """, arguments: StatementArguments(excluded)) ?? 0
             guard session != nil || eventCount > 0 else { return nil }
-            let sessionID = try session
-                ?? String.fetchOne(db, sql: "SELECT session_id FROM geofence_event WHERE upload_state = 0 AND session_id IS NOT NULL ORDER BY ts LIMIT 1")
+            let sessionID =
+                try session
+                ?? String.fetchOne(
+                    db, sql: "SELECT session_id FROM geofence_event WHERE upload_state = 0 AND session_id IS NOT NULL ORDER BY ts LIMIT 1")
                 ?? String.fetchOne(db, sql: "SELECT id FROM session ORDER BY started_at DESC LIMIT 1")
                 ?? Self.meta(db, MetaKey.installID)!
             let batchID = makeID().wireString
             // The extras in effect now (SY-9), as `setExtras` stored them.
             let extrasJSON = try Self.meta(db, "extras") ?? "{}"
-            try db.execute(sql: "INSERT INTO upload_batch(id, session_id, created_at, extras) VALUES (?, ?, ?, ?)",
-                           arguments: [batchID, sessionID, WireTimestamp(now).millis, extrasJSON])
+            try db.execute(
+                sql: "INSERT INTO upload_batch(id, session_id, created_at, extras) VALUES (?, ?, ?, ?)",
+                arguments: [batchID, sessionID, WireTimestamp(now).millis, extrasJSON])
             if let session {
-                try db.execute(sql: """
-                    UPDATE location SET batch_id = ? WHERE rowid IN (
-                        SELECT rowid FROM location WHERE upload_state = 0 AND session_id = ? \(freeRow) ORDER BY ts, rowid LIMIT ?)
-                    """, arguments: StatementArguments([batchID, session]) + StatementArguments(excluded) + [limit])
+                try db.execute(
+                    sql: """
+                        UPDATE location SET batch_id = ? WHERE rowid IN (
+                            SELECT rowid FROM location WHERE upload_state = 0 AND session_id = ? \(freeRow) ORDER BY ts, rowid LIMIT ?)
+                        """, arguments: StatementArguments([batchID, session]) + StatementArguments(excluded) + [limit])
             }
-            try db.execute(sql: """
-                UPDATE geofence_event SET batch_id = ? WHERE id IN (
-                    SELECT id FROM geofence_event WHERE upload_state = 0 \(freeRow) ORDER BY ts, id LIMIT ?)
-                """, arguments: StatementArguments([batchID]) + StatementArguments(excluded) + [Self.maxEventsPerBatch])
+            try db.execute(
+                sql: """
+                    UPDATE geofence_event SET batch_id = ? WHERE id IN (
+                        SELECT id FROM geofence_event WHERE upload_state = 0 \(freeRow) ORDER BY ts, id LIMIT ?)
+                    """, arguments: StatementArguments([batchID]) + StatementArguments(excluded) + [Self.maxEventsPerBatch])
             return try Self.loadBatch(db, Row.fetchOne(db, sql: "SELECT * FROM upload_batch WHERE id = ?", arguments: [batchID])!)
         }
     }
@@ -92,9 +111,12 @@ extension LocationStore {
         let id: String = row["id"]
         let locations = try LocationRow.fetchLocations(
             db, where: "WHERE batch_id = ? AND upload_state = 0 ORDER BY ts, rowid", arguments: [id])
-        let events = try Row.fetchAll(db, sql: """
-            SELECT * FROM geofence_event WHERE batch_id = ? AND upload_state = 0 ORDER BY ts, id
-            """, arguments: [id]).compactMap(eventRecord)
+        let events = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT * FROM geofence_event WHERE batch_id = ? AND upload_state = 0 ORDER BY ts, id
+                """, arguments: [id]
+        ).compactMap(eventRecord)
         let extrasJSON: String = row["extras"]
         return PendingBatch(
             id: UUID(wire: id)!, sessionId: UUID(wire: row["session_id"]) ?? UUID(uuid: UUID_NULL_BYTES),
@@ -116,7 +138,8 @@ extension LocationStore {
         let n = try await writeUnforced("acknowledging an upload") { db in
             let id = batch.wireString
             if keepLocations {
-                try db.execute(sql: "UPDATE location SET upload_state = 1, batch_id = NULL WHERE batch_id = ? AND upload_state = 0", arguments: [id])
+                try db.execute(
+                    sql: "UPDATE location SET upload_state = 1, batch_id = NULL WHERE batch_id = ? AND upload_state = 0", arguments: [id])
             } else {
                 try db.execute(sql: "DELETE FROM location WHERE batch_id = ? AND upload_state = 0", arguments: [id])
             }
@@ -137,10 +160,11 @@ extension LocationStore {
             let locations = db.changesCount
             try db.execute(sql: "UPDATE geofence_event SET upload_state = 2 WHERE batch_id = ? AND upload_state = 0", arguments: [id])
             let events = db.changesCount
-            try db.execute(sql: """
-                INSERT INTO rejected_batch(id, session_id, rejected_at, status, locations, geofence_events)
-                VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING
-                """, arguments: [id, batch.sessionId.wireString, WireTimestamp(now).millis, status, locations, events])
+            try db.execute(
+                sql: """
+                    INSERT INTO rejected_batch(id, session_id, rejected_at, status, locations, geofence_events)
+                    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING
+                    """, arguments: [id, batch.sessionId.wireString, WireTimestamp(now).millis, status, locations, events])
             try db.execute(sql: "DELETE FROM upload_batch WHERE id = ?", arguments: [id])
         }
     }
@@ -148,15 +172,20 @@ extension LocationStore {
     /// A failed attempt: the batch stays (same id, same rows) with its attempt count and last outcome.
     func recordAttempt(_ batch: UUID, status: Int?, error: String?) async throws(BeekonError) {
         try await write("recording an upload attempt") { db in
-            try db.execute(sql: "UPDATE upload_batch SET attempts = attempts + 1, last_status = ?, last_error = ? WHERE id = ?",
-                           arguments: [status, error, batch.wireString])
+            try db.execute(
+                sql: "UPDATE upload_batch SET attempts = attempts + 1, last_status = ?, last_error = ? WHERE id = ?",
+                arguments: [status, error, batch.wireString])
         }
     }
 
     /// Fixes and events waiting for upload (including those in an unacknowledged batch).
     func pendingCount() async throws(BeekonError) -> Int {
         try await read("counting pending rows") { db in
-            try Int.fetchOne(db, sql: "SELECT (SELECT COUNT(*) FROM location WHERE upload_state = 0) + (SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0)") ?? 0
+            try Int.fetchOne(
+                db,
+                sql:
+                    "SELECT (SELECT COUNT(*) FROM location WHERE upload_state = 0) + (SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0)"
+            ) ?? 0
         }
     }
 

@@ -112,7 +112,8 @@ final class LocationStore: Sendable {
             // A geofence crossing: its events, its inside/outside state and its fix in one transaction.
             try Self.insertEvents(db, events, states: geofenceStates)
             var count = try known.map { $0 + 1 } ?? Int.fetchOne(db, sql: "SELECT COUNT(*) FROM location")!
-            var trimmed = 0, unsent = 0
+            var trimmed = 0
+            var unsent = 0
             if count > cap {
                 (trimmed, unsent) = try Self.trimOldest(db, count - cap)
                 count -= trimmed
@@ -123,20 +124,27 @@ final class LocationStore: Sendable {
         }
         rowCount.value = count
         if trimmed > 0 {
-            logger.warning("row cap reached: trimmed oldest fixes", metadata: [
-                "trimmed": "\(trimmed)", "cap": "\(rowCap)", "never_uploaded": "\(countUnsent ? unsent : 0)"])
+            logger.warning(
+                "row cap reached: trimmed oldest fixes",
+                metadata: [
+                    "trimmed": "\(trimmed)", "cap": "\(rowCap)", "never_uploaded": "\(countUnsent ? unsent : 0)",
+                ])
         }
         return trimmed
     }
 
     /// Deletes the `n` oldest fixes; returns how many, and how many of them were never uploaded.
     private static func trimOldest(_ db: Database, _ n: Int) throws -> (Int, Int) {
-        let unsent = try Int.fetchOne(db, sql: """
-            SELECT COUNT(*) FROM (SELECT upload_state FROM location ORDER BY ts, rowid LIMIT ?) WHERE upload_state = 0
-            """, arguments: [n]) ?? 0
-        try db.execute(sql: """
-            DELETE FROM location WHERE rowid IN (SELECT rowid FROM location ORDER BY ts, rowid LIMIT ?)
-            """, arguments: [n])
+        let unsent =
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM (SELECT upload_state FROM location ORDER BY ts, rowid LIMIT ?) WHERE upload_state = 0
+                    """, arguments: [n]) ?? 0
+        try db.execute(
+            sql: """
+                DELETE FROM location WHERE rowid IN (SELECT rowid FROM location ORDER BY ts, rowid LIMIT ?)
+                """, arguments: [n])
         return (db.changesCount, unsent)
     }
 
@@ -145,7 +153,8 @@ final class LocationStore: Sendable {
 
     /// Fixes with `from ≤ timestamp ≤ to`, in time order.
     func history(from: Date, to: Date) async throws(BeekonError) -> [Location] {
-        let lo = WireTimestamp(from).millis, hi = WireTimestamp(to).millis
+        let lo = WireTimestamp(from).millis
+        let hi = WireTimestamp(to).millis
         return try await read("reading history") { db in
             try LocationRow.fetchLocations(db, where: "WHERE ts BETWEEN ? AND ? ORDER BY ts, rowid", arguments: [lo, hi])
         }
@@ -166,7 +175,8 @@ final class LocationStore: Sendable {
     func lastLocation(session: UUID) async throws(BeekonError) -> Location? {
         try await read("reading the last fix") { db in
             try LocationRow.fetchLocations(
-                db, where: "WHERE session_id = ? ORDER BY ts DESC, rowid DESC LIMIT 1", arguments: [session.wireString]).first
+                db, where: "WHERE session_id = ? ORDER BY ts DESC, rowid DESC LIMIT 1", arguments: [session.wireString]
+            ).first
         }
     }
 

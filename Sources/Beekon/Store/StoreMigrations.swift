@@ -6,88 +6,92 @@ enum StoreMigrations {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1-core") { db in
-            try db.execute(sql: """
-                CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
-                CREATE TABLE session (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    started_at INTEGER NOT NULL,
-                    stopped_at INTEGER,
-                    stop_reason TEXT
-                ) WITHOUT ROWID;
-                CREATE TABLE location (
-                    id TEXT NOT NULL UNIQUE,
-                    session_id TEXT NOT NULL,
-                    ts INTEGER NOT NULL,
-                    latitude REAL NOT NULL,
-                    longitude REAL NOT NULL,
-                    accuracy REAL,
-                    speed REAL,
-                    bearing REAL,
-                    altitude REAL,
-                    trigger TEXT NOT NULL,
-                    motion TEXT NOT NULL,
-                    is_mock INTEGER NOT NULL,
-                    activity TEXT,
-                    quality TEXT
-                );
-                CREATE INDEX location_ts ON location(ts);
-                CREATE INDEX location_session_ts ON location(session_id, ts);
-                CREATE TABLE geofence_event (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    geofence_id TEXT NOT NULL,
-                    type TEXT NOT NULL,
-                    ts INTEGER NOT NULL,
-                    session_id TEXT
-                ) WITHOUT ROWID;
-                CREATE INDEX geofence_event_ts ON geofence_event(ts);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE session (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        started_at INTEGER NOT NULL,
+                        stopped_at INTEGER,
+                        stop_reason TEXT
+                    ) WITHOUT ROWID;
+                    CREATE TABLE location (
+                        id TEXT NOT NULL UNIQUE,
+                        session_id TEXT NOT NULL,
+                        ts INTEGER NOT NULL,
+                        latitude REAL NOT NULL,
+                        longitude REAL NOT NULL,
+                        accuracy REAL,
+                        speed REAL,
+                        bearing REAL,
+                        altitude REAL,
+                        trigger TEXT NOT NULL,
+                        motion TEXT NOT NULL,
+                        is_mock INTEGER NOT NULL,
+                        activity TEXT,
+                        quality TEXT
+                    );
+                    CREATE INDEX location_ts ON location(ts);
+                    CREATE INDEX location_session_ts ON location(session_id, ts);
+                    CREATE TABLE geofence_event (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        geofence_id TEXT NOT NULL,
+                        type TEXT NOT NULL,
+                        ts INTEGER NOT NULL,
+                        session_id TEXT
+                    ) WITHOUT ROWID;
+                    CREATE INDEX geofence_event_ts ON geofence_event(ts);
+                    """)
         }
         m.registerMigration("v2-sync") { db in
             // upload_state: 0 pending, 1 acknowledged by the server, 2 rejected (set aside).
-            try db.execute(sql: """
-                ALTER TABLE location ADD COLUMN upload_state INTEGER NOT NULL DEFAULT 0;
-                ALTER TABLE location ADD COLUMN batch_id TEXT;
-                CREATE INDEX location_pending ON location(session_id, ts) WHERE upload_state = 0;
-                ALTER TABLE geofence_event ADD COLUMN upload_state INTEGER NOT NULL DEFAULT 0;
-                ALTER TABLE geofence_event ADD COLUMN batch_id TEXT;
-                CREATE TABLE upload_batch (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    session_id TEXT NOT NULL,
-                    created_at INTEGER NOT NULL,
-                    extras TEXT NOT NULL,
-                    attempts INTEGER NOT NULL DEFAULT 0,
-                    last_status INTEGER,
-                    last_error TEXT
-                ) WITHOUT ROWID;
-                CREATE TABLE rejected_batch (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    session_id TEXT NOT NULL,
-                    rejected_at INTEGER NOT NULL,
-                    status INTEGER NOT NULL,
-                    locations INTEGER NOT NULL,
-                    geofence_events INTEGER NOT NULL
-                ) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE location ADD COLUMN upload_state INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE location ADD COLUMN batch_id TEXT;
+                    CREATE INDEX location_pending ON location(session_id, ts) WHERE upload_state = 0;
+                    ALTER TABLE geofence_event ADD COLUMN upload_state INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE geofence_event ADD COLUMN batch_id TEXT;
+                    CREATE TABLE upload_batch (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        session_id TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        extras TEXT NOT NULL,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        last_status INTEGER,
+                        last_error TEXT
+                    ) WITHOUT ROWID;
+                    CREATE TABLE rejected_batch (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        session_id TEXT NOT NULL,
+                        rejected_at INTEGER NOT NULL,
+                        status INTEGER NOT NULL,
+                        locations INTEGER NOT NULL,
+                        geofence_events INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
         }
         m.registerMigration("v3-geofences") { db in
-            try db.execute(sql: """
-                CREATE TABLE geofence (
-                    id TEXT PRIMARY KEY NOT NULL,
-                    latitude REAL NOT NULL,
-                    longitude REAL NOT NULL,
-                    radius_meters REAL NOT NULL,
-                    notify_on_entry INTEGER NOT NULL,
-                    notify_on_exit INTEGER NOT NULL,
-                    inside INTEGER NOT NULL DEFAULT 0
-                ) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE geofence (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        latitude REAL NOT NULL,
+                        longitude REAL NOT NULL,
+                        radius_meters REAL NOT NULL,
+                        notify_on_entry INTEGER NOT NULL,
+                        notify_on_exit INTEGER NOT NULL,
+                        inside INTEGER NOT NULL DEFAULT 0
+                    ) WITHOUT ROWID;
+                    """)
         }
         m.registerMigration("v4-batch-index") { db in
             // Measured (P3): assembling and acknowledging a batch scanned the whole table.
-            try db.execute(sql: """
-                CREATE INDEX location_batch ON location(batch_id) WHERE batch_id IS NOT NULL;
-                CREATE INDEX geofence_event_batch ON geofence_event(batch_id) WHERE batch_id IS NOT NULL;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE INDEX location_batch ON location(batch_id) WHERE batch_id IS NOT NULL;
+                    CREATE INDEX geofence_event_batch ON geofence_event(batch_id) WHERE batch_id IS NOT NULL;
+                    """)
         }
         return m
     }

@@ -9,35 +9,35 @@ enum DeviceInfo {
     /// `linux`, `macos` or `ios` — `linux`/`macos` are must-ignore additions to the schema enum.
     static var platform: String {
         #if os(Linux)
-        return "linux"
+            return "linux"
         #elseif os(macOS)
-        return "macos"
+            return "macos"
         #elseif os(iOS)
-        return "ios"
+            return "ios"
         #else
-        return "unknown"
+            return "unknown"
         #endif
     }
 
     /// A hardware model when the OS tells it (e.g. "Raspberry Pi 4 Model B Rev 1.4"); nil otherwise.
     static var model: String? {
         #if os(Linux)
-        for path in ["/proc/device-tree/model", "/sys/devices/virtual/dmi/id/product_name"] {
-            if let data = FileManager.default.contents(atPath: path) {
-                let text = String(decoding: data, as: UTF8.self)
-                    .trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0")))
-                if !text.isEmpty { return String(text.prefix(100)) }
+            for path in ["/proc/device-tree/model", "/sys/devices/virtual/dmi/id/product_name"] {
+                if let data = FileManager.default.contents(atPath: path) {
+                    let text = String(decoding: data, as: UTF8.self)
+                        .trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0")))
+                    if !text.isEmpty { return String(text.prefix(100)) }
+                }
             }
-        }
-        return nil
+            return nil
         #else
-        var size = 0
-        sysctlbyname("hw.machine", nil, &size, nil, 0)
-        guard size > 0 else { return nil }
-        var buffer = [CChar](repeating: 0, count: size)
-        sysctlbyname("hw.machine", &buffer, &size, nil, 0)
-        let s = String(cString: buffer)
-        return s.isEmpty ? nil : s
+            var size = 0
+            sysctlbyname("hw.machine", nil, &size, nil, 0)
+            guard size > 0 else { return nil }
+            var buffer = [CChar](repeating: 0, count: size)
+            sysctlbyname("hw.machine", &buffer, &size, nil, 0)
+            let s = String(cString: buffer)
+            return s.isEmpty ? nil : s
         #endif
     }
 }

@@ -3,14 +3,19 @@ import Foundation
 
 /// gzip (RFC 1952) through the system zlib. `package` so the benchmarks measure the SDK's own gzip.
 package enum Gzip {
-    package enum Failure: Error, Equatable { case zlib(Int32), tooLarge, truncated }
+    package enum Failure: Error, Equatable {
+        case zlib(Int32)
+        case tooLarge
+        case truncated
+    }
 
     /// Compresses `data` into a gzip member (default level 6).
     package static func compress(_ data: Data, level: Int32 = 6) throws(Failure) -> Data {
         var stream = z_stream()
         // windowBits 15 + 16: gzip wrapper.
-        var rc = deflateInit2_(&stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY,
-                               ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        var rc = deflateInit2_(
+            &stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY,
+            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard rc == Z_OK else { throw .zlib(rc) }
         defer { deflateEnd(&stream) }
         var out = Data(count: Int(deflateBound(&stream, UInt(data.count))) + 32)

@@ -15,7 +15,11 @@ public struct HTTPRequest: Sendable, Hashable {
 
     /// Creates a request.
     public init(url: URL, method: String = "POST", headers: [String: String] = [:], body: Data = Data(), timeout: Duration = .seconds(30)) {
-        self.url = url; self.method = method; self.headers = headers; self.body = body; self.timeout = timeout
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
     }
 }
 

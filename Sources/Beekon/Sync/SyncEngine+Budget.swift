@@ -16,8 +16,10 @@ extension SyncEngine {
 
     /// One exchange bounded by the lease: nil when the allowance ran out first (the
     /// request was cancelled, or never started because no time was left).
-    func exchange(_ prepared: PreparedBatch, authorization: String?,
-                  within lease: any ExecutionLease) async -> Result<HTTPResponse, HTTPTransportError>? {
+    func exchange(
+        _ prepared: PreparedBatch, authorization: String?,
+        within lease: any ExecutionLease
+    ) async -> Result<HTTPResponse, HTTPTransportError>? {
         guard let allowance = ExecutionWindow().allowance(remaining: await lease.remaining()) else {
             return await exchange(prepared, authorization: authorization)
         }
@@ -38,8 +40,9 @@ extension SyncEngine {
 
     /// The budget ran out mid-request: keep the batch (same id next time), report idle.
     func budgetExpired(_ batch: PendingBatch) async -> Bool {
-        logger.warning("upload cancelled: background time ran out; the batch stays queued under its id",
-                       metadata: ["batch": "\(batch.id.wireString)"])
+        logger.warning(
+            "upload cancelled: background time ran out; the batch stays queued under its id",
+            metadata: ["batch": "\(batch.id.wireString)"])
         drainOutcome.failure = .transient("background time ran out; the batch stays queued under its id")
         await report(.idle)
         return false

@@ -47,17 +47,26 @@ actor SyncEngine {
     private var consecutiveFailures = 0
     private var stopped = false
 
-    init(config: SyncConfig, store: LocationStore, transport: any HTTPTransport, clock: any BeekonClock,
-         makeID: @escaping @Sendable () -> UUID, randomUnit: @escaping @Sendable () -> Double,
-         status: Broadcast<SyncStatus>, logger: Logger, installID: UUID, auth: TokenRefresher? = nil,
-         budget: any ExecutionBudget = UnlimitedExecutionBudget()) {
+    init(
+        config: SyncConfig, store: LocationStore, transport: any HTTPTransport, clock: any BeekonClock,
+        makeID: @escaping @Sendable () -> UUID, randomUnit: @escaping @Sendable () -> Double,
+        status: Broadcast<SyncStatus>, logger: Logger, installID: UUID, auth: TokenRefresher? = nil,
+        budget: any ExecutionBudget = UnlimitedExecutionBudget()
+    ) {
         self.auth = auth
         self.budget = budget
-        self.config = config; self.store = store; self.transport = transport; self.clock = clock
-        self.makeID = makeID; self.randomUnit = randomUnit; self.status = status; self.logger = logger
-        self.device = WireDevice(installId: installID, platform: DeviceInfo.platform,
-                                 sdkVersion: DeviceInfo.sdkVersion, model: DeviceInfo.model,
-                                 syncIntervalSeconds: Int(config.effectiveIntervalSeconds.rounded()))
+        self.config = config
+        self.store = store
+        self.transport = transport
+        self.clock = clock
+        self.makeID = makeID
+        self.randomUnit = randomUnit
+        self.status = status
+        self.logger = logger
+        self.device = WireDevice(
+            installId: installID, platform: DeviceInfo.platform,
+            sdkVersion: DeviceInfo.sdkVersion, model: DeviceInfo.model,
+            syncIntervalSeconds: Int(config.effectiveIntervalSeconds.rounded()))
     }
 
     /// Starts the loop and the interval timer.
@@ -77,8 +86,11 @@ actor SyncEngine {
     /// and its batch is re-sent with the same id by the next engine.
     func shutdown() async {
         stopped = true
-        loopTask?.cancel(); intervalTask?.cancel(); retryTask?.cancel()
-        waiting?.resume(); waiting = nil
+        loopTask?.cancel()
+        intervalTask?.cancel()
+        retryTask?.cancel()
+        waiting?.resume()
+        waiting = nil
         for w in queuedWaiters { w.resume(returning: SyncOutcome()) }
         queuedWaiters = []
         await auth?.shutdown()
@@ -157,10 +169,16 @@ actor SyncEngine {
             } else {
                 // Nothing prepared: the last acknowledgement must be committed first, or the
                 // assembly would find that batch still open and pick it again.
-                guard await settle(&acknowledging) else { await scheduleRetry("could not record an accepted upload"); return }
+                guard await settle(&acknowledging) else {
+                    await scheduleRetry("could not record an accepted upload")
+                    return
+                }
                 do {
-                    guard let prepared = try await Self.prepare(store: store, excluding: [], config: config, device: device,
-                                                                now: clock.now(), makeID: makeID) else {
+                    guard
+                        let prepared = try await Self.prepare(
+                            store: store, excluding: [], config: config, device: device,
+                            now: clock.now(), makeID: makeID)
+                    else {
                         hold = nil
                         consecutiveFailures = 0
                         await report(.succeeded(at: clock.now()))
@@ -203,16 +221,22 @@ actor SyncEngine {
         guard let pending = acknowledging else { return true }
         acknowledging = nil
         guard let error = await pending.commit.value else { return true }
-        logger.error("could not record an accepted upload; its batch goes again later (the server dedupes it)",
-                     metadata: ["batch": "\(pending.batch.wireString)", "error": "\(error)"])
+        logger.error(
+            "could not record an accepted upload; its batch goes again later (the server dedupes it)",
+            metadata: ["batch": "\(pending.batch.wireString)", "error": "\(error)"])
         return false
     }
 
     /// The next batch (an open one first, else a new one from the queue) with its encoded body.
-    private static func prepare(store: LocationStore, excluding: Set<UUID>, config: SyncConfig, device: WireDevice, now: Date,
-                                makeID: @escaping @Sendable () -> UUID) async throws(BeekonError) -> PreparedBatch? {
-        guard let batch = try await store.nextBatch(limit: config.effectiveBatchSize, now: now,
-                                                    excluding: excluding, makeID: makeID) else { return nil }
+    private static func prepare(
+        store: LocationStore, excluding: Set<UUID>, config: SyncConfig, device: WireDevice, now: Date,
+        makeID: @escaping @Sendable () -> UUID
+    ) async throws(BeekonError) -> PreparedBatch? {
+        guard
+            let batch = try await store.nextBatch(
+                limit: config.effectiveBatchSize, now: now,
+                excluding: excluding, makeID: makeID)
+        else { return nil }
         return PreparedBatch(batch: batch, device: device)
     }
 
@@ -249,7 +273,8 @@ actor SyncEngine {
         }
         let meta: Logger.Metadata = [
             "batch": "\(batch.id.wireString)", "locations": "\(batch.locations.count)",
-            "events": "\(batch.events.count)", "outcome": "\(outcome)"]
+            "events": "\(batch.events.count)", "outcome": "\(outcome)",
+        ]
         do {
             switch outcome {
             case .accepted:

@@ -32,10 +32,15 @@ public struct SyncOutcome: Sendable, Hashable, CustomStringConvertible {
     public var nextAttempt: Date?
 
     /// Creates an outcome.
-    public init(uploadedLocations: Int = 0, uploadedGeofenceEvents: Int = 0, pending: Int = 0,
-                failure: Failure? = nil, nextAttempt: Date? = nil) {
-        self.uploadedLocations = uploadedLocations; self.uploadedGeofenceEvents = uploadedGeofenceEvents
-        self.pending = pending; self.failure = failure; self.nextAttempt = nextAttempt
+    public init(
+        uploadedLocations: Int = 0, uploadedGeofenceEvents: Int = 0, pending: Int = 0,
+        failure: Failure? = nil, nextAttempt: Date? = nil
+    ) {
+        self.uploadedLocations = uploadedLocations
+        self.uploadedGeofenceEvents = uploadedGeofenceEvents
+        self.pending = pending
+        self.failure = failure
+        self.nextAttempt = nextAttempt
     }
 
     public var description: String {

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The live transport: URLSession (FoundationNetworking on Linux) with redirects
@@ -17,7 +17,7 @@ import FoundationNetworking
 public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private let configuration: URLSessionConfiguration
     #if !canImport(FoundationNetworking)
-    private let shared: URLSession
+        private let shared: URLSession
     #endif
 
     /// Creates a transport with ephemeral sessions (no cookies, no cache).
@@ -28,21 +28,23 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         self.configuration = configuration
         #if !canImport(FoundationNetworking)
-        shared = URLSession(configuration: configuration, delegate: RedirectRefuser(), delegateQueue: nil)
+            shared = URLSession(configuration: configuration, delegate: RedirectRefuser(), delegateQueue: nil)
         #endif
     }
 
     #if !canImport(FoundationNetworking)
-    deinit { shared.invalidateAndCancel() }
+        deinit { shared.invalidateAndCancel() }
     #endif
 
     /// The session for one request, and what to do with it afterwards.
     private func session() -> (URLSession, finish: @Sendable (URLSession) -> Void) {
         #if canImport(FoundationNetworking)
-        return (URLSession(configuration: configuration, delegate: RedirectRefuser(), delegateQueue: nil),
-                { $0.finishTasksAndInvalidate() })
+            return (
+                URLSession(configuration: configuration, delegate: RedirectRefuser(), delegateQueue: nil),
+                { $0.finishTasksAndInvalidate() }
+            )
         #else
-        return (shared, { _ in })
+            return (shared, { _ in })
         #endif
     }
 
@@ -66,7 +68,8 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
                         for (k, v) in http.allHeaderFields { headers["\(k)".lowercased()] = "\(v)" }
                         once.resume(.success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())))
                     } else if let error = error as? URLError {
-                        once.resume(.failure(error.code == .timedOut ? .timeout : .network("\(error.code.rawValue) \(error.localizedDescription)")))
+                        once.resume(
+                            .failure(error.code == .timedOut ? .timeout : .network("\(error.code.rawValue) \(error.localizedDescription)")))
                     } else {
                         once.resume(.failure(.network(error.map { "\($0)" } ?? "no HTTP response")))
                     }
@@ -114,8 +117,10 @@ private final class OnceBox: @unchecked Sendable {
 
 /// Answers every redirect with "do not follow": the 3xx reaches the caller.
 private final class RedirectRefuser: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                    newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
         completionHandler(nil)
     }
 }

@@ -58,7 +58,10 @@ struct DeviationWindow: Sendable {
         self.anchor = anchor
         plane = anchor.map { GnomonicPlane(latitude: $0.latitude, longitude: $0.longitude) }
         held = nil
-        lo = -.infinity; hi = .infinity; reach = 0; count = 0
+        lo = -.infinity
+        hi = .infinity
+        reach = 0
+        count = 0
     }
 
     /// Takes one accepted fix (later than `latest`); returns the fixes to store now, in order.
@@ -104,7 +107,7 @@ struct DeviationWindow: Sendable {
     /// Whether the segment from the anchor to `p` passes within ε of every window fix.
     private func fits(_ p: (x: Double, y: Double)?) -> Bool {
         guard let p else { return false }
-        if reach == 0 { return true }                 // nothing constrained yet
+        if reach == 0 { return true }  // nothing constrained yet
         guard lo <= hi, (p.x * p.x + p.y * p.y).squareRoot() >= reach else { return false }
         let theta = unwrap(atan2(p.y, p.x))
         return theta >= lo && theta <= hi
@@ -117,10 +120,12 @@ struct DeviationWindow: Sendable {
         let half = asin(epsilon / r)
         if reach == 0 {
             let phi = atan2(p.y, p.x)
-            lo = phi - half; hi = phi + half
+            lo = phi - half
+            hi = phi + half
         } else {
             let phi = unwrap(atan2(p.y, p.x))
-            lo = max(lo, phi - half); hi = min(hi, phi + half)
+            lo = max(lo, phi - half)
+            hi = min(hi, phi + half)
         }
         reach = max(reach, r)
     }

@@ -19,8 +19,8 @@ enum FixSanitiser {
     /// The timestamp is truncated to milliseconds, the wire's and the store's precision.
     static func sanitise(_ raw: RawFix) -> RawFix? {
         guard raw.latitude.isFinite, raw.longitude.isFinite,
-              (-90...90).contains(raw.latitude), (-180...180).contains(raw.longitude),
-              raw.timestamp.timeIntervalSince1970.isFinite
+            (-90...90).contains(raw.latitude), (-180...180).contains(raw.longitude),
+            raw.timestamp.timeIntervalSince1970.isFinite
         else { return nil }
         var fix = raw
         fix.timestamp = WireTimestamp(raw.timestamp).date

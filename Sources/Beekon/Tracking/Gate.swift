@@ -61,7 +61,8 @@ struct Gate: Sendable, Hashable {
             return .admit
         }
         if let threshold = turnThresholdDegrees, let lastCourse, dt >= turnMinTimeSeconds,
-           distance >= Self.turnMinDistanceMeters {
+            distance >= Self.turnMinDistanceMeters
+        {
             let course = fix.bearing ?? Geodesy.bearing(last.latitude, last.longitude, fix.latitude, fix.longitude)
             if Geodesy.angleBetween(course, lastCourse) > threshold { return .turn }
         }

@@ -7,15 +7,19 @@ enum Geodesy {
 
     /// Haversine distance in metres.
     static func distance(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
-        let p1 = lat1 * .pi / 180, p2 = lat2 * .pi / 180
-        let dp = p2 - p1, dl = (lon2 - lon1) * .pi / 180
+        let p1 = lat1 * .pi / 180
+        let p2 = lat2 * .pi / 180
+        let dp = p2 - p1
+        let dl = (lon2 - lon1) * .pi / 180
         let a = sin(dp / 2) * sin(dp / 2) + cos(p1) * cos(p2) * sin(dl / 2) * sin(dl / 2)
         return 2 * earthRadiusMeters * asin(min(1, sqrt(a)))
     }
 
     /// Initial great-circle bearing from point 1 to point 2, degrees in [0, 360).
     static func bearing(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
-        let p1 = lat1 * .pi / 180, p2 = lat2 * .pi / 180, dl = (lon2 - lon1) * .pi / 180
+        let p1 = lat1 * .pi / 180
+        let p2 = lat2 * .pi / 180
+        let dl = (lon2 - lon1) * .pi / 180
         let y = sin(dl) * cos(p2)
         let x = cos(p1) * sin(p2) - sin(p1) * cos(p2) * cos(dl)
         let deg = atan2(y, x) * 180 / .pi

@@ -11,7 +11,8 @@ struct GnomonicPlane: Sendable {
     private let north: (x: Double, y: Double, z: Double)
 
     init(latitude: Double, longitude: Double) {
-        let p = latitude * .pi / 180, l = longitude * .pi / 180
+        let p = latitude * .pi / 180
+        let l = longitude * .pi / 180
         centre = (cos(p) * cos(l), cos(p) * sin(l), sin(p))
         east = (-sin(l), cos(l))
         north = (-sin(p) * cos(l), -sin(p) * sin(l), cos(p))
@@ -20,7 +21,8 @@ struct GnomonicPlane: Sendable {
     /// Plane coordinates in metres (x east, y north), or nil for a point 60° or more away
     /// (the projection only covers a hemisphere; no admission window spans such a jump).
     func project(latitude: Double, longitude: Double) -> (x: Double, y: Double)? {
-        let p = latitude * .pi / 180, l = longitude * .pi / 180
+        let p = latitude * .pi / 180
+        let l = longitude * .pi / 180
         let v = (cos(p) * cos(l), cos(p) * sin(l), sin(p))
         let d = v.0 * centre.x + v.1 * centre.y + v.2 * centre.z
         guard d > 0.5 else { return nil }

@@ -120,9 +120,14 @@ struct StationaryDetector: Sendable {
             guard !inside else { return [] }
             motion = .moving
             self.anchor = fix
-            stationarySince = nil; nextCheckInDue = nil; lastCheckIn = nil
+            stationarySince = nil
+            nextCheckInDue = nil
+            lastCheckIn = nil
             var actions: [Action] = []
-            if providerPaused { providerPaused = false; actions.append(.resumeProvider) }
+            if providerPaused {
+                providerPaused = false
+                actions.append(.resumeProvider)
+            }
             actions.append(.resumedMoving(fix))
             return actions
         }
@@ -142,7 +147,8 @@ struct StationaryDetector: Sendable {
     /// `.checkIn` with the cached position stamped `now`.
     mutating func tick(now: Date) -> [Action] {
         guard motion == .stationary, policy == .pauseWithCheckIns,
-              let due = nextCheckInDue, now >= due, let cached = lastFix else { return [] }
+            let due = nextCheckInDue, now >= due, let cached = lastFix
+        else { return [] }
         var fix = cached
         fix.timestamp = now
         fix.speed = nil
@@ -183,8 +189,14 @@ struct StationaryDetector: Sendable {
     private mutating func applyPolicy() -> [Action] {
         var actions: [Action] = []
         let wantsPause = policy != .keepTracking
-        if wantsPause, !providerPaused { providerPaused = true; actions.append(.pauseProvider) }
-        if !wantsPause, providerPaused { providerPaused = false; actions.append(.resumeProvider) }
+        if wantsPause, !providerPaused {
+            providerPaused = true
+            actions.append(.pauseProvider)
+        }
+        if !wantsPause, providerPaused {
+            providerPaused = false
+            actions.append(.resumeProvider)
+        }
         if policy == .pauseWithCheckIns {
             if nextCheckInDue == nil, let since = lastCheckIn ?? stationarySince {
                 nextCheckInDue = since.addingTimeInterval(checkInIntervalSeconds)

@@ -11,11 +11,18 @@ package enum TrackDeviation {
         var x, y, z: Double
 
         package init(latitude: Double, longitude: Double) {
-            let p = latitude * .pi / 180, l = longitude * .pi / 180
-            x = cos(p) * cos(l); y = cos(p) * sin(l); z = sin(p)
+            let p = latitude * .pi / 180
+            let l = longitude * .pi / 180
+            x = cos(p) * cos(l)
+            y = cos(p) * sin(l)
+            z = sin(p)
         }
 
-        init(_ x: Double, _ y: Double, _ z: Double) { self.x = x; self.y = y; self.z = z }
+        init(_ x: Double, _ y: Double, _ z: Double) {
+            self.x = x
+            self.y = y
+            self.z = z
+        }
 
         func dot(_ o: Unit) -> Double { x * o.x + y * o.y + z * o.z }
         func cross(_ o: Unit) -> Unit { Unit(y * o.z - z * o.y, z * o.x - x * o.z, x * o.y - y * o.x) }
@@ -60,18 +67,24 @@ package enum TrackDeviation {
         guard points.count > 2 else { return Array(points.indices) }
         let u = points.map { Unit(latitude: $0.0, longitude: $0.1) }
         var keep = [Bool](repeating: false, count: u.count)
-        keep[0] = true; keep[u.count - 1] = true
+        keep[0] = true
+        keep[u.count - 1] = true
         var stack = [(0, u.count - 1)]
         while let (lo, hi) = stack.popLast() {
             guard hi > lo + 1 else { continue }
-            var worst = -1.0, at = lo
+            var worst = -1.0
+            var at = lo
             for i in (lo + 1)..<hi {
                 let d = distance(u[i], toArc: u[lo], u[hi])
-                if d > worst { worst = d; at = i }
+                if d > worst {
+                    worst = d
+                    at = i
+                }
             }
             if worst > tolerance {
                 keep[at] = true
-                stack.append((lo, at)); stack.append((at, hi))
+                stack.append((lo, at))
+                stack.append((at, hi))
             }
         }
         return keep.indices.filter { keep[$0] }

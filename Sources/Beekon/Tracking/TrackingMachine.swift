@@ -123,7 +123,8 @@ struct TrackingMachine: Sendable {
         let oldMode = config.preset.powerMode
         var actions: [Action] = []
         if new.maxDeviationMeters != config.maxDeviationMeters
-            || new.maxIntervalBetweenLocationsSeconds != config.maxIntervalBetweenLocationsSeconds {
+            || new.maxIntervalBetweenLocationsSeconds != config.maxIntervalBetweenLocationsSeconds
+        {
             // The window closes under the tolerance its fixes were taken with (BY-9).
             let held = window?.flush()
             if let held { actions.append(.store(held)) }
@@ -151,19 +152,23 @@ struct TrackingMachine: Sendable {
         if let window {
             let later = window.latest.map { fix.timestamp > $0 } ?? true
             decision = later ? .admit : .notLater
-        } else if decision == .turn || (bypassGate && (decision == .tooSoon || decision == .tooClose)) { decision = .admit }
+        } else if decision == .turn || (bypassGate && (decision == .tooSoon || decision == .tooClose)) {
+            decision = .admit
+        }
         guard decision == .admit else { return .rejected(decision) }
-        return .admit(Location(
-            id: id, sessionId: session, timestamp: fix.timestamp, latitude: fix.latitude,
-            longitude: fix.longitude, accuracy: fix.accuracy, speed: fix.speed, bearing: fix.bearing,
-            altitude: fix.altitude, trigger: trigger, motion: motion ?? (gate.last == nil ? .unknown : .moving),
-            isMock: fix.isMock, activity: fix.activity, quality: FixSanitiser.quality(of: fix, after: gate.last)))
+        return .admit(
+            Location(
+                id: id, sessionId: session, timestamp: fix.timestamp, latitude: fix.latitude,
+                longitude: fix.longitude, accuracy: fix.accuracy, speed: fix.speed, bearing: fix.bearing,
+                altitude: fix.altitude, trigger: trigger, motion: motion ?? (gate.last == nil ? .unknown : .moving),
+                isMock: fix.isMock, activity: fix.activity, quality: FixSanitiser.quality(of: fix, after: gate.last)))
     }
 
     /// The admitted location is stored: it becomes the gate's reference.
     mutating func committed(_ location: Location) {
-        gate.commit(timestamp: location.timestamp, latitude: location.latitude, longitude: location.longitude,
-                    bearing: location.bearing)
+        gate.commit(
+            timestamp: location.timestamp, latitude: location.latitude, longitude: location.longitude,
+            bearing: location.bearing)
     }
 
     // MARK: - Error-bounded admission (BY-9)

@@ -5,8 +5,10 @@ import Hummingbird
 /// Builders for the JSON responses the server sends.
 enum APIResponse {
     /// A JSON body with the given status.
-    static func json(_ status: HTTPResponse.Status, _ bytes: [UInt8], contentType: String = "application/json",
-                     headers extra: HTTPFields = [:]) -> Response {
+    static func json(
+        _ status: HTTPResponse.Status, _ bytes: [UInt8], contentType: String = "application/json",
+        headers extra: HTTPFields = [:]
+    ) -> Response {
         var headers = extra
         headers[.contentType] = contentType
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
@@ -23,7 +25,11 @@ enum APIResponse {
     /// An error body: `{"error": code, "message": text}`.
     static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String, headers: HTTPFields = [:]) -> Response {
         var w = WireJSONWriter(capacity: 128)
-        w.raw("{\"error\":"); w.string(code); w.raw(",\"message\":"); w.string(message); w.raw("}")
+        w.raw("{\"error\":")
+        w.string(code)
+        w.raw(",\"message\":")
+        w.string(message)
+        w.raw("}")
         return json(status, w.bytes, headers: headers)
     }
 

@@ -36,15 +36,18 @@ public enum IngestServer {
         now: @escaping @Sendable () -> Date = { Date() },
         onListening: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
     ) -> some ApplicationProtocol & Service {
-        let tokens = TokenService(store: store.tokens, accessTTLSeconds: config.accessTokenTTLSeconds,
-                                  refreshTTLSeconds: config.refreshTokenTTLSeconds, now: now)
+        let tokens = TokenService(
+            store: store.tokens, accessTTLSeconds: config.accessTokenTTLSeconds,
+            refreshTTLSeconds: config.refreshTokenTTLSeconds, now: now)
         let (router, liveServices) = makeRouter(config, store: store, tokens: tokens, now: now, logger: logger)
 
         let host = config.host
         var app = Application(
             router: router,
             configuration: ApplicationConfiguration(address: .hostname(host, port: config.port), serverName: "beekon-ingest"),
-            services: store.services + liveServices + [EventRetention(store: store, retentionSeconds: config.eventRetentionSeconds, now: now, logger: logger)],
+            services: store.services + liveServices + [
+                EventRetention(store: store, retentionSeconds: config.eventRetentionSeconds, now: now, logger: logger)
+            ],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? config.port
                 logger.info("listening on \(host):\(port)")
@@ -58,7 +61,9 @@ public enum IngestServer {
             if config.authRequired {
                 logger.info("auth required", metadata: ["api_keys": "\(config.apiKeys.count)"])
             } else {
-                logger.warning("AUTH IS OFF: anyone who can reach this server can upload and read every fix. Use --auth required with --api-key or tokens for anything beyond local use.")
+                logger.warning(
+                    "AUTH IS OFF: anyone who can reach this server can upload and read every fix. Use --auth required with --api-key or tokens for anything beyond local use."
+                )
             }
         }
         return app
@@ -78,15 +83,20 @@ public enum IngestServer {
         let metrics = IngestMetrics()
         let router = Router()
         let hub = makeHub(config, store: store, logger: logger)
-        let monitor = DeviceStatusMonitor(store: store, defaultExpectedSeconds: config.expectedIntervalSeconds,
-                                          interval: .milliseconds(Int(config.statusCheckSeconds * 1000)), now: now,
-                                          logger: logger, onPublished: { hub.poke() })
+        let monitor = DeviceStatusMonitor(
+            store: store, defaultExpectedSeconds: config.expectedIntervalSeconds,
+            interval: .milliseconds(Int(config.statusCheckSeconds * 1000)), now: now,
+            logger: logger, onPublished: { hub.poke() })
         let access = ViewerAccess(auth: auth, shares: ShareService(store: store, now: now))
-        IngestController(store: store, auth: auth, metrics: metrics, maxBodyBytes: config.maxBodyBytes,
-                         maxDecompressedBytes: config.maxDecompressedBytes, now: now, hub: hub, monitor: monitor)
-            .register(on: router, path: config.ingestPath)
-        LiveController(store: store, hub: hub, access: access, heartbeat: .milliseconds(Int(config.liveHeartbeatSeconds * 1000)),
-                       retryMillis: config.liveRetryMillis, now: now).register(on: router)
+        IngestController(
+            store: store, auth: auth, metrics: metrics, maxBodyBytes: config.maxBodyBytes,
+            maxDecompressedBytes: config.maxDecompressedBytes, now: now, hub: hub, monitor: monitor
+        )
+        .register(on: router, path: config.ingestPath)
+        LiveController(
+            store: store, hub: hub, access: access, heartbeat: .milliseconds(Int(config.liveHeartbeatSeconds * 1000)),
+            retryMillis: config.liveRetryMillis, now: now
+        ).register(on: router)
         TokenController(tokens: tokens, metrics: metrics).register(on: router)
         ReadController(store: store, access: access, staleAfterSeconds: config.staleAfterSeconds, now: now, monitor: monitor)
             .register(on: router)
@@ -95,8 +105,9 @@ public enum IngestServer {
         ContractController().register(on: router)
         // Last, so that it only sees requests no route matched: a known path with another
         // method gets 405 and `Allow`, an unknown path 404.
-        router.add(middleware: MethodNotAllowedMiddleware<BasicRequestContext>(
-            routes: router.routes.map { (path: $0.path.description, method: $0.method.rawValue) }))
+        router.add(
+            middleware: MethodNotAllowedMiddleware<BasicRequestContext>(
+                routes: router.routes.map { (path: $0.path.description, method: $0.method.rawValue) }))
         return (router, [hub, monitor])
     }
 }

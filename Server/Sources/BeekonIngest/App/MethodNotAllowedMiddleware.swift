@@ -51,7 +51,8 @@ struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
         let allow = allowed.sorted().joined(separator: ", ")
         var headers = HTTPFields()
         headers[.allow] = allow
-        return APIResponse.error(.methodNotAllowed, "method_not_allowed",
-                                 "\(request.method.rawValue) is not supported on \(request.uri.path); use \(allow)", headers: headers)
+        return APIResponse.error(
+            .methodNotAllowed, "method_not_allowed",
+            "\(request.method.rawValue) is not supported on \(request.uri.path); use \(allow)", headers: headers)
     }
 }

@@ -24,8 +24,9 @@ public struct AccessTokenSigner: Sendable {
     public func verify(_ token: String, nowSeconds: Int64) -> String? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "bat1", let expiry = Int64(parts[2]), expiry > nowSeconds,
-              let mac = Base64URL.decode(String(parts[3])),
-              let subjectBytes = Base64URL.decode(String(parts[1])) else { return nil }
+            let mac = Base64URL.decode(String(parts[3])),
+            let subjectBytes = Base64URL.decode(String(parts[1]))
+        else { return nil }
         let body = parts[0...2].joined(separator: ".")
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(body.utf8), using: key) else { return nil }
         return String(decoding: subjectBytes, as: UTF8.self)

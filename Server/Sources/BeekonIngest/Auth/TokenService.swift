@@ -37,9 +37,10 @@ public final class TokenService: Sendable {
         let refresh = Self.newRefreshToken()
         let nowMs = Self.millis(now())
         do {
-            try await store.insertRefreshToken(RefreshTokenRecord(
-                hash: Self.hash(refresh), subject: subject, family: UUID().uuidString.lowercased(),
-                issuedMillis: nowMs, expiresMillis: nowMs + refreshTTL * 1000))
+            try await store.insertRefreshToken(
+                RefreshTokenRecord(
+                    hash: Self.hash(refresh), subject: subject, family: UUID().uuidString.lowercased(),
+                    issuedMillis: nowMs, expiresMillis: nowMs + refreshTTL * 1000))
         } catch {
             throw .store(error)
         }
@@ -50,8 +51,9 @@ public final class TokenService: Sendable {
     public func refresh(_ presented: String) async throws(TokenError) -> TokenGrant {
         let next = Self.newRefreshToken()
         let nowMs = Self.millis(now())
-        let record = RefreshTokenRecord(hash: Self.hash(next), subject: "", family: "", issuedMillis: nowMs,
-                                        expiresMillis: nowMs + refreshTTL * 1000)
+        let record = RefreshTokenRecord(
+            hash: Self.hash(next), subject: "", family: "", issuedMillis: nowMs,
+            expiresMillis: nowMs + refreshTTL * 1000)
         let outcome: RefreshRotation
         do {
             outcome = try await store.rotateRefreshToken(presentedHash: Self.hash(presented), replacement: record, nowMillis: nowMs)
@@ -73,8 +75,9 @@ public final class TokenService: Sendable {
     private func grant(subject: String, refreshToken: String) throws(TokenError) -> TokenGrant {
         guard let signer = signerBox.get() else { throw .notReady }
         let expires = Int64(now().timeIntervalSince1970) + accessTTL
-        return TokenGrant(accessToken: signer.sign(subject: subject, expiresAt: expires),
-                          refreshToken: refreshToken, expiresIn: Int(accessTTL))
+        return TokenGrant(
+            accessToken: signer.sign(subject: subject, expiresAt: expires),
+            refreshToken: refreshToken, expiresIn: Int(accessTTL))
     }
 
     static func newRefreshToken() -> String {
@@ -103,7 +106,10 @@ public struct TokenGrant: Sendable, Codable, Equatable {
     public var tokenType = "Bearer"
 
     enum CodingKeys: String, CodingKey {
-        case accessToken = "access_token", refreshToken = "refresh_token", expiresIn = "expires_in", tokenType = "token_type"
+        case accessToken = "access_token"
+        case refreshToken = "refresh_token"
+        case expiresIn = "expires_in"
+        case tokenType = "token_type"
     }
 }
 

@@ -51,8 +51,12 @@ public struct PostgresLocation: Sendable, Equatable {
 
     /// Creates connection parameters.
     public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String, tls: TLSMode = .prefer) {
-        self.host = host; self.port = port; self.username = username
-        self.password = password; self.database = database; self.tls = tls
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+        self.tls = tls
     }
 
     /// Parses `postgres://user:password@host:port/database?sslmode=…`.
@@ -69,8 +73,9 @@ public struct PostgresLocation: Sendable, Equatable {
             }
             tls = m
         }
-        self.init(host: host, port: c.port ?? 5432, username: user, password: c.password,
-                  database: db.isEmpty ? user : db, tls: tls)
+        self.init(
+            host: host, port: c.port ?? 5432, username: user, password: c.password,
+            database: db.isEmpty ? user : db, tls: tls)
     }
 }
 

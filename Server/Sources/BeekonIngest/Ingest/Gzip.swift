@@ -45,7 +45,10 @@ public enum Gzip {
                     status = CIngestZlib.inflate(&stream, Z_NO_FLUSH)
                     return step - Int(stream.avail_out)
                 }
-                if output.count + produced > limit { overLimit = true; break }
+                if output.count + produced > limit {
+                    overLimit = true
+                    break
+                }
                 output.append(contentsOf: chunk[0..<produced])
                 if status == Z_BUF_ERROR, produced > 0 { status = Z_OK }
                 if status == Z_OK, stream.avail_in == 0, produced < step { status = Z_BUF_ERROR }
@@ -68,8 +71,10 @@ public enum Gzip {
     /// Compresses `input` as one gzip member (used by tests and the benchmark).
     public static func deflate(_ input: [UInt8], level: Int32 = 6) -> [UInt8] {
         var stream = z_stream()
-        precondition(deflateInit2_(&stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
-                                   Int32(MemoryLayout<z_stream>.size)) == Z_OK, "zlib deflateInit2 failed")
+        precondition(
+            deflateInit2_(
+                &stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                Int32(MemoryLayout<z_stream>.size)) == Z_OK, "zlib deflateInit2 failed")
         defer { deflateEnd(&stream) }
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(input.count))) + 32)
         let written: Int = input.withUnsafeBufferPointer { inBuf in

@@ -45,8 +45,9 @@ struct IngestController: Sendable {
         case "gzip", "x-gzip": gzipped = true
         case "identity", "": gzipped = false
         default:
-            return APIResponse.error(.unsupportedMediaType, "unsupported_encoding",
-                                     "Content-Encoding '\(encoding)' is not supported; send gzip or identity")
+            return APIResponse.error(
+                .unsupportedMediaType, "unsupported_encoding",
+                "Content-Encoding '\(encoding)' is not supported; send gzip or identity")
         }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maxBodyBytes {
             return tooLarge("the body (\(length) bytes) exceeds the \(maxBodyBytes)-byte limit")
@@ -89,10 +90,12 @@ struct IngestController: Sendable {
             metrics.stored(result)
             if result.storedAnything { hub?.poke() }
             monitor?.poke()
-            logger.debug("batch stored", metadata: [
-                "batch_id": "\(envelope.batchId.wireString)", "stored": "\(result.locationsStored)",
-                "duplicate": "\(result.locationsDuplicate)", "duplicate_batch": "\(result.duplicateBatch)",
-            ])
+            logger.debug(
+                "batch stored",
+                metadata: [
+                    "batch_id": "\(envelope.batchId.wireString)", "stored": "\(result.locationsStored)",
+                    "duplicate": "\(result.locationsDuplicate)", "duplicate_batch": "\(result.duplicateBatch)",
+                ])
             return APIResponse.encode(.ok, result)
         } catch {
             metrics.storeFailures.increment()

@@ -61,14 +61,16 @@ struct Coarsening: Sendable, Equatable {
         var o = object
         if let lat = (o["latitude"] as? NSNumber)?.doubleValue, let lon = (o["longitude"] as? NSNumber)?.doubleValue {
             let (a, b) = coordinate(latitude: lat, longitude: lon)
-            o["latitude"] = a; o["longitude"] = b
+            o["latitude"] = a
+            o["longitude"] = b
             o["accuracy"] = max((o["accuracy"] as? NSNumber)?.doubleValue ?? 0, metres)
             if let alt = (o["altitude"] as? NSNumber)?.doubleValue { o["altitude"] = (alt / metres).rounded() * metres }
         }
         w.raw("{")
         for (i, key) in o.keys.sorted().enumerated() {
             if i > 0 { w.raw(",") }
-            w.string(key); w.raw(":")
+            w.string(key)
+            w.raw(":")
             switch o[key] {
             case let s as String: w.string(s)
             case let nested as [String: Any]: write(nested, into: &w)

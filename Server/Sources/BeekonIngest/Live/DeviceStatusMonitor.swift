@@ -17,10 +17,16 @@ final class DeviceStatusMonitor: Service, Sendable {
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
-    init(store: any LocationStore, defaultExpectedSeconds: Int, interval: Duration, now: @escaping @Sendable () -> Date,
-         logger: Logger, onPublished: @escaping @Sendable () -> Void) {
-        self.store = store; self.defaultExpectedSeconds = defaultExpectedSeconds; self.interval = interval
-        self.now = now; self.logger = logger; self.onPublished = onPublished
+    init(
+        store: any LocationStore, defaultExpectedSeconds: Int, interval: Duration, now: @escaping @Sendable () -> Date,
+        logger: Logger, onPublished: @escaping @Sendable () -> Void
+    ) {
+        self.store = store
+        self.defaultExpectedSeconds = defaultExpectedSeconds
+        self.interval = interval
+        self.now = now
+        self.logger = logger
+        self.onPublished = onPublished
         (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -47,8 +53,9 @@ final class DeviceStatusMonitor: Service, Sendable {
 
     /// The status of a device at `nowMillis`.
     func status(of d: DeviceSummary, nowMillis: Int64) -> DeviceStatus {
-        DeviceStatus.of(lastFixMillis: d.lastFix?.location.timestamp.millis, lastContactMillis: d.lastReceivedAt.millis,
-                        expectedSeconds: d.expectedIntervalSeconds ?? defaultExpectedSeconds, nowMillis: nowMillis)
+        DeviceStatus.of(
+            lastFixMillis: d.lastFix?.location.timestamp.millis, lastContactMillis: d.lastReceivedAt.millis,
+            expectedSeconds: d.expectedIntervalSeconds ?? defaultExpectedSeconds, nowMillis: nowMillis)
     }
 
     func evaluate() async {
@@ -59,8 +66,10 @@ final class DeviceStatusMonitor: Service, Sendable {
             let s = status(of: d, nowMillis: nowMillis)
             guard known.withLock({ $0[d.installId] }) != s else { continue }
             do {
-                if try await store.publishDeviceStatus(installId: d.installId, status: s.rawValue,
-                                                       payload: Self.payload(d, s, self, nowMillis), atMillis: nowMillis) {
+                if try await store.publishDeviceStatus(
+                    installId: d.installId, status: s.rawValue,
+                    payload: Self.payload(d, s, self, nowMillis), atMillis: nowMillis)
+                {
                     published = true
                 }
                 known.withLock { $0[d.installId] = s }
@@ -74,12 +83,20 @@ final class DeviceStatusMonitor: Service, Sendable {
     /// The `device` event: `{"install_id","status","last_contact_at","last_fix_at","expected_interval_seconds"}`.
     static func payload(_ d: DeviceSummary, _ s: DeviceStatus, _ monitor: DeviceStatusMonitor, _ nowMillis: Int64) -> String {
         var w = WireJSONWriter(capacity: 200)
-        w.raw("{\"install_id\":"); w.string(d.installId.wireString)
-        w.raw(",\"status\":"); w.string(s.rawValue)
-        w.raw(",\"last_contact_at\":"); w.string(d.lastReceivedAt.description)
-        if let fix = d.lastFix { w.raw(",\"last_fix_at\":"); w.string(fix.location.timestamp.description) }
-        w.raw(",\"expected_interval_seconds\":"); w.number(Double(d.expectedIntervalSeconds ?? monitor.defaultExpectedSeconds))
-        w.raw(",\"at\":"); w.string(WireTimestamp(millis: nowMillis).description)
+        w.raw("{\"install_id\":")
+        w.string(d.installId.wireString)
+        w.raw(",\"status\":")
+        w.string(s.rawValue)
+        w.raw(",\"last_contact_at\":")
+        w.string(d.lastReceivedAt.description)
+        if let fix = d.lastFix {
+            w.raw(",\"last_fix_at\":")
+            w.string(fix.location.timestamp.description)
+        }
+        w.raw(",\"expected_interval_seconds\":")
+        w.number(Double(d.expectedIntervalSeconds ?? monitor.defaultExpectedSeconds))
+        w.raw(",\"at\":")
+        w.string(WireTimestamp(millis: nowMillis).description)
         w.raw("}")
         return String(decoding: w.bytes, as: UTF8.self)
     }

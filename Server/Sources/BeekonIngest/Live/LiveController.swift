@@ -48,7 +48,8 @@ struct LiveController: Sendable {
             }
             requested = ids
         }
-        let lastID = request.headers.first(where: { $0.name.canonicalName == "last-event-id" })?.value
+        let lastID =
+            request.headers.first(where: { $0.name.canonicalName == "last-event-id" })?.value
             ?? params["last_event_id"].map(String.init)
         var cursor: Int64?
         if let lastID, !lastID.isEmpty {
@@ -68,9 +69,11 @@ struct LiveController: Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[.cacheControl] = "no-cache"
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            await stream.run(&writer)
-        })
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                await stream.run(&writer)
+            })
     }
 }
 
@@ -86,7 +89,8 @@ struct LiveStream: Sendable {
     func run(_ writer: inout any ResponseBodyWriter) async {
         let hub = controller.hub
         let subscription = hub.subscribe()
-        let closing = LockedBox(false), beat = LockedBox(false)
+        let closing = LockedBox(false)
+        let beat = LockedBox(false)
         let heartbeat = controller.heartbeat
         // A share's stream re-checks its share at every tick (revocation, expiry): 250 ms.
         let tick = grant.shareId == nil ? heartbeat : min(heartbeat, .milliseconds(250))
@@ -102,7 +106,10 @@ struct LiveStream: Sendable {
                 subscription.continuation.yield()
             }
         }
-        defer { ticker.cancel(); hub.unsubscribe(subscription.id) }
+        defer {
+            ticker.cancel()
+            hub.unsubscribe(subscription.id)
+        }
         var out = ByteBuffer()
         out.writeString("retry: \(controller.retryMillis)\n: beekon live stream\n\n")
         var cursor = marks.head

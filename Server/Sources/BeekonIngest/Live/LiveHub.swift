@@ -40,10 +40,15 @@ final class LiveHub: Service, Sendable {
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
-    init(store: any LocationStore, capacity: Int = 20_000, pollInterval: Duration = .seconds(1), logger: Logger,
-         listener: (@Sendable (@escaping @Sendable () -> Void) async -> Void)? = nil) {
-        self.store = store; self.capacity = capacity; self.pollInterval = pollInterval
-        self.logger = logger; self.listener = listener
+    init(
+        store: any LocationStore, capacity: Int = 20_000, pollInterval: Duration = .seconds(1), logger: Logger,
+        listener: (@Sendable (@escaping @Sendable () -> Void) async -> Void)? = nil
+    ) {
+        self.store = store
+        self.capacity = capacity
+        self.pollInterval = pollInterval
+        self.logger = logger
+        self.listener = listener
         (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -60,7 +65,8 @@ final class LiveHub: Service, Sendable {
             guard cursor >= s.floor else { return .backfill }
             guard cursor < s.head else { return .events([]) }
             // First index with seq > cursor (the ring is in seq order).
-            var lo = 0, hi = s.ring.count
+            var lo = 0
+            var hi = s.ring.count
             while lo < hi {
                 let mid = (lo + hi) / 2
                 if s.ring[mid].seq <= cursor { lo = mid + 1 } else { hi = mid }
@@ -103,7 +109,10 @@ final class LiveHub: Service, Sendable {
             group.cancelAll()
         }
         // Open streams end with the hub (at shutdown).
-        for c in state.withLock({ s in defer { s.subscribers = [:] }; return Array(s.subscribers.values) }) { c.finish() }
+        for c in state.withLock({ s in
+            defer { s.subscribers = [:] }
+            return Array(s.subscribers.values)
+        }) { c.finish() }
     }
 
     private func tail() async {
@@ -112,7 +121,11 @@ final class LiveHub: Service, Sendable {
             if !state.withLock({ $0.ready }) {
                 do {
                     let marks = try await store.eventMarks()
-                    state.withLock { s in s.head = marks.head; s.floor = marks.head; s.ready = true }
+                    state.withLock { s in
+                        s.head = marks.head
+                        s.floor = marks.head
+                        s.ready = true
+                    }
                     signalAll()
                 } catch {
                     logger.debug("live: cannot read the event log head (yet)", metadata: ["error": "\(error)"])

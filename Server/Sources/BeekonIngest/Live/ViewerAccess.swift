@@ -46,7 +46,8 @@ struct ViewerAccess: Sendable {
         case .apiKey?, .anonymous?:
             return .granted(ViewerGrant(scope: .everything))
         case .device?:
-            return .refused(APIResponse.error(.forbidden, "forbidden", "access tokens may only upload; use an API key or a share token to read"))
+            return .refused(
+                APIResponse.error(.forbidden, "forbidden", "access tokens may only upload; use an API key or a share token to read"))
         case nil:
             return .refused(APIResponse.unauthorized("reading needs an API key or a share token: Authorization: Bearer <token>"))
         }

@@ -23,7 +23,10 @@ public final class IngestMetrics: Sendable {
         func counter(_ name: String, _ labels: [(String, String)], _ help: String) -> Counter {
             registry.makeCounter(descriptor: Self.name(name, "total", help), labels: labels)
         }
-        let batches = "batches", fixes = "fixes", events = "geofence_events", refresh = "token_refresh"
+        let batches = "batches"
+        let fixes = "fixes"
+        let events = "geofence_events"
+        let refresh = "token_refresh"
         batchesStored = counter(batches, [("result", "stored")], "Batches accepted, by whether the batch id was new")
         batchesDuplicate = counter(batches, [("result", "duplicate")], "Batches accepted, by whether the batch id was new")
         fixesStored = counter(fixes, [("result", "stored")], "Fixes received, stored or skipped as duplicates")
@@ -40,8 +43,10 @@ public final class IngestMetrics: Sendable {
         rejectCounters = rejects
         ingestDuration = registry.makeDurationHistogram(
             descriptor: Self.name("request_duration", "seconds", "Time to answer an ingest request, including the commit"),
-            buckets: [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
-                      .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5)])
+            buckets: [
+                .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+                .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+            ])
     }
 
     /// `beekon_ingest_<metric>_<unit>`.

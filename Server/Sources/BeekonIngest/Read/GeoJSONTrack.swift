@@ -23,13 +23,18 @@ enum GeoJSONTrack {
             }
             w.raw("]")
         }
-        w.raw("},\"properties\":{\"session_id\":"); w.string(sessionId.wireString)
+        w.raw("},\"properties\":{\"session_id\":")
+        w.string(sessionId.wireString)
         if let first = fixes.first {
-            w.raw(",\"install_id\":"); w.string(first.installId.wireString)
-            w.raw(",\"start\":"); w.string(first.location.timestamp.description)
-            w.raw(",\"end\":"); w.string(fixes[fixes.count - 1].location.timestamp.description)
+            w.raw(",\"install_id\":")
+            w.string(first.installId.wireString)
+            w.raw(",\"start\":")
+            w.string(first.location.timestamp.description)
+            w.raw(",\"end\":")
+            w.string(fixes[fixes.count - 1].location.timestamp.description)
         }
-        w.raw(",\"fix_count\":"); w.number(Double(fixes.count))
+        w.raw(",\"fix_count\":")
+        w.number(Double(fixes.count))
         w.raw(",\"times\":[")
         for (i, f) in fixes.enumerated() {
             if i > 0 { w.raw(",") }
@@ -40,8 +45,14 @@ enum GeoJSONTrack {
     }
 
     private static func position(_ w: inout WireJSONWriter, _ l: WireLocation, _ withAltitude: Bool) {
-        w.raw("["); w.number(l.longitude); w.raw(","); w.number(l.latitude)
-        if withAltitude, let alt = l.altitude { w.raw(","); w.number(alt) }
+        w.raw("[")
+        w.number(l.longitude)
+        w.raw(",")
+        w.number(l.latitude)
+        if withAltitude, let alt = l.altitude {
+            w.raw(",")
+            w.number(alt)
+        }
         w.raw("]")
     }
 }

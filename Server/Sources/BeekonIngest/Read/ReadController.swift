@@ -46,8 +46,10 @@ struct ReadController: Sendable {
     }
 
     /// Checks the credential (admin key, share or auth off; device tokens get 403) and maps store failures to 503.
-    private func guarded(_ request: Request, _ context: BasicRequestContext, _ what: String,
-                         _ body: (ViewerScope) async throws -> Response) async -> Response {
+    private func guarded(
+        _ request: Request, _ context: BasicRequestContext, _ what: String,
+        _ body: (ViewerScope) async throws -> Response
+    ) async -> Response {
         let scope: ViewerScope
         switch await access.grant(for: request, what: what) {
         case .refused(let response): return response
@@ -65,27 +67,43 @@ struct ReadController: Sendable {
         let nowMs = WireTimestamp(now()).millis
         let devices = try await store.devices().filter { scope.sees($0.installId) }
         var w = WireJSONWriter(capacity: 256 + devices.count * 400)
-        w.raw("{\"stale_after_seconds\":"); w.number(Double(staleAfterSeconds)); w.raw(",\"devices\":[")
+        w.raw("{\"stale_after_seconds\":")
+        w.number(Double(staleAfterSeconds))
+        w.raw(",\"devices\":[")
         for (i, d) in devices.enumerated() {
             if i > 0 { w.raw(",") }
-            w.raw("{\"install_id\":"); w.string(d.installId.wireString)
-            w.raw(",\"platform\":"); w.string(d.platform)
-            w.raw(",\"sdk_version\":"); w.string(d.sdkVersion)
-            if let model = d.model { w.raw(",\"model\":"); w.string(model) }
-            w.raw(",\"fix_count\":"); w.number(Double(d.fixCount))
-            w.raw(",\"last_received_at\":"); w.string(d.lastReceivedAt.description)
-            w.raw(",\"last_contact_at\":"); w.string(d.lastReceivedAt.description)
+            w.raw("{\"install_id\":")
+            w.string(d.installId.wireString)
+            w.raw(",\"platform\":")
+            w.string(d.platform)
+            w.raw(",\"sdk_version\":")
+            w.string(d.sdkVersion)
+            if let model = d.model {
+                w.raw(",\"model\":")
+                w.string(model)
+            }
+            w.raw(",\"fix_count\":")
+            w.number(Double(d.fixCount))
+            w.raw(",\"last_received_at\":")
+            w.string(d.lastReceivedAt.description)
+            w.raw(",\"last_contact_at\":")
+            w.string(d.lastReceivedAt.description)
             if let monitor {
                 w.raw(",\"expected_interval_seconds\":")
                 w.number(Double(d.expectedIntervalSeconds ?? monitor.defaultExpectedSeconds))
-                w.raw(",\"status\":"); w.string(monitor.status(of: d, nowMillis: nowMs).rawValue)
+                w.raw(",\"status\":")
+                w.string(monitor.status(of: d, nowMillis: nowMs).rawValue)
             }
             if let fix = d.lastFix.flatMap({ scope.visible($0, nowMillis: nowMs) }) {
                 let age = max(0, Double(nowMs - fix.location.timestamp.millis) / 1000)
-                w.raw(",\"last_fix_at\":"); w.string(fix.location.timestamp.description)
-                w.raw(",\"staleness_seconds\":"); w.number(age.rounded(.down))
-                w.raw(",\"stale\":"); w.raw(age > Double(staleAfterSeconds) ? "true" : "false")
-                w.raw(",\"last_fix\":"); Self.write(fix, into: &w)
+                w.raw(",\"last_fix_at\":")
+                w.string(fix.location.timestamp.description)
+                w.raw(",\"staleness_seconds\":")
+                w.number(age.rounded(.down))
+                w.raw(",\"stale\":")
+                w.raw(age > Double(staleAfterSeconds) ? "true" : "false")
+                w.raw(",\"last_fix\":")
+                Self.write(fix, into: &w)
             } else {
                 w.raw(",\"stale\":true")
             }
@@ -98,14 +116,25 @@ struct ReadController: Sendable {
     func sessions(_ installId: UUID) async throws(StoreError) -> Response {
         let sessions = try await store.sessions(installId: installId)
         var w = WireJSONWriter(capacity: 128 + sessions.count * 200)
-        w.raw("{\"install_id\":"); w.string(installId.wireString); w.raw(",\"sessions\":[")
+        w.raw("{\"install_id\":")
+        w.string(installId.wireString)
+        w.raw(",\"sessions\":[")
         for (i, s) in sessions.enumerated() {
             if i > 0 { w.raw(",") }
-            w.raw("{\"session_id\":"); w.string(s.sessionId.wireString)
-            if let first = s.firstFixAt { w.raw(",\"first_fix_at\":"); w.string(first.description) }
-            if let last = s.lastFixAt { w.raw(",\"last_fix_at\":"); w.string(last.description) }
-            w.raw(",\"fix_count\":"); w.number(Double(s.fixCount))
-            w.raw(",\"geofence_event_count\":"); w.number(Double(s.eventCount))
+            w.raw("{\"session_id\":")
+            w.string(s.sessionId.wireString)
+            if let first = s.firstFixAt {
+                w.raw(",\"first_fix_at\":")
+                w.string(first.description)
+            }
+            if let last = s.lastFixAt {
+                w.raw(",\"last_fix_at\":")
+                w.string(last.description)
+            }
+            w.raw(",\"fix_count\":")
+            w.number(Double(s.fixCount))
+            w.raw(",\"geofence_event_count\":")
+            w.number(Double(s.eventCount))
             w.raw("}")
         }
         w.raw("]}")
@@ -145,24 +174,31 @@ struct ReadController: Sendable {
         var page = try await store.fixes(query)
         if let metres = scope.precisionMetres { page.fixes = page.fixes.map(Coarsening(metres: metres).fix) }
         var w = WireJSONWriter(capacity: 128 + page.fixes.count * 300)
-        w.raw("{\"install_id\":"); w.string(installId.wireString); w.raw(",\"fixes\":[")
+        w.raw("{\"install_id\":")
+        w.string(installId.wireString)
+        w.raw(",\"fixes\":[")
         for (i, f) in page.fixes.enumerated() {
             if i > 0 { w.raw(",") }
             Self.write(f, into: &w)
         }
         w.raw("]")
-        if let next = page.next { w.raw(",\"next_cursor\":"); w.string(next.token) }
+        if let next = page.next {
+            w.raw(",\"next_cursor\":")
+            w.string(next.token)
+        }
         w.raw("}")
         return APIResponse.json(.ok, w.bytes)
     }
 
     /// A schema-v1 location object followed by `session_id`, `batch_id` and `received_at`.
     static func write(_ f: StoredFix, into w: inout WireJSONWriter) {
-        w.write(f.location, extra: [
-            ("session_id", "\"\(f.sessionId.wireString)\""),
-            ("batch_id", "\"\(f.batchId.wireString)\""),
-            ("received_at", "\"\(f.receivedAt.description)\""),
-        ])
+        w.write(
+            f.location,
+            extra: [
+                ("session_id", "\"\(f.sessionId.wireString)\""),
+                ("batch_id", "\"\(f.batchId.wireString)\""),
+                ("received_at", "\"\(f.receivedAt.description)\""),
+            ])
     }
 
     static func uuid(_ text: String?) -> UUID? {

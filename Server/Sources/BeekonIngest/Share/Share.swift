@@ -23,11 +23,19 @@ public struct Share: Sendable, Equatable, Codable {
     public var revokedAtMillis: Int64?
 
     /// Creates a share.
-    public init(id: String, label: String?, devices: [UUID]?, createdAtMillis: Int64, expiresAtMillis: Int64?,
-                historySeconds: Int?, live: Bool, precisionMetres: Double?, revokedAtMillis: Int64? = nil) {
-        self.id = id; self.label = label; self.devices = devices; self.createdAtMillis = createdAtMillis
-        self.expiresAtMillis = expiresAtMillis; self.historySeconds = historySeconds; self.live = live
-        self.precisionMetres = precisionMetres; self.revokedAtMillis = revokedAtMillis
+    public init(
+        id: String, label: String?, devices: [UUID]?, createdAtMillis: Int64, expiresAtMillis: Int64?,
+        historySeconds: Int?, live: Bool, precisionMetres: Double?, revokedAtMillis: Int64? = nil
+    ) {
+        self.id = id
+        self.label = label
+        self.devices = devices
+        self.createdAtMillis = createdAtMillis
+        self.expiresAtMillis = expiresAtMillis
+        self.historySeconds = historySeconds
+        self.live = live
+        self.precisionMetres = precisionMetres
+        self.revokedAtMillis = revokedAtMillis
     }
 
     /// What it lets a viewer see.
@@ -37,8 +45,11 @@ public struct Share: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case id, label, devices, live
-        case createdAtMillis = "created_at_ms", expiresAtMillis = "expires_at_ms", historySeconds = "history_seconds"
-        case precisionMetres = "precision_m", revokedAtMillis = "revoked_at_ms"
+        case createdAtMillis = "created_at_ms"
+        case expiresAtMillis = "expires_at_ms"
+        case historySeconds = "history_seconds"
+        case precisionMetres = "precision_m"
+        case revokedAtMillis = "revoked_at_ms"
     }
     /// Device ids in the wire's lowercase form; absent optionals as `null`.
     public func encode(to encoder: any Encoder) throws {
@@ -70,11 +81,17 @@ public struct ShareAccess: Sendable, Equatable, Codable {
 
     /// Creates a record.
     public init(shareId: String, atMillis: Int64, what: String, path: String, outcome: String) {
-        self.shareId = shareId; self.atMillis = atMillis; self.what = what; self.path = path; self.outcome = outcome
+        self.shareId = shareId
+        self.atMillis = atMillis
+        self.what = what
+        self.path = path
+        self.outcome = outcome
     }
 
     enum CodingKeys: String, CodingKey {
-        case shareId = "share_id", atMillis = "at_ms", what, path, outcome
+        case shareId = "share_id"
+        case atMillis = "at_ms"
+        case what, path, outcome
     }
 }
 

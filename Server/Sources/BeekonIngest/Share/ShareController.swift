@@ -22,7 +22,9 @@ struct ShareController: Sendable {
 
         enum CodingKeys: String, CodingKey {
             case devices, all, live, label
-            case expiresInSeconds = "expires_in_seconds", historySeconds = "history_seconds", precisionM = "precision_m"
+            case expiresInSeconds = "expires_in_seconds"
+            case historySeconds = "history_seconds"
+            case precisionM = "precision_m"
         }
     }
 
@@ -73,7 +75,9 @@ struct ShareController: Sendable {
     private func create(_ request: Request) async throws -> Response {
         var bytes: [UInt8] = []
         for try await chunk in request.body {
-            guard bytes.count + chunk.readableBytes <= 65_536 else { return APIResponse.error(.contentTooLarge, "too_large", "share requests are small") }
+            guard bytes.count + chunk.readableBytes <= 65_536 else {
+                return APIResponse.error(.contentTooLarge, "too_large", "share requests are small")
+            }
             bytes.append(contentsOf: chunk.readableBytesView)
         }
         guard let body = try? JSONDecoder().decode(CreateRequest.self, from: Data(bytes)) else {
@@ -81,9 +85,10 @@ struct ShareController: Sendable {
         }
         let spec: ShareSpec
         do {
-            spec = try ShareSpec(devices: body.devices, all: body.all ?? false, expiresInSeconds: body.expiresInSeconds,
-                                 historySeconds: body.historySeconds, live: body.live ?? false,
-                                 precisionMetres: body.precisionM, label: body.label)
+            spec = try ShareSpec(
+                devices: body.devices, all: body.all ?? false, expiresInSeconds: body.expiresInSeconds,
+                historySeconds: body.historySeconds, live: body.live ?? false,
+                precisionMetres: body.precisionM, label: body.label)
         } catch {
             return APIResponse.error(.badRequest, "invalid_request", error.description)
         }

@@ -9,7 +9,8 @@ import Foundation
 public final class ShareService: Sendable {
     /// The outcome of presenting a share token.
     enum Outcome: Sendable {
-        case granted(ViewerGrant), expired, revoked, unknown, unavailable
+        case granted(ViewerGrant)
+        case expired, revoked, unknown, unavailable
     }
 
     private struct Cache: Sendable {
@@ -26,16 +27,20 @@ public final class ShareService: Sendable {
 
     /// Creates the service.
     public init(store: any LocationStore, now: @escaping @Sendable () -> Date = { Date() }) {
-        self.store = store.shares; self.now = now
+        self.store = store.shares
+        self.now = now
     }
 
     /// Creates a share; returns it and its token (shown once).
-    public func create(devices: [UUID]?, expiresInSeconds: Int?, historySeconds: Int?, live: Bool,
-                       precisionMetres: Double?, label: String?) async throws(StoreError) -> (Share, String) {
+    public func create(
+        devices: [UUID]?, expiresInSeconds: Int?, historySeconds: Int?, live: Bool,
+        precisionMetres: Double?, label: String?
+    ) async throws(StoreError) -> (Share, String) {
         let nowMs = WireTimestamp(now()).millis
-        let share = Share(id: "sh_" + Self.randomHex(8), label: label, devices: devices, createdAtMillis: nowMs,
-                          expiresAtMillis: expiresInSeconds.map { nowMs + Int64($0) * 1000 },
-                          historySeconds: historySeconds, live: live, precisionMetres: precisionMetres)
+        let share = Share(
+            id: "sh_" + Self.randomHex(8), label: label, devices: devices, createdAtMillis: nowMs,
+            expiresAtMillis: expiresInSeconds.map { nowMs + Int64($0) * 1000 },
+            historySeconds: historySeconds, live: live, precisionMetres: precisionMetres)
         let token = Self.tokenPrefix + Self.randomHex(32)
         try await store.createShare(share, tokenHash: Self.hash(token))
         return (share, token)

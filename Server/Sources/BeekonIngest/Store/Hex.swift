@@ -3,7 +3,10 @@ enum Hex {
     static func encode<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0xF)]) }
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
+        }
         return String(decoding: out, as: UTF8.self)
     }
 

@@ -30,7 +30,11 @@ public struct LiveEvent: Sendable, Equatable {
 
     /// Creates an event.
     public init(seq: Int64, kind: Kind, installId: UUID, millis: Int64, payload: String) {
-        self.seq = seq; self.kind = kind; self.installId = installId; self.millis = millis; self.payload = payload
+        self.seq = seq
+        self.kind = kind
+        self.installId = installId
+        self.millis = millis
+        self.payload = payload
     }
 
     /// The SSE frame (`id`, `event`, `data`, blank line) with `data` as given.
@@ -70,19 +74,30 @@ struct PendingEvent: Sendable {
     /// A schema-v1 geofence event object plus install, session, batch and arrival.
     static func geofencePayload(_ g: WireGeofenceEvent, _ batch: IngestBatch) -> String {
         var w = WireJSONWriter(capacity: 300)
-        w.raw("{\"id\":"); w.string(g.id.wireString)
-        w.raw(",\"geofence_id\":"); w.string(g.geofenceId)
-        w.raw(",\"type\":"); w.string(g.type.rawValue)
-        w.raw(",\"timestamp\":"); w.string(g.timestamp.description)
-        for (key, json) in context(batch) { w.raw(","); w.string(key); w.raw(":"); w.raw(json) }
+        w.raw("{\"id\":")
+        w.string(g.id.wireString)
+        w.raw(",\"geofence_id\":")
+        w.string(g.geofenceId)
+        w.raw(",\"type\":")
+        w.string(g.type.rawValue)
+        w.raw(",\"timestamp\":")
+        w.string(g.timestamp.description)
+        for (key, json) in context(batch) {
+            w.raw(",")
+            w.string(key)
+            w.raw(":")
+            w.raw(json)
+        }
         w.raw("}")
         return String(decoding: w.bytes, as: UTF8.self)
     }
 
     private static func context(_ batch: IngestBatch) -> [(String, String)] {
         let e = batch.envelope
-        return [("install_id", "\"\(e.device.installId.wireString)\""), ("session_id", "\"\(e.sessionId.wireString)\""),
-                ("batch_id", "\"\(e.batchId.wireString)\""), ("received_at", "\"\(batch.receivedAt.description)\"")]
+        return [
+            ("install_id", "\"\(e.device.installId.wireString)\""), ("session_id", "\"\(e.sessionId.wireString)\""),
+            ("batch_id", "\"\(e.batchId.wireString)\""), ("received_at", "\"\(batch.receivedAt.description)\""),
+        ]
     }
 }
 
@@ -94,5 +109,8 @@ public struct EventLogMarks: Sendable, Equatable {
     public var prunedThrough: Int64
 
     /// Creates marks.
-    public init(head: Int64, prunedThrough: Int64) { self.head = head; self.prunedThrough = prunedThrough }
+    public init(head: Int64, prunedThrough: Int64) {
+        self.head = head
+        self.prunedThrough = prunedThrough
+    }
 }

@@ -53,7 +53,9 @@ public struct IngestBatch: Sendable {
 
     /// Creates a batch.
     public init(envelope: WireEnvelope, receivedAt: WireTimestamp, principal: String? = nil) {
-        self.envelope = envelope; self.receivedAt = receivedAt; self.principal = principal
+        self.envelope = envelope
+        self.receivedAt = receivedAt
+        self.principal = principal
     }
 
     /// The reporting interval the device declared: the larger of its sync and check-in intervals.
@@ -80,13 +82,19 @@ public struct IngestResult: Sendable, Equatable, Codable {
 
     /// Creates a result.
     public init(duplicateBatch: Bool, locationsStored: Int, locationsDuplicate: Int, eventsStored: Int, eventsDuplicate: Int) {
-        self.duplicateBatch = duplicateBatch; self.locationsStored = locationsStored
-        self.locationsDuplicate = locationsDuplicate; self.eventsStored = eventsStored; self.eventsDuplicate = eventsDuplicate
+        self.duplicateBatch = duplicateBatch
+        self.locationsStored = locationsStored
+        self.locationsDuplicate = locationsDuplicate
+        self.eventsStored = eventsStored
+        self.eventsDuplicate = eventsDuplicate
     }
 
     enum CodingKeys: String, CodingKey {
-        case duplicateBatch = "duplicate_batch", locationsStored = "locations_stored"
-        case locationsDuplicate = "locations_duplicate", eventsStored = "events_stored", eventsDuplicate = "events_duplicate"
+        case duplicateBatch = "duplicate_batch"
+        case locationsStored = "locations_stored"
+        case locationsDuplicate = "locations_duplicate"
+        case eventsStored = "events_stored"
+        case eventsDuplicate = "events_duplicate"
     }
 }
 
@@ -145,7 +153,11 @@ public struct FixQuery: Sendable, Equatable {
 
     /// Creates a query.
     public init(installId: UUID, from: WireTimestamp? = nil, to: WireTimestamp? = nil, limit: Int = 500, after: FixCursor? = nil) {
-        self.installId = installId; self.from = from; self.to = to; self.limit = limit; self.after = after
+        self.installId = installId
+        self.from = from
+        self.to = to
+        self.limit = limit
+        self.after = after
     }
 }
 
@@ -165,7 +177,10 @@ public struct FixCursor: Sendable, Equatable {
     public var id: UUID
 
     /// Creates a cursor.
-    public init(millis: Int64, id: UUID) { self.millis = millis; self.id = id }
+    public init(millis: Int64, id: UUID) {
+        self.millis = millis
+        self.id = id
+    }
 
     /// The opaque text form used in the API (`<ms>_<uuid>`).
     public var token: String { "\(millis)_\(id.wireString)" }

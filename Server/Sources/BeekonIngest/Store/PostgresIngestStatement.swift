@@ -80,19 +80,35 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
     func makeBindings() throws -> PostgresBindings {
         let e = batch.envelope
         var b = PostgresBindings(capacity: 32)
-        b.append(e.batchId); b.append(e.sessionId); b.append(e.device.installId)
-        b.append(e.sentAt.millis); b.append(batch.receivedAt.millis)
-        b.append(e.device.platform); b.append(e.device.sdkVersion); b.append(e.device.model)
-        b.append(ExtrasJSON.encode(e.extras)); b.append(batch.principal)
-        b.append(Int32(e.locations.count)); b.append(Int32(e.geofenceEvents.count))
+        b.append(e.batchId)
+        b.append(e.sessionId)
+        b.append(e.device.installId)
+        b.append(e.sentAt.millis)
+        b.append(batch.receivedAt.millis)
+        b.append(e.device.platform)
+        b.append(e.device.sdkVersion)
+        b.append(e.device.model)
+        b.append(ExtrasJSON.encode(e.extras))
+        b.append(batch.principal)
+        b.append(Int32(e.locations.count))
+        b.append(Int32(e.geofenceEvents.count))
         let ls = locations
-        b.append(ls.map(\.id)); b.append(ls.map(\.timestamp.millis))
-        b.append(ls.map(\.latitude)); b.append(ls.map(\.longitude))
-        b.append(NullableArray(ls.map(\.accuracy))); b.append(NullableArray(ls.map(\.speed)))
-        b.append(NullableArray(ls.map(\.bearing))); b.append(NullableArray(ls.map(\.altitude)))
-        b.append(ls.map(\.trigger.rawValue)); b.append(ls.map(\.motion.rawValue)); b.append(ls.map(\.isMock))
-        b.append(NullableArray(ls.map(\.activity?.rawValue))); b.append(NullableArray(ls.map(\.quality?.rawValue)))
-        b.append(events.map(\.id)); b.append(events.map(\.geofenceId)); b.append(events.map(\.type.rawValue))
+        b.append(ls.map(\.id))
+        b.append(ls.map(\.timestamp.millis))
+        b.append(ls.map(\.latitude))
+        b.append(ls.map(\.longitude))
+        b.append(NullableArray(ls.map(\.accuracy)))
+        b.append(NullableArray(ls.map(\.speed)))
+        b.append(NullableArray(ls.map(\.bearing)))
+        b.append(NullableArray(ls.map(\.altitude)))
+        b.append(ls.map(\.trigger.rawValue))
+        b.append(ls.map(\.motion.rawValue))
+        b.append(ls.map(\.isMock))
+        b.append(NullableArray(ls.map(\.activity?.rawValue)))
+        b.append(NullableArray(ls.map(\.quality?.rawValue)))
+        b.append(events.map(\.id))
+        b.append(events.map(\.geofenceId))
+        b.append(events.map(\.type.rawValue))
         b.append(events.map(\.timestamp.millis))
         b.append(ls.map { PendingEvent.fixPayload($0, batch) })
         b.append(events.map { PendingEvent.geofencePayload($0, batch) })
@@ -123,7 +139,7 @@ struct NullableArray<Element: PostgresArrayEncodable & PostgresNonThrowingEncoda
         buffer.writeInteger(1, as: Int32.self)
         for element in elements {
             guard let element else {
-                buffer.writeInteger(-1, as: Int32.self)    // NULL
+                buffer.writeInteger(-1, as: Int32.self)  // NULL
                 continue
             }
             let lengthIndex = buffer.writerIndex

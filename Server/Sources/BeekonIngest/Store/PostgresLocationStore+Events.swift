@@ -5,9 +5,11 @@ import PostgresNIO
 extension PostgresLocationStore {
     public func events(after: Int64, limit: Int) async throws(StoreError) -> [LiveEvent] {
         try await perform { conn in
-            let rows = try await conn.query("""
+            let rows = try await conn.query(
+                """
                 SELECT seq, kind, install_id, ts, payload FROM events WHERE seq > \(after) ORDER BY seq LIMIT \(limit)
-                """, logger: self.logger).decode((Int64, String, UUID, Int64, String).self)
+                """, logger: self.logger
+            ).decode((Int64, String, UUID, Int64, String).self)
             var out: [LiveEvent] = []
             out.reserveCapacity(limit)
             for try await (seq, kind, install, ts, payload) in rows {
@@ -22,10 +24,12 @@ extension PostgresLocationStore {
         try await perform { conn in
             // Only committed rows count as the head: a sequence value drawn by a transaction
             // still in flight must not be promised to a client.
-            let rows = try await conn.query("""
+            let rows = try await conn.query(
+                """
                 SELECT (SELECT COALESCE(MAX(seq), 0) FROM events),
                        (SELECT COALESCE(MAX(value), 0) FROM server_marks WHERE name = 'events_pruned_through')
-                """, logger: self.logger).decode((Int64, Int64).self)
+                """, logger: self.logger
+            ).decode((Int64, Int64).self)
             var marks = EventLogMarks(head: 0, prunedThrough: 0)
             for try await (head, pruned) in rows { marks = EventLogMarks(head: max(head, pruned), prunedThrough: pruned) }
             return marks
@@ -34,7 +38,8 @@ extension PostgresLocationStore {
 
     public func pruneEvents(receivedBefore cutoff: WireTimestamp) async throws(StoreError) {
         _ = try await transaction { conn in
-            try await conn.query("""
+            try await conn.query(
+                """
                 WITH d AS (DELETE FROM events WHERE seq <= (SELECT MAX(seq) FROM events WHERE received_at < \(cutoff.millis))
                            RETURNING seq)
                 INSERT INTO server_marks (name, value) SELECT 'events_pruned_through', MAX(seq) FROM d HAVING MAX(seq) IS NOT NULL
@@ -70,14 +75,17 @@ extension PostgresLocationStore {
             // The row lock serialises instances publishing the same device; the advisory lock
             // orders the sequence value with every other event (see PostgresIngestStatement).
             var changed = false
-            for try await _ in try await conn.query("""
+            for try await _ in try await conn.query(
+                """
                 INSERT INTO device_status (install_id, status, changed_at) VALUES (\(installId), \(status), \(atMillis))
                 ON CONFLICT (install_id) DO UPDATE SET status = excluded.status, changed_at = excluded.changed_at
                 WHERE device_status.status <> excluded.status RETURNING 1
-                """, logger: self.logger) { changed = true }
+                """, logger: self.logger)
+            { changed = true }
             guard changed else { return false }
             try await conn.query("SELECT pg_advisory_xact_lock(74657002)", logger: self.logger)
-            try await conn.query("""
+            try await conn.query(
+                """
                 INSERT INTO events (kind, install_id, ts, received_at, payload)
                 VALUES ('device', \(installId), \(atMillis), \(atMillis), \(payload))
                 """, logger: self.logger)

@@ -11,23 +11,32 @@ extension PostgresLocationStore {
     public func devices() async throws(StoreError) -> [DeviceSummary] {
         try await perform { conn in
             var devices: [DeviceSummary] = []
-            let rows = try await conn.query("""
+            let rows = try await conn.query(
+                """
                 SELECT DISTINCT ON (install_id) install_id, platform, sdk_version, model, received_at, expected_interval
                 FROM batches ORDER BY install_id, received_at DESC
-                """, logger: self.logger).decode((UUID, String, String, String?, Int64, Int32?).self)
+                """, logger: self.logger
+            ).decode((UUID, String, String, String?, Int64, Int32?).self)
             var heads: [(UUID, String, String, String?, Int64, Int32?)] = []
             for try await row in rows { heads.append(row) }
             for (install, platform, sdk, model, received, interval) in heads {
-                let last = try await self.fetchFixes(conn, """
+                let last = try await self.fetchFixes(
+                    conn,
+                    """
                     SELECT \(unescaped: Self.fixColumns) FROM locations WHERE install_id = \(install)
                     ORDER BY ts DESC, id DESC LIMIT 1
-                    """).first
+                    """
+                ).first
                 var count = 0
-                for try await c in try await conn.query("SELECT count(*) FROM locations WHERE install_id = \(install)",
-                                                        logger: self.logger).decode(Int64.self) { count = Int(c) }
-                devices.append(DeviceSummary(installId: install, platform: platform, sdkVersion: sdk, model: model,
-                                             lastFix: last, lastReceivedAt: WireTimestamp(millis: received), fixCount: count,
-                                             expectedIntervalSeconds: interval.map(Int.init)))
+                for try await c in try await conn.query(
+                    "SELECT count(*) FROM locations WHERE install_id = \(install)",
+                    logger: self.logger
+                ).decode(Int64.self) { count = Int(c) }
+                devices.append(
+                    DeviceSummary(
+                        installId: install, platform: platform, sdkVersion: sdk, model: model,
+                        lastFix: last, lastReceivedAt: WireTimestamp(millis: received), fixCount: count,
+                        expectedIntervalSeconds: interval.map(Int.init)))
             }
             return devices
         }
@@ -35,19 +44,22 @@ extension PostgresLocationStore {
 
     public func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary] {
         try await perform { conn in
-            let rows = try await conn.query("""
+            let rows = try await conn.query(
+                """
                 SELECT b.session_id,
                        (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id),
                        (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id),
                        (SELECT count(*) FROM locations l WHERE l.session_id = b.session_id),
                        (SELECT count(*) FROM geofence_events g WHERE g.session_id = b.session_id)
                 FROM (SELECT DISTINCT session_id FROM batches WHERE install_id = \(installId)) b
-                """, logger: self.logger).decode((UUID, Int64?, Int64?, Int64, Int64).self)
+                """, logger: self.logger
+            ).decode((UUID, Int64?, Int64?, Int64, Int64).self)
             var out: [SessionSummary] = []
             for try await (session, first, last, fixes, events) in rows {
-                out.append(SessionSummary(
-                    sessionId: session, installId: installId, firstFixAt: first.map(WireTimestamp.init(millis:)),
-                    lastFixAt: last.map(WireTimestamp.init(millis:)), fixCount: Int(fixes), eventCount: Int(events)))
+                out.append(
+                    SessionSummary(
+                        sessionId: session, installId: installId, firstFixAt: first.map(WireTimestamp.init(millis:)),
+                        lastFixAt: last.map(WireTimestamp.init(millis:)), fixCount: Int(fixes), eventCount: Int(events)))
             }
             return out.sortedNewestFirst()
         }
@@ -55,7 +67,9 @@ extension PostgresLocationStore {
 
     public func track(sessionId: UUID) async throws(StoreError) -> [StoredFix] {
         try await perform { conn in
-            try await self.fetchFixes(conn, """
+            try await self.fetchFixes(
+                conn,
+                """
                 SELECT \(unescaped: Self.fixColumns) FROM locations WHERE session_id = \(sessionId) ORDER BY ts, id
                 """)
         }
@@ -64,7 +78,9 @@ extension PostgresLocationStore {
     public func fixes(_ q: FixQuery) async throws(StoreError) -> FixPage {
         try await perform { conn in
             // NULL bounds disable a condition; the planner still uses (install_id, ts, id).
-            let rows = try await self.fetchFixes(conn, """
+            let rows = try await self.fetchFixes(
+                conn,
+                """
                 SELECT \(unescaped: Self.fixColumns) FROM locations
                 WHERE install_id = \(q.installId)
                   AND ts >= \(q.from?.millis ?? Int64.min) AND ts < \(q.to?.millis ?? Int64.max)
@@ -79,15 +95,20 @@ extension PostgresLocationStore {
         var out: [StoredFix] = []
         for try await row in try await conn.query(query, logger: logger) {
             let (id, install, session, batch, ts, lat, lon, acc, speed, bearing, alt, trigger, motion, mock, activity, quality, received) =
-                try row.decode((UUID, UUID, UUID, UUID, Int64, Double, Double, Double?, Double?, Double?, Double?,
-                                String, String, Bool, String?, String?, Int64).self)
+                try row.decode(
+                    (
+                        UUID, UUID, UUID, UUID, Int64, Double, Double, Double?, Double?, Double?, Double?,
+                        String, String, Bool, String?, String?, Int64
+                    ).self)
             let location = WireLocation(
                 id: id, timestamp: WireTimestamp(millis: ts), trigger: Trigger(rawValue: trigger) ?? .interval,
                 motion: Motion(rawValue: motion) ?? .unknown, isMock: mock, latitude: lat, longitude: lon,
                 accuracy: acc, speed: speed, bearing: bearing, altitude: alt,
                 activity: activity.flatMap(Activity.init(rawValue:)), quality: quality.flatMap(Quality.init(rawValue:)))
-            out.append(StoredFix(location: location, sessionId: session, installId: install, batchId: batch,
-                                 receivedAt: WireTimestamp(millis: received)))
+            out.append(
+                StoredFix(
+                    location: location, sessionId: session, installId: install, batchId: batch,
+                    receivedAt: WireTimestamp(millis: received)))
         }
         return out
     }

@@ -4,7 +4,8 @@ import PostgresNIO
 extension PostgresLocationStore {
     public func createShare(_ share: Share, tokenHash: String) async throws(StoreError) {
         try await perform { conn in
-            try await conn.query("""
+            try await conn.query(
+                """
                 INSERT INTO shares (id, token_hash, label, devices, created_at, expires_at, history_seconds, live, precision_m)
                 VALUES (\(share.id), \(tokenHash), \(share.label), \(ShareRow.devicesText(share.devices)), \(share.createdAtMillis),
                         \(share.expiresAtMillis), \(share.historySeconds.map(Int64.init)), \(share.live), \(share.precisionMetres))
@@ -27,16 +28,19 @@ extension PostgresLocationStore {
     public func revokeShare(id: String, atMillis: Int64) async throws(StoreError) -> Bool {
         try await perform { conn in
             var n = 0
-            for try await _ in try await conn.query("""
+            for try await _ in try await conn.query(
+                """
                 UPDATE shares SET revoked_at = \(atMillis) WHERE id = \(id) AND revoked_at IS NULL RETURNING id
-                """, logger: self.logger) { n += 1 }
+                """, logger: self.logger)
+            { n += 1 }
             return n == 1
         }
     }
 
     public func recordShareAccess(_ a: ShareAccess) async throws(StoreError) {
         try await perform { conn in
-            try await conn.query("""
+            try await conn.query(
+                """
                 INSERT INTO share_access (share_id, at, what, path, outcome)
                 VALUES (\(a.shareId), \(a.atMillis), \(a.what), \(a.path), \(a.outcome))
                 """, logger: self.logger)
@@ -45,10 +49,12 @@ extension PostgresLocationStore {
 
     public func shareAccess(shareId: String?, limit: Int) async throws(StoreError) -> [ShareAccess] {
         try await perform { conn in
-            let rows = try await conn.query("""
+            let rows = try await conn.query(
+                """
                 SELECT share_id, at, what, path, outcome FROM share_access
                 WHERE \(shareId)::text IS NULL OR share_id = \(shareId) ORDER BY id DESC LIMIT \(limit)
-                """, logger: self.logger).decode((String, Int64, String, String, String).self)
+                """, logger: self.logger
+            ).decode((String, Int64, String, String, String).self)
             var out: [ShareAccess] = []
             for try await (s, at, what, path, outcome) in rows {
                 out.append(ShareAccess(shareId: s, atMillis: at, what: what, path: path, outcome: outcome))
@@ -64,9 +70,11 @@ extension PostgresLocationStore {
         let rows = try await conn.query(query, logger: logger)
             .decode((String, String?, String?, Int64, Int64?, Int64?, Bool, Double?, Int64?).self)
         for try await (id, label, devices, created, expires, history, live, precision, revoked) in rows {
-            out.append(Share(id: id, label: label, devices: ShareRow.devices(devices), createdAtMillis: created,
-                             expiresAtMillis: expires, historySeconds: history.map { Int($0) }, live: live,
-                             precisionMetres: precision, revokedAtMillis: revoked))
+            out.append(
+                Share(
+                    id: id, label: label, devices: ShareRow.devices(devices), createdAtMillis: created,
+                    expiresAtMillis: expires, historySeconds: history.map { Int($0) }, live: live,
+                    precisionMetres: precision, revokedAtMillis: revoked))
         }
         return out
     }

@@ -12,13 +12,16 @@ extension PostgresLocationStore {
     }
 
     private func loadOrCreateKey(_ conn: PostgresConnection, _ proposed: [UInt8]) async throws -> [UInt8] {
-        try await conn.query("""
+        try await conn.query(
+            """
             INSERT INTO server_keys (name, value) VALUES ('access_token_hmac', \(Hex.encode(proposed)))
             ON CONFLICT (name) DO NOTHING
             """, logger: logger)
         var key = proposed
-        for try await hex in try await conn.query("SELECT value FROM server_keys WHERE name = 'access_token_hmac'",
-                                                  logger: logger).decode(String.self) {
+        for try await hex in try await conn.query(
+            "SELECT value FROM server_keys WHERE name = 'access_token_hmac'",
+            logger: logger
+        ).decode(String.self) {
             key = Hex.decode(hex) ?? proposed
         }
         return key
@@ -26,21 +29,26 @@ extension PostgresLocationStore {
 
     public func insertRefreshToken(_ r: RefreshTokenRecord) async throws(StoreError) {
         try await perform { conn in
-            try await conn.query("""
+            try await conn.query(
+                """
                 INSERT INTO refresh_tokens (token_hash, subject, family, issued_at, expires_at)
                 VALUES (\(r.hash), \(r.subject), \(r.family), \(r.issuedMillis), \(r.expiresMillis))
                 """, logger: self.logger)
         }
     }
 
-    public func rotateRefreshToken(presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64) async throws(StoreError) -> RefreshRotation {
+    public func rotateRefreshToken(presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64) async throws(StoreError)
+        -> RefreshRotation
+    {
         try await transaction { conn in
             // FOR UPDATE serialises concurrent presentations of the same token across instances.
             var found: (String, String, Int64, String?, Bool)?
-            for try await row in try await conn.query("""
+            for try await row in try await conn.query(
+                """
                 SELECT subject, family, expires_at, replaced_by, revoked FROM refresh_tokens
                 WHERE token_hash = \(presentedHash) FOR UPDATE
-                """, logger: self.logger).decode((String, String, Int64, String?, Bool).self) { found = row }
+                """, logger: self.logger
+            ).decode((String, String, Int64, String?, Bool).self) { found = row }
             guard let (subject, family, expires, successor, revoked) = found, !revoked, expires > nowMillis else {
                 return .invalid
             }
@@ -48,19 +56,22 @@ extension PostgresLocationStore {
                 var used: String?
                 for try await row in try await conn.query(
                     "SELECT replaced_by FROM refresh_tokens WHERE token_hash = \(successor) FOR UPDATE",
-                    logger: self.logger).decode(String?.self) { used = row }
+                    logger: self.logger
+                ).decode(String?.self) { used = row }
                 if used != nil {
                     try await conn.query("UPDATE refresh_tokens SET revoked = TRUE WHERE family = \(family)", logger: self.logger)
                     return .reused
                 }
                 try await conn.query("UPDATE refresh_tokens SET revoked = TRUE WHERE token_hash = \(successor)", logger: self.logger)
             }
-            try await conn.query("""
+            try await conn.query(
+                """
                 INSERT INTO refresh_tokens (token_hash, subject, family, issued_at, expires_at)
                 VALUES (\(replacement.hash), \(subject), \(family), \(replacement.issuedMillis), \(replacement.expiresMillis))
                 """, logger: self.logger)
-            try await conn.query("UPDATE refresh_tokens SET replaced_by = \(replacement.hash) WHERE token_hash = \(presentedHash)",
-                                 logger: self.logger)
+            try await conn.query(
+                "UPDATE refresh_tokens SET replaced_by = \(replacement.hash) WHERE token_hash = \(presentedHash)",
+                logger: self.logger)
             return .rotated(subject: subject)
         }
     }

@@ -45,14 +45,17 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
                 try await conn.query("SELECT pg_advisory_xact_lock(74657001)", logger: logger)
                 try await conn.query("CREATE TABLE IF NOT EXISTS beekon_schema (version INT PRIMARY KEY)", logger: logger)
                 var current = 0
-                for try await v in try await conn.query("SELECT COALESCE(MAX(version), 0) FROM beekon_schema", logger: logger).decode(Int.self) {
+                for try await v in try await conn.query("SELECT COALESCE(MAX(version), 0) FROM beekon_schema", logger: logger).decode(
+                    Int.self)
+                {
                     current = v
                 }
                 for (version, statements) in PostgresSchema.versions where version > current {
                     for statement in statements {
                         try await conn.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                     }
-                    try await conn.query(PostgresQuery(unsafeSQL: "INSERT INTO beekon_schema (version) VALUES (\(version))"), logger: logger)
+                    try await conn.query(
+                        PostgresQuery(unsafeSQL: "INSERT INTO beekon_schema (version) VALUES (\(version))"), logger: logger)
                 }
             }
         } catch {
@@ -80,19 +83,23 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
             }
         }
         guard fresh == 1 else {
-            return IngestResult(duplicateBatch: true, locationsStored: 0, locationsDuplicate: e.locations.count,
-                                eventsStored: 0, eventsDuplicate: e.geofenceEvents.count)
+            return IngestResult(
+                duplicateBatch: true, locationsStored: 0, locationsDuplicate: e.locations.count,
+                eventsStored: 0, eventsDuplicate: e.geofenceEvents.count)
         }
-        return IngestResult(duplicateBatch: false, locationsStored: Int(stored), locationsDuplicate: e.locations.count - Int(stored),
-                            eventsStored: Int(eventsStored), eventsDuplicate: e.geofenceEvents.count - Int(eventsStored))
+        return IngestResult(
+            duplicateBatch: false, locationsStored: Int(stored), locationsDuplicate: e.locations.count - Int(stored),
+            eventsStored: Int(eventsStored), eventsDuplicate: e.geofenceEvents.count - Int(eventsStored))
     }
 
     /// A UUID's bytes as two big-endian integers: tuples compare like PostgreSQL's `uuid`
     /// (and like the lowercase text form), without making strings.
     static func orderKey(_ id: UUID) -> (UInt64, UInt64) {
         withUnsafeBytes(of: id.uuid) {
-            (UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-             UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            (
+                UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+                UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            )
         }
     }
 

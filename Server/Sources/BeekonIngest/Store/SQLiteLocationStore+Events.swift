@@ -7,9 +7,10 @@ extension SQLiteLocationStore {
     /// order is commit order and a reader never sees a later sequence before an earlier one.
     static func appendEvents(_ events: [PendingEvent], installId: String, received: Int64, db: Database) throws {
         guard !events.isEmpty else { return }
-        let insert = try db.cachedStatement(sql: """
-            INSERT INTO events (kind, install_id, ts, received_at, payload) VALUES (?, ?, ?, ?, ?)
-            """)
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT INTO events (kind, install_id, ts, received_at, payload) VALUES (?, ?, ?, ?, ?)
+                """)
         for event in events {
             try insert.execute(arguments: [event.kind.rawValue, installId, event.millis, received, event.payload])
         }
@@ -17,12 +18,15 @@ extension SQLiteLocationStore {
 
     public func events(after: Int64, limit: Int) async throws(StoreError) -> [LiveEvent] {
         try await run { db in
-            try Row.fetchAll(db, sql: """
-                SELECT seq, kind, install_id, ts, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?
-                """, arguments: [after, limit]).compactMap { row in
-                    guard let kind = LiveEvent.Kind(rawValue: row[1]), let install = UUID(uuidString: row[2]) else { return nil }
-                    return LiveEvent(seq: row[0], kind: kind, installId: install, millis: row[3], payload: row[4])
-                }
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT seq, kind, install_id, ts, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?
+                    """, arguments: [after, limit]
+            ).compactMap { row in
+                guard let kind = LiveEvent.Kind(rawValue: row[1]), let install = UUID(uuidString: row[2]) else { return nil }
+                return LiveEvent(seq: row[0], kind: kind, installId: install, millis: row[3], payload: row[4])
+            }
         }
     }
 
@@ -36,13 +40,17 @@ extension SQLiteLocationStore {
 
     public func pruneEvents(receivedBefore cutoff: WireTimestamp) async throws(StoreError) {
         try await write { db in
-            guard let top = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM events WHERE received_at < ?",
-                                               arguments: [cutoff.millis]) else { return }
+            guard
+                let top = try Int64.fetchOne(
+                    db, sql: "SELECT MAX(seq) FROM events WHERE received_at < ?",
+                    arguments: [cutoff.millis])
+            else { return }
             try db.execute(sql: "DELETE FROM events WHERE seq <= ?", arguments: [top])
-            try db.execute(sql: """
-                INSERT INTO server_keys (name, value) VALUES ('events_pruned_through', ?)
-                ON CONFLICT (name) DO UPDATE SET value = excluded.value
-                """, arguments: [String(top)])
+            try db.execute(
+                sql: """
+                    INSERT INTO server_keys (name, value) VALUES ('events_pruned_through', ?)
+                    ON CONFLICT (name) DO UPDATE SET value = excluded.value
+                    """, arguments: [String(top)])
         }
     }
 }
@@ -53,12 +61,14 @@ extension SQLiteLocationStore {
             let id = installId.wireString
             let current = try String.fetchOne(db, sql: "SELECT status FROM device_status WHERE install_id = ?", arguments: [id])
             guard current != status else { return false }
-            try db.execute(sql: """
-                INSERT INTO device_status (install_id, status, changed_at) VALUES (?, ?, ?)
-                ON CONFLICT (install_id) DO UPDATE SET status = excluded.status, changed_at = excluded.changed_at
-                """, arguments: [id, status, atMillis])
-            try Self.appendEvents([PendingEvent(kind: .device, id: installId, millis: atMillis, payload: payload)],
-                                  installId: id, received: atMillis, db: db)
+            try db.execute(
+                sql: """
+                    INSERT INTO device_status (install_id, status, changed_at) VALUES (?, ?, ?)
+                    ON CONFLICT (install_id) DO UPDATE SET status = excluded.status, changed_at = excluded.changed_at
+                    """, arguments: [id, status, atMillis])
+            try Self.appendEvents(
+                [PendingEvent(kind: .device, id: installId, millis: atMillis, payload: payload)],
+                installId: id, received: atMillis, db: db)
             return true
         }
     }

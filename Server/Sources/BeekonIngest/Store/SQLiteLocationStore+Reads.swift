@@ -11,15 +11,19 @@ extension SQLiteLocationStore {
     public func devices() async throws(StoreError) -> [DeviceSummary] {
         try await run { db in
             // SQLite returns the bare columns of the row holding MAX(received_at).
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT install_id, platform, sdk_version, model, MAX(received_at), expected_interval FROM batches GROUP BY install_id
-                ORDER BY install_id
-                """)
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT install_id, platform, sdk_version, model, MAX(received_at), expected_interval FROM batches GROUP BY install_id
+                    ORDER BY install_id
+                    """)
             return try rows.map { row in
                 let install: String = row[0]
-                let last = try Row.fetchOne(db, sql: """
-                    SELECT \(Self.fixColumns) FROM locations WHERE install_id = ? ORDER BY ts DESC, id DESC LIMIT 1
-                    """, arguments: [install])
+                let last = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT \(Self.fixColumns) FROM locations WHERE install_id = ? ORDER BY ts DESC, id DESC LIMIT 1
+                        """, arguments: [install])
                 let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM locations WHERE install_id = ?", arguments: [install]) ?? 0
                 return DeviceSummary(
                     installId: UUID(uuidString: install)!, platform: row[1], sdkVersion: row[2], model: row[3],
@@ -31,14 +35,16 @@ extension SQLiteLocationStore {
 
     public func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary] {
         try await run { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT b.session_id,
-                       (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id),
-                       (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id),
-                       (SELECT COUNT(*) FROM locations l WHERE l.session_id = b.session_id),
-                       (SELECT COUNT(*) FROM geofence_events g WHERE g.session_id = b.session_id)
-                FROM (SELECT DISTINCT session_id FROM batches WHERE install_id = ?) b
-                """, arguments: [installId.wireString])
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT b.session_id,
+                           (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id),
+                           (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id),
+                           (SELECT COUNT(*) FROM locations l WHERE l.session_id = b.session_id),
+                           (SELECT COUNT(*) FROM geofence_events g WHERE g.session_id = b.session_id)
+                    FROM (SELECT DISTINCT session_id FROM batches WHERE install_id = ?) b
+                    """, arguments: [installId.wireString])
             return rows.map { row in
                 SessionSummary(
                     sessionId: UUID(uuidString: row[0])!, installId: installId,
@@ -51,8 +57,10 @@ extension SQLiteLocationStore {
 
     public func track(sessionId: UUID) async throws(StoreError) -> [StoredFix] {
         try await run { db in
-            try Row.fetchAll(db, sql: "SELECT \(Self.fixColumns) FROM locations WHERE session_id = ? ORDER BY ts, id",
-                             arguments: [sessionId.wireString]).map(Self.fix)
+            try Row.fetchAll(
+                db, sql: "SELECT \(Self.fixColumns) FROM locations WHERE session_id = ? ORDER BY ts, id",
+                arguments: [sessionId.wireString]
+            ).map(Self.fix)
         }
     }
 
@@ -60,8 +68,14 @@ extension SQLiteLocationStore {
         try await run { db in
             var sql = "SELECT \(Self.fixColumns) FROM locations WHERE install_id = ?"
             var args: [any DatabaseValueConvertible] = [query.installId.wireString]
-            if let from = query.from { sql += " AND ts >= ?"; args.append(from.millis) }
-            if let to = query.to { sql += " AND ts < ?"; args.append(to.millis) }
+            if let from = query.from {
+                sql += " AND ts >= ?"
+                args.append(from.millis)
+            }
+            if let to = query.to {
+                sql += " AND ts < ?"
+                args.append(to.millis)
+            }
             if let after = query.after {
                 sql += " AND (ts > ? OR (ts = ? AND id > ?))"
                 args += [after.millis, after.millis, after.id.wireString]
@@ -86,8 +100,9 @@ extension SQLiteLocationStore {
             bearing: row[9], altitude: row[10],
             activity: (row[14] as String?).flatMap(Activity.init(rawValue:)),
             quality: (row[15] as String?).flatMap(Quality.init(rawValue:)))
-        return StoredFix(location: location, sessionId: try uuid(2), installId: try uuid(1), batchId: try uuid(3),
-                         receivedAt: WireTimestamp(millis: row[16]))
+        return StoredFix(
+            location: location, sessionId: try uuid(2), installId: try uuid(1), batchId: try uuid(3),
+            receivedAt: WireTimestamp(millis: row[16]))
     }
 }
 
@@ -105,7 +120,8 @@ extension Array where Element == SessionSummary {
     /// Newest session first (by last fix time; sessions without fixes last), ties by id.
     func sortedNewestFirst() -> [SessionSummary] {
         sorted { a, b in
-            let ta = a.lastFixAt?.millis ?? .min, tb = b.lastFixAt?.millis ?? .min
+            let ta = a.lastFixAt?.millis ?? .min
+            let tb = b.lastFixAt?.millis ?? .min
             return ta != tb ? ta > tb : a.sessionId.wireString > b.sessionId.wireString
         }
     }

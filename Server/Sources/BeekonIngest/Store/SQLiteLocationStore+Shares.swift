@@ -6,11 +6,15 @@ extension SQLiteLocationStore {
 
     public func createShare(_ share: Share, tokenHash: String) async throws(StoreError) {
         try await write { db in
-            try db.execute(sql: """
-                INSERT INTO shares (id, token_hash, label, devices, created_at, expires_at, history_seconds, live, precision_m)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [share.id, tokenHash, share.label, ShareRow.devicesText(share.devices), share.createdAtMillis,
-                                 share.expiresAtMillis, share.historySeconds, share.live, share.precisionMetres])
+            try db.execute(
+                sql: """
+                    INSERT INTO shares (id, token_hash, label, devices, created_at, expires_at, history_seconds, live, precision_m)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    share.id, tokenHash, share.label, ShareRow.devicesText(share.devices), share.createdAtMillis,
+                    share.expiresAtMillis, share.historySeconds, share.live, share.precisionMetres,
+                ])
         }
     }
 
@@ -22,7 +26,8 @@ extension SQLiteLocationStore {
 
     public func share(tokenHash: String) async throws(StoreError) -> Share? {
         try await run { db in
-            try Row.fetchOne(db, sql: "SELECT \(Self.shareColumns) FROM shares WHERE token_hash = ?", arguments: [tokenHash]).map(Self.share)
+            try Row.fetchOne(db, sql: "SELECT \(Self.shareColumns) FROM shares WHERE token_hash = ?", arguments: [tokenHash]).map(
+                Self.share)
         }
     }
 
@@ -35,22 +40,27 @@ extension SQLiteLocationStore {
 
     public func recordShareAccess(_ a: ShareAccess) async throws(StoreError) {
         try await write { db in
-            try db.execute(sql: "INSERT INTO share_access (share_id, at, what, path, outcome) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [a.shareId, a.atMillis, a.what, a.path, a.outcome])
+            try db.execute(
+                sql: "INSERT INTO share_access (share_id, at, what, path, outcome) VALUES (?, ?, ?, ?, ?)",
+                arguments: [a.shareId, a.atMillis, a.what, a.path, a.outcome])
         }
     }
 
     public func shareAccess(shareId: String?, limit: Int) async throws(StoreError) -> [ShareAccess] {
         try await run { db in
-            try Row.fetchAll(db, sql: """
-                SELECT share_id, at, what, path, outcome FROM share_access WHERE ? IS NULL OR share_id = ? ORDER BY id DESC LIMIT ?
-                """, arguments: [shareId, shareId, limit]).map { ShareAccess(shareId: $0[0], atMillis: $0[1], what: $0[2], path: $0[3], outcome: $0[4]) }
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT share_id, at, what, path, outcome FROM share_access WHERE ? IS NULL OR share_id = ? ORDER BY id DESC LIMIT ?
+                    """, arguments: [shareId, shareId, limit]
+            ).map { ShareAccess(shareId: $0[0], atMillis: $0[1], what: $0[2], path: $0[3], outcome: $0[4]) }
         }
     }
 
     static func share(_ row: Row) -> Share {
-        Share(id: row[0], label: row[1], devices: ShareRow.devices(row[2]), createdAtMillis: row[3], expiresAtMillis: row[4],
-              historySeconds: row[5], live: row[6], precisionMetres: row[7], revokedAtMillis: row[8])
+        Share(
+            id: row[0], label: row[1], devices: ShareRow.devices(row[2]), createdAtMillis: row[3], expiresAtMillis: row[4],
+            historySeconds: row[5], live: row[6], precisionMetres: row[7], revokedAtMillis: row[8])
     }
 }
 

@@ -61,23 +61,31 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     static func insert(_ batch: IngestBatch, into db: Database) throws -> IngestResult {
         let e = batch.envelope
         let received = batch.receivedAt.millis
-        let batchId = e.batchId.wireString, sessionId = e.sessionId.wireString, installId = e.device.installId.wireString
-        try db.execute(sql: """
-            INSERT INTO batches (batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
-                                 model, extras, principal, location_count, event_count, expected_interval)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch_id) DO NOTHING
-            """, arguments: [batchId, sessionId, installId, e.sentAt.millis, received, e.device.platform,
-                             e.device.sdkVersion, e.device.model, ExtrasJSON.encode(e.extras), batch.principal,
-                             e.locations.count, e.geofenceEvents.count, batch.declaredInterval])
+        let batchId = e.batchId.wireString
+        let sessionId = e.sessionId.wireString
+        let installId = e.device.installId.wireString
+        try db.execute(
+            sql: """
+                INSERT INTO batches (batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
+                                     model, extras, principal, location_count, event_count, expected_interval)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch_id) DO NOTHING
+                """,
+            arguments: [
+                batchId, sessionId, installId, e.sentAt.millis, received, e.device.platform,
+                e.device.sdkVersion, e.device.model, ExtrasJSON.encode(e.extras), batch.principal,
+                e.locations.count, e.geofenceEvents.count, batch.declaredInterval,
+            ])
         guard db.changesCount == 1 else {
-            return IngestResult(duplicateBatch: true, locationsStored: 0, locationsDuplicate: e.locations.count,
-                                eventsStored: 0, eventsDuplicate: e.geofenceEvents.count)
+            return IngestResult(
+                duplicateBatch: true, locationsStored: 0, locationsDuplicate: e.locations.count,
+                eventsStored: 0, eventsDuplicate: e.geofenceEvents.count)
         }
-        let insertFix = try db.cachedStatement(sql: """
-            INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy, speed,
-                                   bearing, altitude, trigger, motion, is_mock, activity, quality, received_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
-            """)
+        let insertFix = try db.cachedStatement(
+            sql: """
+                INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy, speed,
+                                       bearing, altitude, trigger, motion, is_mock, activity, quality, received_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
+                """)
         var stored = 0
         var fresh = Set<UUID>()
         for l in e.locations {
@@ -89,10 +97,11 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
             stored += db.changesCount
             if db.changesCount == 1 { fresh.insert(l.id) }
         }
-        let insertEvent = try db.cachedStatement(sql: """
-            INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts, received_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
-            """)
+        let insertEvent = try db.cachedStatement(
+            sql: """
+                INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts, received_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
+                """)
         var events = 0
         for g in e.geofenceEvents {
             try insertEvent.execute(arguments: [
@@ -102,8 +111,9 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
             if db.changesCount == 1 { fresh.insert(g.id) }
         }
         try appendEvents(PendingEvent.of(batch) { fresh.contains($0) }, installId: installId, received: received, db: db)
-        return IngestResult(duplicateBatch: false, locationsStored: stored, locationsDuplicate: e.locations.count - stored,
-                            eventsStored: events, eventsDuplicate: e.geofenceEvents.count - events)
+        return IngestResult(
+            duplicateBatch: false, locationsStored: stored, locationsDuplicate: e.locations.count - stored,
+            eventsStored: events, eventsDuplicate: e.geofenceEvents.count - events)
     }
 
     /// Runs a write transaction, mapping errors to `StoreError`.

@@ -7,7 +7,8 @@ public protocol TokenStore: Sendable {
     /// Records a freshly issued refresh token (start of a new family).
     func insertRefreshToken(_ record: RefreshTokenRecord) async throws(StoreError)
     /// Rotates a presented refresh token into `replacement`, atomically.
-    func rotateRefreshToken(presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64) async throws(StoreError) -> RefreshRotation
+    func rotateRefreshToken(presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64) async throws(StoreError)
+        -> RefreshRotation
 }
 
 /// One refresh token as stored (only its hash is kept).
@@ -23,8 +24,11 @@ public struct RefreshTokenRecord: Sendable, Equatable {
 
     /// Creates a record.
     public init(hash: String, subject: String, family: String, issuedMillis: Int64, expiresMillis: Int64) {
-        self.hash = hash; self.subject = subject; self.family = family
-        self.issuedMillis = issuedMillis; self.expiresMillis = expiresMillis
+        self.hash = hash
+        self.subject = subject
+        self.family = family
+        self.issuedMillis = issuedMillis
+        self.expiresMillis = expiresMillis
     }
 }
 

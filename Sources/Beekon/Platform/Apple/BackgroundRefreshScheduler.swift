@@ -1,38 +1,38 @@
 #if (canImport(BackgroundTasks) && os(iOS)) || BEEKON_APPLE_SHIM
-import BackgroundTasks
-import Foundation
-#if BEEKON_APPLE_SHIM
-import Beekon
-#endif
+    import BackgroundTasks
+    import Foundation
+    #if BEEKON_APPLE_SHIM
+        import Beekon
+    #endif
 
-/// BGAppRefresh for the interval upload trigger: registers the launch handler (the host
-/// app calls `Beekon.registerBackgroundTasks()` before its launch finishes), asks for the
-/// next refresh as ``BackgroundRefreshPlan`` says, and in a granted refresh runs one
-/// `sync()` (which takes its own background-task lease) then completes the task.
-enum BackgroundRefreshScheduler {
-    /// `BGTaskScheduler.register(forTaskWithIdentifier:using:launchHandler:)`.
-    static func register(_ beekon: Beekon) -> Bool {
-        BGTaskScheduler.shared.register(forTaskWithIdentifier: BackgroundRefreshPlan.identifier, using: nil) { task in
-            let granted = GrantedTask(task: task)
-            let work = Task {
-                await schedule(beekon)
-                do { try await beekon.sync() } catch {}
-                granted.task.setTaskCompleted(success: true)
+    /// BGAppRefresh for the interval upload trigger: registers the launch handler (the host
+    /// app calls `Beekon.registerBackgroundTasks()` before its launch finishes), asks for the
+    /// next refresh as ``BackgroundRefreshPlan`` says, and in a granted refresh runs one
+    /// `sync()` (which takes its own background-task lease) then completes the task.
+    enum BackgroundRefreshScheduler {
+        /// `BGTaskScheduler.register(forTaskWithIdentifier:using:launchHandler:)`.
+        static func register(_ beekon: Beekon) -> Bool {
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: BackgroundRefreshPlan.identifier, using: nil) { task in
+                let granted = GrantedTask(task: task)
+                let work = Task {
+                    await schedule(beekon)
+                    do { try await beekon.sync() } catch {}
+                    granted.task.setTaskCompleted(success: true)
+                }
+                task.expirationHandler = { work.cancel() }
             }
-            task.expirationHandler = { work.cancel() }
+        }
+
+        /// A granted `BGTask`; `setTaskCompleted(success:)` may be called from any thread.
+        private struct GrantedTask: @unchecked Sendable { let task: BGTask }
+
+        /// `BGTaskScheduler.submit(_:)` for the next refresh, when sync is configured.
+        static func schedule(_ beekon: Beekon) async {
+            let interval = (try? await beekon.configuration())?.sync?.effectiveIntervalSeconds
+            guard let earliest = BackgroundRefreshPlan(syncIntervalSeconds: interval).nextRequest(now: Date()) else { return }
+            let request = BGAppRefreshTaskRequest(identifier: BackgroundRefreshPlan.identifier)
+            request.earliestBeginDate = earliest
+            do { try BGTaskScheduler.shared.submit(request) } catch {}
         }
     }
-
-    /// A granted `BGTask`; `setTaskCompleted(success:)` may be called from any thread.
-    private struct GrantedTask: @unchecked Sendable { let task: BGTask }
-
-    /// `BGTaskScheduler.submit(_:)` for the next refresh, when sync is configured.
-    static func schedule(_ beekon: Beekon) async {
-        let interval = (try? await beekon.configuration())?.sync?.effectiveIntervalSeconds
-        guard let earliest = BackgroundRefreshPlan(syncIntervalSeconds: interval).nextRequest(now: Date()) else { return }
-        let request = BGAppRefreshTaskRequest(identifier: BackgroundRefreshPlan.identifier)
-        request.earliestBeginDate = earliest
-        do { try BGTaskScheduler.shared.submit(request) } catch {}
-    }
-}
 #endif

@@ -1,179 +1,179 @@
 #if (canImport(CoreLocation) && !os(Linux)) || BEEKON_APPLE_SHIM
-import CoreLocation
-import Foundation
-#if BEEKON_APPLE_SHIM
-import Beekon
-#endif
+    import CoreLocation
+    import Foundation
+    #if BEEKON_APPLE_SHIM
+        import Beekon
+    #endif
 
-/// The CoreLocation source behind `LocationProvider` (SRC-5, BY-10), what `Beekon.shared`
-/// uses on Apple platforms:
-/// - iOS 17+/macOS 14+: `CLLocationUpdate.liveUpdates(_:)` with a `CLBackgroundActivitySession`
-///   (and a `CLServiceSession` on iOS 18), configured by ``LocationPowerPlan``;
-/// - iOS 15–16 and macOS 13: `CLLocationManager` with background updates, the blue
-///   indicator and no automatic pauses (the SDK's stationary detector decides);
-/// - on every version the significant-location-change monitor, which relaunches a
-///   terminated app (the SDK then resumes the session by itself);
-/// - OS region slots paged with the nearest geofences (``RegionPaging``), `CLMonitor` on 17+.
-///
-/// It never asks for authorization: the host app does (When In Use, then Always). Access
-/// it sees is judged by ``LocationAccess/decision``: a stop ends the stream with
-/// `LocationProviderError.permissionDenied` or `.servicesDisabled`.
-public actor CoreLocationProvider: LocationProvider, GeofenceRegionObserver {
-    private var bridge: LocationManagerBridge?
-    private var live: AnyObject?
-    private var conditions: AnyObject?
-    private var continuation: AsyncThrowingStream<RawFix, any Error>.Continuation?
-    private var eventsTask: Task<Void, Never>?
-    private var paging = RegionPaging()
-    private var baseAccess = LocationAccess()
-    private var running = false
+    /// The CoreLocation source behind `LocationProvider` (SRC-5, BY-10), what `Beekon.shared`
+    /// uses on Apple platforms:
+    /// - iOS 17+/macOS 14+: `CLLocationUpdate.liveUpdates(_:)` with a `CLBackgroundActivitySession`
+    ///   (and a `CLServiceSession` on iOS 18), configured by ``LocationPowerPlan``;
+    /// - iOS 15–16 and macOS 13: `CLLocationManager` with background updates, the blue
+    ///   indicator and no automatic pauses (the SDK's stationary detector decides);
+    /// - on every version the significant-location-change monitor, which relaunches a
+    ///   terminated app (the SDK then resumes the session by itself);
+    /// - OS region slots paged with the nearest geofences (``RegionPaging``), `CLMonitor` on 17+.
+    ///
+    /// It never asks for authorization: the host app does (When In Use, then Always). Access
+    /// it sees is judged by ``LocationAccess/decision``: a stop ends the stream with
+    /// `LocationProviderError.permissionDenied` or `.servicesDisabled`.
+    public actor CoreLocationProvider: LocationProvider, GeofenceRegionObserver {
+        private var bridge: LocationManagerBridge?
+        private var live: AnyObject?
+        private var conditions: AnyObject?
+        private var continuation: AsyncThrowingStream<RawFix, any Error>.Continuation?
+        private var eventsTask: Task<Void, Never>?
+        private var paging = RegionPaging()
+        private var baseAccess = LocationAccess()
+        private var running = false
 
-    /// Creates the provider; CoreLocation is touched only when tracking starts.
-    public init() {}
+        /// Creates the provider; CoreLocation is touched only when tracking starts.
+        public init() {}
 
-    /// Starts continuous updates for `mode` and the significant-change monitor; throws
-    /// `permissionDenied` / `servicesDisabled` when access already forbids tracking.
-    public func start(mode: PowerMode) async throws -> AsyncThrowingStream<RawFix, any Error> {
-        let bridge = await managerBridge()
-        let access = await bridge.access
-        if case .stop(let reason) = access.decision { throw LocationAccess.providerError(for: reason) }
-        finish(throwing: nil)
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: RawFix.self)
-        self.continuation = continuation
-        baseAccess = access
-        running = true
-        await bridge.startSignificantChanges()
-        await apply(mode)
-        return stream
-    }
-
-    /// Switches the continuous updates to `mode` (`.paused` stops them; the significant-change monitor stays).
-    public func setPowerMode(_ mode: PowerMode) async {
-        guard running else { return }
-        await apply(mode)
-    }
-
-    /// Stops every update and region, and finishes the stream.
-    public func stop() async {
-        running = false
-        await apply(.paused)
-        await bridge?.stopSignificantChanges()
-        await removeRegions(paging.reset())
-        finish(throwing: nil)
-    }
-
-    /// Re-pages the OS region slots for a new fence set.
-    package func geofencesChanged(_ fences: [Geofence]) async {
-        if let change = paging.replace(fences: fences) { await applyRegions(change) }
-    }
-
-    // MARK: - Events
-
-    private func managerBridge() async -> LocationManagerBridge {
-        if let bridge { return bridge }
-        let made = await MainActor.run { LocationManagerBridge() }
-        bridge = made
-        eventsTask = Task { [weak self] in
-            for await event in made.events { await self?.handle(event) }
-        }
-        return made
-    }
-
-    private func handle(_ event: LocationManagerBridge.Event) async {
-        switch event {
-        case .samples(let samples): await receive(samples)
-        case .access(let access):
+        /// Starts continuous updates for `mode` and the significant-change monitor; throws
+        /// `permissionDenied` / `servicesDisabled` when access already forbids tracking.
+        public func start(mode: PowerMode) async throws -> AsyncThrowingStream<RawFix, any Error> {
+            let bridge = await managerBridge()
+            let access = await bridge.access
+            if case .stop(let reason) = access.decision { throw LocationAccess.providerError(for: reason) }
+            finish(throwing: nil)
+            let (stream, continuation) = AsyncThrowingStream.makeStream(of: RawFix.self)
+            self.continuation = continuation
             baseAccess = access
-            judge(access)
-        case .denied:
-            var access = baseAccess
-            access.authorizationDenied = true
-            judge(access)
-        case .leftRefreshRegion: await leftRefreshRegion()
+            running = true
+            await bridge.startSignificantChanges()
+            await apply(mode)
+            return stream
         }
-    }
 
-    private func deliver(_ access: LocationAccess, _ sample: LocationSample?) async {
-        judge(access)
-        if let sample { await receive([sample]) }
-    }
-
-    /// Ends the stream when access no longer allows tracking (LC-2).
-    private func judge(_ access: LocationAccess) {
-        guard running, case .stop(let reason) = access.decision else { return }
-        finish(throwing: LocationAccess.providerError(for: reason))
-    }
-
-    private func receive(_ samples: [LocationSample]) async {
-        guard running else { return }
-        let fixes = samples.compactMap(\.rawFix)
-        for fix in fixes { continuation?.yield(fix) }
-        if let last = fixes.last, let change = paging.observe(latitude: last.latitude, longitude: last.longitude) {
-            await applyRegions(change)
+        /// Switches the continuous updates to `mode` (`.paused` stops them; the significant-change monitor stays).
+        public func setPowerMode(_ mode: PowerMode) async {
+            guard running else { return }
+            await apply(mode)
         }
-    }
 
-    private func leftRefreshRegion() async {
-        guard running, let sample = await bridge?.lastSample, let fix = sample.rawFix else { return }
-        if let change = paging.observe(latitude: fix.latitude, longitude: fix.longitude) { await applyRegions(change) }
-    }
+        /// Stops every update and region, and finishes the stream.
+        public func stop() async {
+            running = false
+            await apply(.paused)
+            await bridge?.stopSignificantChanges()
+            await removeRegions(paging.reset())
+            finish(throwing: nil)
+        }
 
-    private func finish(throwing error: (any Error)?) {
-        continuation?.finish(throwing: error)
-        continuation = nil
-    }
+        /// Re-pages the OS region slots for a new fence set.
+        package func geofencesChanged(_ fences: [Geofence]) async {
+            if let change = paging.replace(fences: fences) { await applyRegions(change) }
+        }
 
-    // MARK: - CoreLocation
+        // MARK: - Events
 
-    private func apply(_ mode: PowerMode) async {
-        let plan = LocationPowerPlan(mode: mode)
-        if #available(iOS 17.0, macOS 14.0, *) {
-            let session = await liveSession()
-            if let configuration = plan.liveConfiguration, running {
-                await session.start(configuration, base: baseAccess) { [weak self] access, sample in
-                    await self?.deliver(access, sample)
+        private func managerBridge() async -> LocationManagerBridge {
+            if let bridge { return bridge }
+            let made = await MainActor.run { LocationManagerBridge() }
+            bridge = made
+            eventsTask = Task { [weak self] in
+                for await event in made.events { await self?.handle(event) }
+            }
+            return made
+        }
+
+        private func handle(_ event: LocationManagerBridge.Event) async {
+            switch event {
+            case .samples(let samples): await receive(samples)
+            case .access(let access):
+                baseAccess = access
+                judge(access)
+            case .denied:
+                var access = baseAccess
+                access.authorizationDenied = true
+                judge(access)
+            case .leftRefreshRegion: await leftRefreshRegion()
+            }
+        }
+
+        private func deliver(_ access: LocationAccess, _ sample: LocationSample?) async {
+            judge(access)
+            if let sample { await receive([sample]) }
+        }
+
+        /// Ends the stream when access no longer allows tracking (LC-2).
+        private func judge(_ access: LocationAccess) {
+            guard running, case .stop(let reason) = access.decision else { return }
+            finish(throwing: LocationAccess.providerError(for: reason))
+        }
+
+        private func receive(_ samples: [LocationSample]) async {
+            guard running else { return }
+            let fixes = samples.compactMap(\.rawFix)
+            for fix in fixes { continuation?.yield(fix) }
+            if let last = fixes.last, let change = paging.observe(latitude: last.latitude, longitude: last.longitude) {
+                await applyRegions(change)
+            }
+        }
+
+        private func leftRefreshRegion() async {
+            guard running, let sample = await bridge?.lastSample, let fix = sample.rawFix else { return }
+            if let change = paging.observe(latitude: fix.latitude, longitude: fix.longitude) { await applyRegions(change) }
+        }
+
+        private func finish(throwing error: (any Error)?) {
+            continuation?.finish(throwing: error)
+            continuation = nil
+        }
+
+        // MARK: - CoreLocation
+
+        private func apply(_ mode: PowerMode) async {
+            let plan = LocationPowerPlan(mode: mode)
+            if #available(iOS 17.0, macOS 14.0, *) {
+                let session = await liveSession()
+                if let configuration = plan.liveConfiguration, running {
+                    await session.start(configuration, base: baseAccess) { [weak self] access, sample in
+                        await self?.deliver(access, sample)
+                    }
+                } else {
+                    await session.stop()
                 }
             } else {
-                await session.stop()
+                let bridge = await managerBridge()
+                await bridge.configure(plan)
+                if plan.continuousUpdates && running { await bridge.startUpdates() } else { await bridge.stopUpdates() }
             }
-        } else {
-            let bridge = await managerBridge()
-            await bridge.configure(plan)
-            if plan.continuousUpdates && running { await bridge.startUpdates() } else { await bridge.stopUpdates() }
+        }
+
+        @available(iOS 17.0, macOS 14.0, *)
+        private func liveSession() async -> LiveUpdatesSession {
+            if let session = live as? LiveUpdatesSession { return session }
+            let made = await MainActor.run { LiveUpdatesSession() }
+            live = made
+            return made
+        }
+
+        private func applyRegions(_ change: RegionChange) async {
+            if #available(iOS 17.0, macOS 14.0, *) {
+                await conditionPager().apply(change) { [weak self] in await self?.leftRefreshRegion() }
+            } else {
+                await bridge?.apply(change)
+            }
+        }
+
+        private func removeRegions(_ ids: [String]) async {
+            guard !ids.isEmpty else { return }
+            if #available(iOS 17.0, macOS 14.0, *) {
+                await conditionPager().remove(ids: ids)
+            } else {
+                await bridge?.stopMonitoring(ids: ids)
+            }
+        }
+
+        @available(iOS 17.0, macOS 14.0, *)
+        private func conditionPager() -> ConditionPager {
+            if let pager = conditions as? ConditionPager { return pager }
+            let made = ConditionPager()
+            conditions = made
+            return made
         }
     }
-
-    @available(iOS 17.0, macOS 14.0, *)
-    private func liveSession() async -> LiveUpdatesSession {
-        if let session = live as? LiveUpdatesSession { return session }
-        let made = await MainActor.run { LiveUpdatesSession() }
-        live = made
-        return made
-    }
-
-    private func applyRegions(_ change: RegionChange) async {
-        if #available(iOS 17.0, macOS 14.0, *) {
-            await conditionPager().apply(change) { [weak self] in await self?.leftRefreshRegion() }
-        } else {
-            await bridge?.apply(change)
-        }
-    }
-
-    private func removeRegions(_ ids: [String]) async {
-        guard !ids.isEmpty else { return }
-        if #available(iOS 17.0, macOS 14.0, *) {
-            await conditionPager().remove(ids: ids)
-        } else {
-            await bridge?.stopMonitoring(ids: ids)
-        }
-    }
-
-    @available(iOS 17.0, macOS 14.0, *)
-    private func conditionPager() -> ConditionPager {
-        if let pager = conditions as? ConditionPager { return pager }
-        let made = ConditionPager()
-        conditions = made
-        return made
-    }
-}
 #endif

@@ -1,104 +1,105 @@
 #if (canImport(CoreLocation) && !os(Linux)) || BEEKON_APPLE_SHIM
-import CoreLocation
-import Foundation
-#if BEEKON_APPLE_SHIM
-import Beekon
-#endif
+    import CoreLocation
+    import Foundation
+    #if BEEKON_APPLE_SHIM
+        import Beekon
+    #endif
 
-/// The `CLLocationManager` and its delegate, wrapped in an `AsyncStream` of events so the
-/// provider consumes one shape on every OS version: continuous updates on iOS 15–16 and
-/// macOS 13, the significant-location-change monitor everywhere, region monitoring before
-/// iOS 17. One CoreLocation call per method; no decisions.
-@MainActor
-final class LocationManagerBridge: NSObject, CLLocationManagerDelegate {
-    /// What the delegate reported.
-    enum Event: Sendable {
-        /// New fixes (continuous or significant-change updates).
-        case samples([LocationSample])
-        /// Authorization or accuracy authorization changed.
-        case access(LocationAccess)
-        /// `kCLErrorDenied`: access was refused while running.
-        case denied
-        /// The device left the refresh region (time to re-page).
-        case leftRefreshRegion
-    }
-
-    private let manager = CLLocationManager()
-    /// The delegate's events.
-    nonisolated let events: AsyncStream<Event>
-    private nonisolated let sink: AsyncStream<Event>.Continuation
-
-    override init() {
-        (events, sink) = AsyncStream.makeStream(of: Event.self)
-        super.init()
-        manager.delegate = self
-    }
-
-    /// Access as the manager sees it now.
-    var access: LocationAccess { LocationAccess(manager: manager) }
-
-    /// The manager's last known position, if any.
-    var lastSample: LocationSample? { manager.location?.beekonSample }
-
-    /// Applies the manager settings of `plan` (iOS 15–16 / macOS 13 continuous path).
-    func configure(_ plan: LocationPowerPlan) {
-        manager.desiredAccuracy = plan.desiredAccuracy.clValue
-        manager.distanceFilter = plan.distanceFilterMeters ?? kCLDistanceFilterNone
-        manager.activityType = plan.activityType.clValue
-        #if os(iOS) || BEEKON_APPLE_SHIM
-        manager.pausesLocationUpdatesAutomatically = plan.pausesAutomatically
-        manager.allowsBackgroundLocationUpdates = plan.allowsBackgroundUpdates
-        manager.showsBackgroundLocationIndicator = plan.showsBackgroundIndicator
-        #endif
-    }
-
-    /// `startUpdatingLocation()`.
-    func startUpdates() { manager.startUpdatingLocation() }
-    /// `stopUpdatingLocation()`.
-    func stopUpdates() { manager.stopUpdatingLocation() }
-    /// `startMonitoringSignificantLocationChanges()`: what relaunches a terminated app.
-    func startSignificantChanges() { manager.startMonitoringSignificantLocationChanges() }
-    /// `stopMonitoringSignificantLocationChanges()`.
-    func stopSignificantChanges() { manager.stopMonitoringSignificantLocationChanges() }
-
-    /// Applies a re-page with `CLLocationManager` region monitoring (before iOS 17).
-    func apply(_ change: RegionChange) {
-        let stale = Set(change.remove + [RegionPager.refreshIdentifier])
-        for region in manager.monitoredRegions where stale.contains(region.identifier) {
-            manager.stopMonitoring(for: region)
+    /// The `CLLocationManager` and its delegate, wrapped in an `AsyncStream` of events so the
+    /// provider consumes one shape on every OS version: continuous updates on iOS 15–16 and
+    /// macOS 13, the significant-location-change monitor everywhere, region monitoring before
+    /// iOS 17. One CoreLocation call per method; no decisions.
+    @MainActor
+    final class LocationManagerBridge: NSObject, CLLocationManagerDelegate {
+        /// What the delegate reported.
+        enum Event: Sendable {
+            /// New fixes (continuous or significant-change updates).
+            case samples([LocationSample])
+            /// Authorization or accuracy authorization changed.
+            case access(LocationAccess)
+            /// `kCLErrorDenied`: access was refused while running.
+            case denied
+            /// The device left the refresh region (time to re-page).
+            case leftRefreshRegion
         }
-        for fence in change.add {
-            let region = CLCircularRegion(center: fence.coordinate, radius: fence.radiusMeters, identifier: fence.id)
-            manager.startMonitoring(for: region)
+
+        private let manager = CLLocationManager()
+        /// The delegate's events.
+        nonisolated let events: AsyncStream<Event>
+        private nonisolated let sink: AsyncStream<Event>.Continuation
+
+        override init() {
+            (events, sink) = AsyncStream.makeStream(of: Event.self)
+            super.init()
+            manager.delegate = self
         }
-        let refresh = CLCircularRegion(center: change.refresh.coordinate, radius: change.refresh.radiusMeters,
-                                       identifier: RegionPager.refreshIdentifier)
-        refresh.notifyOnEntry = false
-        manager.startMonitoring(for: refresh)
-    }
 
-    /// Stops monitoring the regions with these identifiers.
-    func stopMonitoring(ids: [String]) {
-        let stale = Set(ids)
-        for region in manager.monitoredRegions where stale.contains(region.identifier) {
-            manager.stopMonitoring(for: region)
+        /// Access as the manager sees it now.
+        var access: LocationAccess { LocationAccess(manager: manager) }
+
+        /// The manager's last known position, if any.
+        var lastSample: LocationSample? { manager.location?.beekonSample }
+
+        /// Applies the manager settings of `plan` (iOS 15–16 / macOS 13 continuous path).
+        func configure(_ plan: LocationPowerPlan) {
+            manager.desiredAccuracy = plan.desiredAccuracy.clValue
+            manager.distanceFilter = plan.distanceFilterMeters ?? kCLDistanceFilterNone
+            manager.activityType = plan.activityType.clValue
+            #if os(iOS) || BEEKON_APPLE_SHIM
+                manager.pausesLocationUpdatesAutomatically = plan.pausesAutomatically
+                manager.allowsBackgroundLocationUpdates = plan.allowsBackgroundUpdates
+                manager.showsBackgroundLocationIndicator = plan.showsBackgroundIndicator
+            #endif
+        }
+
+        /// `startUpdatingLocation()`.
+        func startUpdates() { manager.startUpdatingLocation() }
+        /// `stopUpdatingLocation()`.
+        func stopUpdates() { manager.stopUpdatingLocation() }
+        /// `startMonitoringSignificantLocationChanges()`: what relaunches a terminated app.
+        func startSignificantChanges() { manager.startMonitoringSignificantLocationChanges() }
+        /// `stopMonitoringSignificantLocationChanges()`.
+        func stopSignificantChanges() { manager.stopMonitoringSignificantLocationChanges() }
+
+        /// Applies a re-page with `CLLocationManager` region monitoring (before iOS 17).
+        func apply(_ change: RegionChange) {
+            let stale = Set(change.remove + [RegionPager.refreshIdentifier])
+            for region in manager.monitoredRegions where stale.contains(region.identifier) {
+                manager.stopMonitoring(for: region)
+            }
+            for fence in change.add {
+                let region = CLCircularRegion(center: fence.coordinate, radius: fence.radiusMeters, identifier: fence.id)
+                manager.startMonitoring(for: region)
+            }
+            let refresh = CLCircularRegion(
+                center: change.refresh.coordinate, radius: change.refresh.radiusMeters,
+                identifier: RegionPager.refreshIdentifier)
+            refresh.notifyOnEntry = false
+            manager.startMonitoring(for: refresh)
+        }
+
+        /// Stops monitoring the regions with these identifiers.
+        func stopMonitoring(ids: [String]) {
+            let stale = Set(ids)
+            for region in manager.monitoredRegions where stale.contains(region.identifier) {
+                manager.stopMonitoring(for: region)
+            }
+        }
+
+        nonisolated func locationManager(_ manager: CLLocationManager, didUpdateLocations locations: [CLLocation]) {
+            sink.yield(.samples(locations.map(\.beekonSample)))
+        }
+
+        nonisolated func locationManager(_ manager: CLLocationManager, didFailWithError error: any Error) {
+            if (error as? CLError)?.code == .denied { sink.yield(.denied) }
+        }
+
+        nonisolated func locationManagerDidChangeAuthorization(_ manager: CLLocationManager) {
+            sink.yield(.access(LocationAccess(manager: manager)))
+        }
+
+        nonisolated func locationManager(_ manager: CLLocationManager, didExitRegion region: CLRegion) {
+            if region.identifier == RegionPager.refreshIdentifier { sink.yield(.leftRefreshRegion) }
         }
     }
-
-    nonisolated func locationManager(_ manager: CLLocationManager, didUpdateLocations locations: [CLLocation]) {
-        sink.yield(.samples(locations.map(\.beekonSample)))
-    }
-
-    nonisolated func locationManager(_ manager: CLLocationManager, didFailWithError error: any Error) {
-        if (error as? CLError)?.code == .denied { sink.yield(.denied) }
-    }
-
-    nonisolated func locationManagerDidChangeAuthorization(_ manager: CLLocationManager) {
-        sink.yield(.access(LocationAccess(manager: manager)))
-    }
-
-    nonisolated func locationManager(_ manager: CLLocationManager, didExitRegion region: CLRegion) {
-        if region.identifier == RegionPager.refreshIdentifier { sink.yield(.leftRefreshRegion) }
-    }
-}
 #endif

@@ -28,12 +28,19 @@ package struct LocationSample: Sendable, Hashable {
     package var isSimulatedBySoftware: Bool?
 
     /// Creates a sample from CoreLocation's raw values.
-    package init(timestamp: Date, latitude: Double, longitude: Double, horizontalAccuracy: Double,
-                 altitude: Double = 0, verticalAccuracy: Double = -1, speed: Double = -1, course: Double = -1,
-                 isSimulatedBySoftware: Bool? = nil) {
-        self.timestamp = timestamp; self.latitude = latitude; self.longitude = longitude
-        self.horizontalAccuracy = horizontalAccuracy; self.altitude = altitude
-        self.verticalAccuracy = verticalAccuracy; self.speed = speed; self.course = course
+    package init(
+        timestamp: Date, latitude: Double, longitude: Double, horizontalAccuracy: Double,
+        altitude: Double = 0, verticalAccuracy: Double = -1, speed: Double = -1, course: Double = -1,
+        isSimulatedBySoftware: Bool? = nil
+    ) {
+        self.timestamp = timestamp
+        self.latitude = latitude
+        self.longitude = longitude
+        self.horizontalAccuracy = horizontalAccuracy
+        self.altitude = altitude
+        self.verticalAccuracy = verticalAccuracy
+        self.speed = speed
+        self.course = course
         self.isSimulatedBySoftware = isSimulatedBySoftware
     }
 

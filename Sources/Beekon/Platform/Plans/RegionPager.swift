@@ -26,7 +26,10 @@ package struct RegionPager: Sendable {
     private static let metersPerDegree = 111_195.0
     private static let maxRings = 64
 
-    private struct Cell: Hashable { var i: Int32; var j: Int32 }
+    private struct Cell: Hashable {
+        var i: Int32
+        var j: Int32
+    }
 
     private let fences: [Geofence]
     private var grid: [Cell: [Int32]] = [:]
