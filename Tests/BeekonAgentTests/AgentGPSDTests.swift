@@ -13,7 +13,10 @@ struct AgentGPSDTests {
     @Test func tracksFromGPSDResumesAfterSIGTERMAndExitsWhenGPSDIsGone() async throws {
         guard FakeGPSD.available() else { return }
         let tmp = try TempDir()
-        let log = try FakeGPSD.slice(Fixtures.walkNMEA, lines: 1200, into: tmp)
+        // 4,000 lines at 0.02 s: 80 s of feed, so a restart on a loaded machine still finds
+        // gpsd feeding (1,200 lines ran out before the second agent read on a loaded run);
+        // the test stops the feed itself once it has seen what it needs.
+        let log = try FakeGPSD.slice(Fixtures.walkNMEA, lines: 4000, into: tmp)
         let port = FakeGPSD.freePort()
         let fake = try FakeGPSD(log: log, port: port, cycle: 0.02)
         let db = tmp.path("gpsd.sqlite")
