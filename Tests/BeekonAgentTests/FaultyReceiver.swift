@@ -155,12 +155,11 @@ final class FaultyReceiver: @unchecked Sendable {
 
     /// Closes the held connections without an answer; later `.hold` requests are closed at once.
     func releaseHeld() {
-        let fds: Set<Int32> = lock.withLock {
+        lock.withLock {
             released = true
-            defer { heldFDs = [] }
-            return heldFDs
+            for fd in heldFDs { shutdown(fd, Int32(SHUT_RDWR)) }  // still open: closed under this lock
+            heldFDs = []
         }
-        for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
         releaseCondition.lock()
         releaseCondition.broadcast()
         releaseCondition.unlock()
@@ -168,16 +167,19 @@ final class FaultyReceiver: @unchecked Sendable {
 
     /// Stops listening and closes every connection.
     func stop() {
-        let fds: Set<Int32>? = lock.withLock {
-            guard !stopped else { return nil }
+        // The open connections are shut down under the lock their threads close them under.
+        let first: Bool = lock.withLock {
+            guard !stopped else { return false }
             stopped = true
             released = true
-            return openFDs
+            for fd in openFDs { shutdown(fd, Int32(SHUT_RDWR)) }
+            return true
         }
-        guard let fds else { return }
+        guard first else { return }
+        // Shut down only: that wakes the accept loop, which closes the socket itself. Closing
+        // it here raced the loop's next accept(), which could then accept on a reused number
+        // (another test's listener) and steal its connections.
         shutdown(listenFD, Int32(SHUT_RDWR))
-        close(listenFD)
-        for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
         releaseCondition.lock()
         releaseCondition.broadcast()
         releaseCondition.unlock()
@@ -195,15 +197,20 @@ final class FaultyReceiver: @unchecked Sendable {
             }
             guard keep else {
                 close(fd)
-                return
+                break
             }
             let thread = Thread { [self] in
                 serve(fd)
-                lock.withLock { _ = openFDs.remove(fd) }
-                close(fd)
+                // Removed and closed under the lock that stop() shuts the open ones down
+                // under: stop() never touches a number this thread already closed.
+                lock.withLock {
+                    _ = openFDs.remove(fd)
+                    close(fd)
+                }
             }
             thread.start()
         }
+        close(listenFD)
     }
 
     /// Serves requests on one connection until it closes or an action ends it.

@@ -141,12 +141,12 @@ final class StallingServer: @unchecked Sendable {
                 }
                 close(conn)
             }
+            close(fd)  // here, once accept() has failed: never a number another test reused
         }
     }
 
     deinit {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        shutdown(listener, Int32(SHUT_RDWR))  // wakes accept(); the thread closes the socket
     }
 
     /// The next request's envelope.

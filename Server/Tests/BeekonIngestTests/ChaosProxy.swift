@@ -106,15 +106,17 @@ final class ChaosProxy: @unchecked Sendable {
     }
 
     func stop() {
-        let fds: Set<Int32>? = lock.withLock {
-            guard !stopped else { return nil }
+        // The open connections are shut down under the lock their threads close them under.
+        let first: Bool = lock.withLock {
+            guard !stopped else { return false }
             stopped = true
-            return openFDs
+            for fd in openFDs { shutdown(fd, Int32(SHUT_RDWR)) }
+            return true
         }
-        guard let fds else { return }
+        guard first else { return }
+        // Shut down only: the accept loop closes the socket once accept() fails (closing it
+        // here raced a next accept() on a number another test may already have reused).
         shutdown(listenFD, Int32(SHUT_RDWR))
-        close(listenFD)
-        for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     // MARK: - Proxy
@@ -128,15 +130,20 @@ final class ChaosProxy: @unchecked Sendable {
             }
             guard keep else {
                 close(fd)
-                return
+                break
             }
             Thread { [self] in
                 serve(fd)
-                lock.withLock { _ = openFDs.remove(fd) }
-                shutdown(fd, Int32(SHUT_RDWR))
-                close(fd)
+                // Removed and closed under the lock that stop() shuts the open ones down
+                // under: stop() never touches a number this thread already closed.
+                lock.withLock {
+                    _ = openFDs.remove(fd)
+                    shutdown(fd, Int32(SHUT_RDWR))
+                    close(fd)
+                }
             }.start()
         }
+        close(listenFD)  // once accept() has failed (stop() only shuts it down)
     }
 
     private func serve(_ fd: Int32) {
