@@ -10,11 +10,14 @@ package final class PostgresCluster: Sendable {
     package static let binDir = ProcessInfo.processInfo.environment["BEEKON_PG_BIN"] ?? "/usr/lib/postgresql/15/bin"
     /// Set `BEEKON_SKIP_POSTGRES=1` (or name `postgres` in `BEEKON_SKIP_TAGS`, the fast test subset)
     /// to run only the SQLite cases.
-    package static let skipped: Bool = {
-        let env = ProcessInfo.processInfo.environment
-        let tags = (env["BEEKON_SKIP_TAGS"] ?? "").lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        return env["BEEKON_SKIP_POSTGRES"] == "1" || tags.contains("postgres")
-    }()
+    package static let skipped: Bool =
+        ProcessInfo.processInfo.environment["BEEKON_SKIP_POSTGRES"] == "1" || skippedTags.contains("postgres")
+
+    /// The tag names `BEEKON_SKIP_TAGS` lists (comma-separated, case-insensitive): the one
+    /// parse of the variable in this package, used here and by the tests' `.skippable` trait.
+    package static let skippedTags: Set<String> = Set(
+        (ProcessInfo.processInfo.environment["BEEKON_SKIP_TAGS"] ?? "").lowercased()
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
 
     package enum Failure: Error, CustomStringConvertible {
         case missingBinaries(String)

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresTestCluster
 import Testing
 
 // The server package's copy of the root package's Tests/BeekonTestSupport (a test-only
@@ -21,10 +22,7 @@ enum SkippableTag: String, Sendable {
     case chaos, postgres, fuzz, slow
 
     /// Whether `BEEKON_SKIP_TAGS` (comma-separated) names this tag.
-    var isSkipped: Bool {
-        (ProcessInfo.processInfo.environment["BEEKON_SKIP_TAGS"] ?? "").lowercased()
-            .split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == rawValue }
-    }
+    var isSkipped: Bool { PostgresCluster.skippedTags.contains(rawValue) }
 }
 
 extension Trait where Self == ConditionTrait {
