@@ -109,7 +109,7 @@ for r in rows:
     print("%-34s %-12s %22s %22s %7.2f×" % (r[0], r[1], o, b, r[8]))
 print("\nlive stream (LiveBench; targets: p99 < 100 ms at 1,000 viewers, backfill ≥ 50,000 events/s, < 20 MiB per 1,000 idle viewers)")
 for line in open(os.path.join(out, "live.txt")):
-    if line.startswith("("): print("  " + line.rstrip())
+    if line.startswith("(") or line.startswith("    baseline"): print("  " + line.rstrip())
 print("\nfidelity (stored % of raw fixes, max / p95 distance from raw fixes to the stored polyline, m)")
 for track, items in fid.items():
     print("  " + track)

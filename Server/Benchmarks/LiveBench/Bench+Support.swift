@@ -125,13 +125,4 @@ extension Bench {
             try await Task.sleep(for: .milliseconds(2))
         }
     }
-
-    /// Resident set size of this process, KiB.
-    static func rssKiB() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-        }
-        return 0
-    }
 }

@@ -36,13 +36,13 @@ enum Bench {
 
         let sqlite = IngestConfiguration(database: .sqlite(path: dir + "/live.sqlite"), authMode: .off)
         try await withServers([sqlite], logger: logger) { ports in
-            let rssBefore = rssKiB()
+            let rssBefore = rssKiB(pid: getpid())
             let fleet = try ViewerFleet(port: ports[0], count: viewers, lastEventID: "0")
             // Every stream open and delivering (a warm-up event reached all of them), then idle.
             _ = try upload(ports[0], envelope(fixes: 1, install: ids.next()))
             try await waitUntil { fleet.received >= viewers }
             try await Task.sleep(for: .seconds(1))
-            let rssIdle = rssKiB()
+            let rssIdle = rssKiB(pid: getpid())
             print(
                 String(
                     format: "(d) RSS per 1,000 idle viewers (SQLite, in-process, incl. client sockets): %.1f MiB (%d → %d KiB)",
@@ -58,6 +58,25 @@ enum Bench {
                 String(
                     format: "(c) backfill after reconnect (SQLite): %d events in %.2f s = %.0f events/s", backfill, rate.seconds,
                     rate.perSecond))
+        }
+
+        if let binary = ingestBinary() {
+            let rss = try await separateServerRSS(binary: binary, dir: dir, viewers: viewers)
+            let base = try await separateServerRSS(binary: binary, dir: dir, viewers: viewers, path: "/healthz")
+            let perViewer = Double(rss.idle - rss.before) / 1024 * 1000 / Double(viewers)
+            let perConnection = Double(base.idle - base.before) / 1024 * 1000 / Double(viewers)
+            print(
+                String(
+                    format:
+                        "(d) RSS per 1,000 idle viewers (SQLite, beekon-ingest process alone, viewers in this process): %.1f MiB (%d → %d KiB)",
+                    perViewer, rss.before, rss.idle))
+            print(
+                String(
+                    format:
+                        "    baseline, the same server with 1,000 idle keep-alive connections (GET /healthz answered): %.1f MiB; ratio %.2f×",
+                    perConnection, perViewer / perConnection))
+        } else {
+            print("(d) beekon-ingest alone: skipped (no beekon-ingest beside this binary; set BEEKON_INGEST_BINARY)")
         }
 
         let cluster = try PostgresCluster.start(fsync: true)

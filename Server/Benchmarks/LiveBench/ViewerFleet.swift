@@ -13,8 +13,10 @@ final class ViewerFleet: @unchecked Sendable {
     private var carry: [Int32: [UInt8]] = [:]
     private var arrivals: [String: [Double]] = [:]
     private var fixCount = 0
+    private var headCount = 0
     private var stopped = false
     private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
 
     /// Opens `count` streams to `port` (optionally resuming after `lastEventID`).
     init(port: Int, count: Int, path: String = "/v1/live", lastEventID: String? = nil) throws {
@@ -35,17 +37,29 @@ final class ViewerFleet: @unchecked Sendable {
     /// Fix events received in total (all viewers).
     var received: Int { lock.withLock { fixCount } }
 
+    /// Response heads received in total (all connections; one each once the server answered).
+    var answered: Int { lock.withLock { headCount } }
+
     /// Arrival times (monotonic seconds) of the fix with `id` at every viewer that got it.
     func arrivals(of id: String) -> [Double] { lock.withLock { arrivals[id] ?? [] } }
 
+    /// Stops the reader and closes every stream. The sockets are closed only after the reader
+    /// thread has exited, so it can never read from a number a later connection reuses.
     func close() {
-        lock.withLock { stopped = true }
+        let wasRunning = lock.withLock { () -> Bool in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard wasRunning else { return }
+        finished.wait()
         for fd in fds { Glibc.close(fd) }
     }
 
     private static let marker = Array("data: {\"id\":\"".utf8)
+    private static let head = Array("HTTP/1.1 ".utf8)
 
     private func readLoop() {
+        defer { finished.signal() }
         var polls = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !lock.withLock({ stopped }) {
@@ -56,6 +70,9 @@ final class ViewerFleet: @unchecked Sendable {
                 let fd = polls[i].fd
                 let r = recv(fd, &buffer, buffer.count, 0)
                 guard r > 0 else { continue }
+                if carry[fd] == nil, Self.find(Self.head, in: Array(buffer[0..<min(r, Self.head.count)]), from: 0) == 0 {
+                    lock.withLock { headCount += 1 }
+                }
                 var bytes = (carry[fd] ?? []) + buffer[0..<r]
                 var ids: [String] = []
                 var start = 0

@@ -6,10 +6,11 @@ extension IngestServer {
     /// The live hub for a store: PostgreSQL adds LISTEN/NOTIFY as the cross-instance wake-up.
     static func makeHub(_ config: IngestConfiguration, store: any LocationStore, logger: Logger) -> LiveHub {
         let poll = Duration.milliseconds(Int(config.livePollSeconds * 1000))
+        let heartbeat = Duration.milliseconds(Int(config.liveHeartbeatSeconds * 1000))
         guard let postgres = store as? PostgresLocationStore else {
-            return LiveHub(store: store, pollInterval: poll, logger: logger)
+            return LiveHub(store: store, pollInterval: poll, heartbeat: heartbeat, logger: logger)
         }
-        return LiveHub(store: store, pollInterval: poll, logger: logger) { wake in
+        return LiveHub(store: store, pollInterval: poll, heartbeat: heartbeat, logger: logger) { wake in
             await postgres.listenForEvents(wake)
         }
     }

@@ -94,8 +94,7 @@ public enum IngestServer {
         )
         .register(on: router, path: config.ingestPath)
         LiveController(
-            store: store, hub: hub, access: access, heartbeat: .milliseconds(Int(config.liveHeartbeatSeconds * 1000)),
-            retryMillis: config.liveRetryMillis, now: now
+            store: store, hub: hub, access: access, retryMillis: config.liveRetryMillis, now: now
         ).register(on: router)
         TokenController(tokens: tokens, metrics: metrics).register(on: router)
         ReadController(store: store, access: access, staleAfterSeconds: config.staleAfterSeconds, now: now, monitor: monitor)

@@ -12,12 +12,11 @@ import ServiceLifecycle
 /// store, then live ones from the hub — one cursor throughout, so nothing is skipped or
 /// sent twice at the switch. Without it the stream starts at the current head. A cursor
 /// older than the retention mark (or newer than anything stored) gets a `reset` event
-/// whose id is the head. A comment line goes out every `heartbeat`; `retry:` is sent first.
+/// whose id is the head. A comment line goes out at every heartbeat tick of the hub; `retry:` is sent first.
 struct LiveController: Sendable {
     let store: any LocationStore
     let hub: LiveHub
     let access: ViewerAccess
-    let heartbeat: Duration
     let retryMillis: Int
     let now: @Sendable () -> Date
 
@@ -88,28 +87,11 @@ struct LiveStream: Sendable {
 
     func run(_ writer: inout any ResponseBodyWriter) async {
         let hub = controller.hub
-        let subscription = hub.subscribe()
+        // A share's stream re-checks its share (revocation, expiry) at every re-check tick.
+        let subscription = hub.subscribe(rechecks: grant.shareId != nil)
         let closing = LockedBox(false)
-        let beat = LockedBox(false)
-        let heartbeat = controller.heartbeat
-        // A share's stream re-checks its share at every tick (revocation, expiry): 250 ms.
-        let tick = grant.shareId == nil ? heartbeat : min(heartbeat, .milliseconds(250))
-        let ticker = Task {
-            var sinceBeat = Duration.zero
-            while !Task.isCancelled {
-                try? await Task.sleep(for: tick)
-                sinceBeat += tick
-                if sinceBeat >= heartbeat {
-                    sinceBeat = .zero
-                    beat.set(true)
-                }
-                subscription.continuation.yield()
-            }
-        }
-        defer {
-            ticker.cancel()
-            hub.unsubscribe(subscription.id)
-        }
+        var beatsSeen = hub.beats
+        defer { hub.unsubscribe(subscription.id) }
         var out = ByteBuffer()
         out.writeString("retry: \(controller.retryMillis)\n: beekon live stream\n\n")
         var cursor = marks.head
@@ -131,8 +113,9 @@ struct LiveStream: Sendable {
                         cursor = next
                         continue
                     }
-                    if beat.get() {
-                        beat.set(false)
+                    let beats = hub.beats
+                    if beats != beatsSeen {
+                        beatsSeen = beats
                         try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
                     }
                     guard await signals.next() != nil else { break }

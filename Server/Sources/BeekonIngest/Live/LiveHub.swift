@@ -8,6 +8,11 @@ import ServiceLifecycle
 /// live streams, which copy from the ring. A stream further behind than the ring reads
 /// pages from the store until it reaches it. Both read the same commit-ordered log,
 /// so moving a cursor from the store to the ring can neither skip nor repeat an event.
+///
+/// The hub also owns the streams' clocks: one heartbeat ticker counts `beats` and wakes
+/// every stream, and one re-check ticker wakes the streams of shares (revocation and
+/// expiry are checked on every wake). No stream runs a timer of its own, so an idle
+/// viewer costs its connection and a subscription, not a task.
 final class LiveHub: Service, Sendable {
     /// What a live stream gets from the hub for its cursor.
     enum Fetch: Equatable {
@@ -26,13 +31,25 @@ final class LiveHub: Service, Sendable {
         /// Every event with `seq > floor` and `seq <= head` is in `ring`.
         var floor: Int64 = 0
         var ring: [LiveEvent] = []
-        var subscribers: [Int: AsyncStream<Void>.Continuation] = [:]
+        var subscribers: [Int: Subscriber] = [:]
         var nextSubscriber = 0
+        /// Heartbeat ticks so far; a stream writes a keep-alive comment when it changes.
+        var beats = 0
+    }
+
+    private struct Subscriber {
+        let continuation: AsyncStream<Void>.Continuation
+        /// Woken by the re-check ticker too (a share's stream).
+        let rechecks: Bool
     }
 
     let store: any LocationStore
     let capacity: Int
     let pollInterval: Duration
+    /// Interval of the keep-alive comments on idle streams.
+    let heartbeat: Duration
+    /// Interval at which a share's stream re-checks its share (revocation, expiry).
+    let recheckInterval: Duration
     let logger: Logger
     /// Runs the cross-instance wake-up (PostgreSQL LISTEN), calling its argument per notification.
     let listener: (@Sendable (@escaping @Sendable () -> Void) async -> Void)?
@@ -41,12 +58,15 @@ final class LiveHub: Service, Sendable {
     private let wake: AsyncStream<Void>.Continuation
 
     init(
-        store: any LocationStore, capacity: Int = 20_000, pollInterval: Duration = .seconds(1), logger: Logger,
+        store: any LocationStore, capacity: Int = 20_000, pollInterval: Duration = .seconds(1),
+        heartbeat: Duration = .seconds(15), recheckInterval: Duration = .milliseconds(250), logger: Logger,
         listener: (@Sendable (@escaping @Sendable () -> Void) async -> Void)? = nil
     ) {
         self.store = store
         self.capacity = capacity
         self.pollInterval = pollInterval
+        self.heartbeat = heartbeat
+        self.recheckInterval = min(recheckInterval, heartbeat)
         self.logger = logger
         self.listener = listener
         (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -75,12 +95,16 @@ final class LiveHub: Service, Sendable {
         }
     }
 
-    /// A signal stream that yields whenever new events are in the ring.
-    func subscribe() -> (id: Int, signals: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation) {
+    /// Heartbeat ticks so far (a stream compares it with the count it last saw).
+    var beats: Int { state.withLock { $0.beats } }
+
+    /// A signal stream that yields whenever new events are in the ring and at every
+    /// heartbeat tick; with `rechecks`, also at every re-check tick.
+    func subscribe(rechecks: Bool = false) -> (id: Int, signals: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation) {
         let (signals, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let id = state.withLock { s in
             s.nextSubscriber += 1
-            s.subscribers[s.nextSubscriber] = continuation
+            s.subscribers[s.nextSubscriber] = Subscriber(continuation: continuation, rechecks: rechecks)
             return s.nextSubscriber
         }
         return (id, signals, continuation)
@@ -88,7 +112,7 @@ final class LiveHub: Service, Sendable {
 
     /// Stops signalling a stream.
     func unsubscribe(_ id: Int) {
-        state.withLock { $0.subscribers.removeValue(forKey: id) }?.finish()
+        state.withLock { $0.subscribers.removeValue(forKey: id) }?.continuation.finish()
     }
 
     /// Number of open live streams on this instance.
@@ -105,6 +129,19 @@ final class LiveHub: Service, Sendable {
                     wake.yield()
                 }
             }
+            group.addTask { [heartbeat] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: heartbeat)
+                    self.state.withLock { $0.beats += 1 }
+                    self.signalAll()
+                }
+            }
+            group.addTask { [recheckInterval] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: recheckInterval)
+                    self.signalAll(onlyRechecking: true)
+                }
+            }
             await cancelWhenGracefulShutdown { await self.tail() }
             group.cancelAll()
         }
@@ -112,7 +149,7 @@ final class LiveHub: Service, Sendable {
         for c in state.withLock({ s in
             defer { s.subscribers = [:] }
             return Array(s.subscribers.values)
-        }) { c.finish() }
+        }) { c.continuation.finish() }
     }
 
     private func tail() async {
@@ -163,7 +200,10 @@ final class LiveHub: Service, Sendable {
         }
     }
 
-    private func signalAll() {
-        for c in state.withLock({ Array($0.subscribers.values) }) { c.yield() }
+    private func signalAll(onlyRechecking: Bool = false) {
+        let targets = state.withLock { s in
+            s.subscribers.values.compactMap { onlyRechecking && !$0.rechecks ? nil : $0.continuation }
+        }
+        for c in targets { c.yield() }
     }
 }
