@@ -37,6 +37,7 @@ public actor Beekon {
     let authChangeBroadcast = Broadcast<AuthChange>()
     var geofenceEngine = GeofenceEngine()
     let geofenceEventBroadcast = Broadcast<GeofenceEvent>()
+    let proximityEventBroadcast = Broadcast<ProximityRecord>()
     var stationary = StationaryDetector()
     var checkInTask: Task<Void, Never>?
     var armedCheckIn: Date?

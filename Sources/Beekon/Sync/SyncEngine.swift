@@ -410,9 +410,10 @@ struct PreparedBatch: Sendable {
 
     init(batch: PendingBatch, device: WireDevice) {
         self.batch = batch
-        let envelope = WireEnvelope(
+        var envelope = WireEnvelope(
             batchId: batch.id, sessionId: batch.sessionId, sentAt: WireTimestamp(batch.createdAt), device: device,
             extras: batch.extras, locations: batch.locations.map(\.wire), geofenceEvents: batch.events.map(\.wire))
+        envelope.proximityEvents = batch.proximity.map(\.wire)
         let json = WireJSONWriter.encode(envelope)
         if let compressed = try? Gzip.compress(json) {
             body = compressed
