@@ -91,7 +91,10 @@ let package = Package(
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
         .testTarget(
             name: "BeekonAgentTests",
-            dependencies: ["BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonHTTPClient"]),
+            dependencies: [
+                "BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonHTTPClient", "BeekonBeacons",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "BeekonPlatformTests",
             dependencies: [

@@ -33,9 +33,9 @@ struct BeaconFeed: Sendable {
     /// Reads the source to its end (a replay) or until cancelled (live), recording every event;
     /// returns how many were recorded. Throws a one-line ``Failure`` when the source cannot be read.
     func run(into beekon: Beekon) async throws(Failure) -> Int {
-        var tracker = config.makeTracker()
         switch source {
         case .replay(let path):
+            var tracker = config.makeTracker()
             let result = BeaconRecording.read(contentsOf: URL(fileURLWithPath: path), scanner: scannerName)
             for message in result.messages { logger.warning("beacon recording", metadata: ["problem": "\(message)"]) }
             guard !result.readings.isEmpty || result.errorCount == 0 else {
@@ -48,16 +48,23 @@ struct BeaconFeed: Sendable {
         case .hciMonitor:
             let socket: HCIMonitorSocket
             do { socket = try HCIMonitorSocket() } catch { throw Failure(description: error.description) }
-            var count = 0
-            for await batch in Self.frames(of: socket, clock: clock) {
-                var events: [ProximityEvent] = []
-                for reading in batch { events += tracker.observe(reading) }
-                events += tracker.tick(at: clock.now())
-                try await record(events, into: beekon)
-                count += events.count
-            }
-            return count
+            return try await live(socket, into: beekon)
         }
+    }
+
+    /// Ranges the frames `reader` returns (one monitor frame per call) until it throws,
+    /// recording every event; a frame that does not decode is skipped.
+    func live(_ reader: any MonitorFrameReader, into beekon: Beekon) async throws(Failure) -> Int {
+        var tracker = config.makeTracker()
+        var count = 0
+        for await batch in Self.frames(of: reader, clock: clock) {
+            var events: [ProximityEvent] = []
+            for reading in batch { events += tracker.observe(reading) }
+            events += tracker.tick(at: clock.now())
+            try await record(events, into: beekon)
+            count += events.count
+        }
+        return count
     }
 
     private func record(_ events: [ProximityEvent], into beekon: Beekon) async throws(Failure) {
@@ -68,11 +75,11 @@ struct BeaconFeed: Sendable {
     }
 
     /// The readings of each monitor frame, read on a thread of their own (`read(2)` blocks).
-    private static func frames(of socket: HCIMonitorSocket, clock: any BeekonClock) -> AsyncStream<[BeaconReading]> {
+    private static func frames(of reader: any MonitorFrameReader, clock: any BeekonClock) -> AsyncStream<[BeaconReading]> {
         AsyncStream { continuation in
             let thread = Thread {
                 while true {
-                    guard let bytes = try? socket.next() else { break }
+                    guard let bytes = try? reader.nextFrame() else { break }
                     // A frame that does not decode is skipped, never fatal.
                     guard let frame = try? HCIMonitorFrame.parse(bytes) else { continue }
                     let readings = (try? frame.readings(at: clock.now())) ?? []
@@ -110,4 +117,14 @@ struct NoLocationProvider: LocationProvider {
     }
     func setPowerMode(_ mode: PowerMode) async {}
     func stop() async {}
+}
+
+/// Where live monitor frames come from: the kernel's HCI monitor channel, or captured bytes in tests.
+protocol MonitorFrameReader: Sendable {
+    /// Blocks for the next frame; throws when the channel ends.
+    func nextFrame() throws -> [UInt8]
+}
+
+extension HCIMonitorSocket: MonitorFrameReader {
+    func nextFrame() throws -> [UInt8] { try next() }
 }
