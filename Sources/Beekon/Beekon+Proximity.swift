@@ -2,7 +2,7 @@ import Foundation
 
 extension Beekon {
     /// Beacon proximity transitions, emitted after they are stored (BY-5): hot, replay-1.
-    public nonisolated var proximityEvents: AsyncStream<ProximityRecord> { proximityEventBroadcast.stream() }
+    public nonisolated var proximityEvents: AsyncStream<ProximityRecord> { broadcasts.proximityEvents.stream() }
 
     /// Stores beacon proximity transitions durably (one transaction, each given a fresh id),
     /// emits them on ``proximityEvents`` and, when sync is configured, uploads them at once
@@ -22,7 +22,7 @@ extension Beekon {
         for e in stored {
             logger.info(
                 "beacon proximity", metadata: ["region": "\(e.region)", "scanner": "\(e.scanner)", "type": "\(e.transition.rawValue)"])
-            proximityEventBroadcast.publish(e)
+            broadcasts.proximityEvents.publish(e)
         }
         // Sparse and high-signal, like geofence crossings: upload at once (SY-3).
         if let engine = try await applySync() { await engine.wake(.geofenceEvent) }

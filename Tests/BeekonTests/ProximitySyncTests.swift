@@ -1,4 +1,5 @@
 import BeekonTesting
+import BeekonWire
 import Foundation
 import GRDB
 import Testing
