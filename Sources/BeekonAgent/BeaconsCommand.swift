@@ -1,7 +1,9 @@
 import ArgumentParser
+import Beekon
 import BeekonBeacons
 import BeekonWire
 import Foundation
+import Logging
 
 /// `beekon beacons`: the proximity events of a beacon recording, one per line (SPEC BY-5).
 struct BeaconsCommand: AsyncParsableCommand {
@@ -14,7 +16,9 @@ struct BeaconsCommand: AsyncParsableCommand {
             minor, calibratedPower, rssi, time in Unix ms), gzipped or not. RSSI is smoothed over a \
             window with outliers trimmed, turned into metres by the distance model, and a beacon \
             enters when it stays within --enter-distance for --dwell seconds; it exits beyond \
-            --exit-distance (same dwell) or after --silence seconds unheard. Options override --beacons.
+            --exit-distance (same dwell) or after --silence seconds unheard. Options override --beacons. \
+            With --config (an agent config with sync), the events are also stored in the agent's \
+            database and uploaded (beacons-only mode; exit codes as for track's final drain).
             """)
 
     @Option(name: .long, help: "Recording to replay: replay:FILE.")
@@ -44,6 +48,20 @@ struct BeaconsCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Output: ndjson or text.")
     var format: OutputFormat = .ndjson
 
+    @Option(name: .long, help: "Agent config (JSON, SDK field names): store the events and upload them to its sync url.")
+    var config: String?
+
+    @Option(name: .long, help: "With --config: path of the agent's SQLite database (default: STATE_DIR/beekon.sqlite).")
+    var db: String?
+
+    @Option(name: .long, help: "With --config: state directory for the database.")
+    var stateDir: String?
+
+    @Option(name: .long, help: "With --config: seconds to wait for the uploads to drain before exiting.")
+    var drainTimeout: Double = 60
+
+    @OptionGroup var log: LogOptions
+
     enum OutputFormat: String, ExpressibleByArgument { case ndjson, text }
 
     func run() async throws {
@@ -52,17 +70,9 @@ struct BeaconsCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         var config = BeaconRangingConfig()
-        if let beacons {
-            do { config = try BeaconRangingConfig.parse(try Data(contentsOf: URL(fileURLWithPath: beacons))) } catch let p
-                as BeaconRangingConfig.Problem
-            {
-                Terminal.error(p.description)
-                throw ExitCode(2)
-            } catch {
-                Terminal.error("cannot read \(beacons)")
-                throw ExitCode(2)
-            }
-        }
+        if let beacons { config = try BeaconOptions.load(beacons) }
+        let logger = log.bootstrap()
+        let agentConfig = try loadConfig(self.config)
         let enter = enterDistance ?? config.rule.enterDistance
         let exit = exitDistance ?? max(config.rule.exitDistance, enter * 2)
         guard enter > 0, exit > enter, (dwell ?? 0) >= 0, (silence ?? 1) > 0 else {
@@ -83,6 +93,33 @@ struct BeaconsCommand: AsyncParsableCommand {
         let events = BeaconReplay.events(of: result.readings, scanner: scanner, tracker: &tracker)
         for event in events { Terminal.out(format == .ndjson ? Self.json(event) : Self.text(event)) }
         FileHandle.standardError.write(Data("\(path): \(result.summary); \(events.count) events\n".utf8))
+        if let agentConfig { try await upload(events, config: agentConfig, logger: logger) }
+    }
+
+    /// Beacons-only mode: stores `events` in the agent's database and drains them to the sync url.
+    private func upload(_ events: [ProximityEvent], config: AgentConfig, logger: Logger) async throws {
+        guard config.sdk.sync != nil else {
+            Terminal.error("--config: no sync url, nothing to upload to")
+            throw ExitCode(2)
+        }
+        let dbPath: String
+        do { dbPath = try StateLocation.databasePath(db: db, stateDir: stateDir) } catch {
+            Terminal.error(error.description)
+            throw ExitCode(2)
+        }
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dbPath, provider: NoLocationProvider(), logger: logger, transport: try AgentTransport.make(config)))
+        do {
+            try await beekon.configure(config.sdk)
+            if let extras = config.extras { try await beekon.setExtras(extras) }
+            try await beekon.recordProximity(events)
+        } catch {
+            Terminal.error(error.description)
+            throw ExitCode(1)
+        }
+        try await FinalDrain(beekon: beekon).run(timeout: drainTimeout)
+        await beekon.shutdown()
     }
 
     static func json(_ e: ProximityEvent) -> String {

@@ -1,3 +1,4 @@
+import BeekonWire
 import ArgumentParser
 import Beekon
 import BeekonSources
@@ -38,11 +39,14 @@ struct TrackCommand: AsyncParsableCommand {
     @Option(name: .long, help: "With sync: seconds to wait for the upload queue to drain before exiting.")
     var drainTimeout: Double = 60
 
+    @OptionGroup var beaconOptions: BeaconOptions
+
     @OptionGroup var log: LogOptions
 
     func run() async throws {
         let logger = log.bootstrap()
         let agentConfig = try loadConfig(config)
+        let beaconFeed = try beaconOptions.feed(logger: logger)
         let spec: SourceSpec
         do { spec = try SourceSpec(argument: source) } catch {
             Terminal.error(error.description)
@@ -79,6 +83,7 @@ struct TrackCommand: AsyncParsableCommand {
         var runner = AgentRunner(beekon: beekon, logger: logger, drainTimeout: drainTimeout)
         runner.clock = clock
         runner.sourceFailure = { events.failure }
+        runner.beacons = beaconFeed
         try await runner.run(config: agentConfig)
     }
 }
@@ -94,6 +99,8 @@ struct AgentRunner {
     var sourceFailure: @Sendable () -> String? = { nil }
     /// systemd notifications (no-op outside a `Type=notify` service).
     var service = ServiceNotifier.fromEnvironment()
+    /// Beacon ranging beside the location source (`--beacons`), if any.
+    var beacons: BeaconFeed?
 
     enum Event: Sendable {
         case sourceEnded
@@ -122,6 +129,8 @@ struct AgentRunner {
         service.ready(status: "tracking session \(await beekon.sessionID?.wireString ?? "?")")
         let heartbeat = service.startHeartbeat(beekon: beekon)
         defer { heartbeat?.cancel() }
+        let ranging = beacons.map { feed in Task { [beekon] in await feed.runLogged(into: beekon) } }
+        defer { ranging?.cancel() }
         let progress = ProgressReporter(beekon: beekon, clock: clock)
         let progressTask = Task { await progress.run() }
         let (events, continuation) = AsyncStream<Event>.makeStream()
@@ -152,6 +161,8 @@ struct AgentRunner {
                 service.stopping(status: "location source unavailable (\(reason.rawValue))\(why)")
                 throw ExitCode(1)
             }
+            // A replayed beacon log ends too: its events go out in the final drain (a live one never ends).
+            if case .replay = beacons?.source { await ranging?.value }
             var stopFailure: BeekonError?
             do { try await beekon.stop() } catch { stopFailure = error }
             if let stopFailure {

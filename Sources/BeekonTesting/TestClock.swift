@@ -28,22 +28,32 @@ public final class TestClock: BeekonClock, @unchecked Sendable {
     /// Number of tasks currently sleeping on this clock.
     public var sleeperCount: Int { lock.withLock { sleepers.count } }
 
-    /// Suspends until the clock has been advanced past `now + duration`.
+    /// Suspends until the clock has been advanced past `now + duration`; throws
+    /// `CancellationError` when the task is cancelled, whenever the cancellation comes.
     public func sleep(for duration: Duration) async throws {
-        try Task.checkCancellation()
         let id: UInt64 = lock.withLock {
             nextID += 1
             return nextID
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                let ready: Bool = lock.withLock {
+                // Registration and the cancellation check happen under one lock. A task cancelled
+                // before this point has run `onCancel` already (it found no sleeper to resume), so
+                // it must not register: it would sleep forever, its task group (a race of a reading
+                // against a deadline, say) would never finish, and neither would its test.
+                enum Outcome { case slept, ready, cancelled }
+                let outcome: Outcome = lock.withLock {
+                    if Task.isCancelled { return .cancelled }
                     let deadline = current.addingTimeInterval(duration.seconds)
-                    if deadline <= current { return true }
+                    if deadline <= current { return .ready }
                     sleepers.append(Sleeper(id: id, deadline: deadline, continuation: c))
-                    return false
+                    return .slept
                 }
-                if ready { c.resume() } else { notifySleepWaiters() }
+                switch outcome {
+                case .cancelled: c.resume(throwing: CancellationError())
+                case .ready: c.resume()
+                case .slept: notifySleepWaiters()
+                }
             }
         } onCancel: {
             let cancelled: Sleeper? = lock.withLock {

@@ -93,23 +93,25 @@ extension WireEnvelope {
                     id: try uuid(g.id, "\(p).id"), geofenceId: try nonEmpty(g.geofence_id, "\(p).geofence_id", max: 100),
                     type: type, timestamp: try timestamp(g.timestamp, "\(p).timestamp")))
         }
-        return WireEnvelope(
+        var envelope = WireEnvelope(
             batchId: try uuid(raw.batch_id, "batch_id"), sessionId: try uuid(raw.session_id, "session_id"),
             sentAt: try timestamp(raw.sent_at, "sent_at"), device: device, extras: raw.extras ?? [:],
             locations: locations, geofenceEvents: events)
+        envelope.proximityEvents = try proximityEvents(raw.proximity_events)
+        return envelope
     }
 
-    private static func uuid(_ s: String, _ path: String) throws(WireDecodingError) -> UUID {
+    static func uuid(_ s: String, _ path: String) throws(WireDecodingError) -> UUID {
         guard s.utf8.count == 36, let u = UUID(wire: s) else { throw .invalid(path: path, reason: "not a UUID") }
         return u
     }
 
-    private static func timestamp(_ s: String, _ path: String) throws(WireDecodingError) -> WireTimestamp {
+    static func timestamp(_ s: String, _ path: String) throws(WireDecodingError) -> WireTimestamp {
         guard let t = WireTimestamp(wire: s) else { throw .invalid(path: path, reason: "not YYYY-MM-DDTHH:MM:SS.mmmZ") }
         return t
     }
 
-    private static func nonEmpty(_ s: String, _ path: String, max: Int) throws(WireDecodingError) -> String {
+    static func nonEmpty(_ s: String, _ path: String, max: Int) throws(WireDecodingError) -> String {
         guard !s.isEmpty, s.count <= max else { throw .invalid(path: path, reason: "must be 1...\(max) characters") }
         return s
     }
@@ -139,11 +141,12 @@ private struct RawEnvelope: Decodable {
     var extras: [String: String]?
     var locations: [RawLocation]
     var geofence_events: [RawEvent]
+    var proximity_events: [RawProximityEvent]?
     /// `extras` sent as an explicit `null` (omitted when empty, never null).
     var nullExtras = false
 
     private enum CodingKeys: String, CodingKey {
-        case schema_version, batch_id, session_id, sent_at, device, extras, locations, geofence_events
+        case schema_version, batch_id, session_id, sent_at, device, extras, locations, geofence_events, proximity_events
     }
 
     init(from decoder: any Decoder) throws {
@@ -156,6 +159,7 @@ private struct RawEnvelope: Decodable {
         extras = try c.decodeIfPresent([String: String].self, forKey: .extras)
         locations = try c.decode([RawLocation].self, forKey: .locations)
         geofence_events = try c.decode([RawEvent].self, forKey: .geofence_events)
+        proximity_events = try c.decodeIfPresent([RawProximityEvent].self, forKey: .proximity_events)
         nullExtras = try c.contains(.extras) && c.decodeNil(forKey: .extras)
     }
 }

@@ -74,7 +74,9 @@ public struct WireJSONWriter: Sendable {
             if i > 0 { raw(",") }
             write(g)
         }
-        raw("]}")
+        raw("]")
+        writeProximityEvents(e.proximityEvents)
+        raw("}")
     }
 
     /// Appends a location object; `extra` fields (already-encoded JSON values) are appended last.
@@ -105,13 +107,18 @@ public struct WireJSONWriter: Sendable {
             raw(",\"quality\":")
             string(q.rawValue)
         }
-        for (key, json) in extra {
+        appendFields(extra)
+        raw("}")
+    }
+
+    /// Appends `,"key":json` for each (key, already-encoded JSON value).
+    mutating func appendFields(_ fields: [(String, String)]) {
+        for (key, json) in fields {
             raw(",")
             string(key)
             raw(":")
             raw(json)
         }
-        raw("}")
     }
 
     /// Appends a geofence event object.

@@ -122,6 +122,8 @@ public struct WireEnvelope: Hashable, Sendable {
     public var locations: [WireLocation]
     /// Geofence crossings since the last batch.
     public var geofenceEvents: [WireGeofenceEvent]
+    /// Beacon proximity transitions since the last batch (BY-5); omitted on the wire when empty.
+    public var proximityEvents: [WireProximityEvent] = []
 
     /// Creates an envelope.
     public init(

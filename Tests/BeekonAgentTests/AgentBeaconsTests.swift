@@ -43,4 +43,22 @@ import Testing
         ])
         #expect(range.status == 2 && range.stderr.split(separator: "\n").count == 1)
     }
+
+    @Test("BY-5: track's --beacons and --beacon-source go together; beacons --config needs a sync url — one-line refusals, exit 2")
+    func beaconOptionRefusals() async throws {
+        let tmp = try TempDir()
+        let beacons = try tmp.write("beacons.json", #"{"enterDistance": 1}"#)
+        let noSync = try tmp.write("agent.json", #"{"minTimeBetweenLocationsSeconds": 0}"#)
+        let track = Fixtures.data("gpx/togeojson_apple_watch_walk_1hz.gpx")
+        for (arguments, message) in [
+            (["track", "--source", "replay:\(track)", "--beacon-source", "hci"], "--beacon-source needs --beacons CONFIG"),
+            (["track", "--source", "replay:\(track)", "--beacons", beacons], "--beacons needs --beacon-source replay:FILE or hci"),
+            (["track", "--source", "replay:\(track)", "--beacons", beacons, "--beacon-source", "usb"], "--beacons needs --beacon-source"),
+            (["beacons", "--source", "replay:\(Self.twoScanners)", "--config", noSync, "--db", tmp.path("a.sqlite")], "no sync url"),
+        ] {
+            let out = try await AgentProcess.run(arguments)
+            #expect(out.status == 2, "\(arguments): \(out.stderr)")
+            #expect(out.stderr.contains(message), "\(out.stderr)")
+        }
+    }
 }

@@ -87,13 +87,11 @@ final class WakeSource: @unchecked Sendable {
         return (wakes, budget)
     }
 
-    // Disabled: in a full parallel run of the root package this test never finishes and the
-    // tests still running with it stall too (three full runs hung; skipping only this suite they
-    // pass, and it passes alone). Issue 17 stays open for it: the wake loop's wait on the test
-    // clock loses a wake-up under load. Run it alone: swift test --filter RangingBudgetTests
+    // Each wake waits for a reading racing a deadline sleep on the test clock and cancels the
+    // loser; this once hung full parallel runs (a sleeper cancelled before it registered slept
+    // forever: fixed in TestClock.sleep, see BeekonTestingTests.racesOfAReadingAgainstADeadlineAllFinish).
     @Test(
         "BY-5: 10 s and 180 s budgets over the two-scanner run — every wake stops and ends its lease a margin before expiry; entries persist across wakes",
-        .disabled("hangs a full parallel run (a lost wake-up on the test clock); passes alone"),
         arguments: [(10.0, 60.0), (180.0, 200.0)])
     func budgets(_ budgetSeconds: Double, _ period: Double) async throws {
         // The first 10 minutes of the run (about 15,000 readings) keep the test quick.

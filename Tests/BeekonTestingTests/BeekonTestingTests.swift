@@ -35,6 +35,38 @@ struct BeekonTestingTests {
         #expect(clock.sleeperCount == 0)
     }
 
+    /// The lost wake-up that hung RangingBudgetTests in full runs: a task cancelled before its
+    /// sleep registers ran `onCancel` with no sleeper to resume, then registered and slept forever.
+    @Test func aTaskCancelledBeforeItSleepsThrowsInsteadOfSleepingForever() async {
+        let clock = TestClock()
+        let t = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await clock.sleep(for: .seconds(60))
+        }
+        await #expect(throws: CancellationError.self) { try await t.value }
+        #expect(clock.sleeperCount == 0)
+    }
+
+    /// The shape of a ranging wake's wait (BY-5): a reading races a deadline sleep, the loser is
+    /// cancelled at any point of its registration. Every race must finish with no sleeper left.
+    @Test func racesOfAReadingAgainstADeadlineAllFinish() async {
+        let clock = TestClock()
+        for _ in 0..<2_000 {
+            let first: Int? = await withTaskGroup(of: Int?.self) { group in
+                group.addTask { 1 }
+                group.addTask {
+                    try? await clock.sleep(for: .seconds(5))
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+            #expect(first == 1)
+        }
+        #expect(clock.sleeperCount == 0)
+    }
+
     @Test func scriptedProviderSendReturnsOnlyAfterTheConsumerProcessedTheFix() async throws {
         let provider = ScriptedProvider()
         let processed = LockedOrder()

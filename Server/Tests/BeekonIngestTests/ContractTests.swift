@@ -81,6 +81,7 @@ extension Ingest {
             let components = try #require((try Self.document()["components"] as? [String: Any])?["schemas"] as? [String: Any])
             let names = [
                 "uuid": "UUID", "timestamp": "Timestamp", "device": "Device", "location": "Location", "geofenceEvent": "GeofenceEvent",
+                "proximityEvent": "ProximityEvent",
             ]
             func rewrite(_ value: Any) -> Any {
                 if let object = value as? [String: Any] {

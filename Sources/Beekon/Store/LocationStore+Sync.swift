@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 import GRDB
 
@@ -11,6 +12,8 @@ struct PendingBatch: Sendable, Hashable {
     var locations: [Location]
     var events: [GeofenceEventRecord]
     var attempts: Int
+    /// Beacon proximity events (BY-5), in the envelope's optional `proximity_events`.
+    var proximity: [ProximityRecord] = []
 }
 
 /// A stored geofence event as the store sees it.
@@ -78,7 +81,8 @@ extension LocationStore {
                     sql: """
                         SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0 \(freeRow)
                         """, arguments: StatementArguments(excluded)) ?? 0
-            guard session != nil || eventCount > 0 else { return nil }
+            let proximityCount = try Self.pendingProximityCount(db, freeRow: freeRow, excluded: excluded)
+            guard session != nil || eventCount > 0 || proximityCount > 0 else { return nil }
             let sessionID =
                 try session
                 ?? String.fetchOne(
@@ -103,6 +107,7 @@ extension LocationStore {
                     UPDATE geofence_event SET batch_id = ? WHERE id IN (
                         SELECT id FROM geofence_event WHERE upload_state = 0 \(freeRow) ORDER BY ts, id LIMIT ?)
                     """, arguments: StatementArguments([batchID]) + StatementArguments(excluded) + [Self.maxEventsPerBatch])
+            try Self.attachProximity(db, batchID: batchID, freeRow: freeRow, excluded: excluded)
             return try Self.loadBatch(db, Row.fetchOne(db, sql: "SELECT * FROM upload_batch WHERE id = ?", arguments: [batchID])!)
         }
     }
@@ -118,11 +123,13 @@ extension LocationStore {
                 """, arguments: [id]
         ).compactMap(eventRecord)
         let extrasJSON: String = row["extras"]
-        return PendingBatch(
+        var batch = PendingBatch(
             id: UUID(wire: id)!, sessionId: UUID(wire: row["session_id"]) ?? UUID(uuid: UUID_NULL_BYTES),
             createdAt: WireTimestamp(millis: row["created_at"]).date,
             extras: (try? JSONDecoder().decode([String: String].self, from: Data(extrasJSON.utf8))) ?? [:],
             locations: locations, events: events, attempts: row["attempts"])
+        batch.proximity = try batchProximity(db, batchID: id)
+        return batch
     }
 
     static func eventRecord(_ row: Row) -> GeofenceEventRecord? {
@@ -145,6 +152,7 @@ extension LocationStore {
             }
             let n = db.changesCount
             try db.execute(sql: "UPDATE geofence_event SET upload_state = 1, batch_id = NULL WHERE batch_id = ?", arguments: [id])
+            try Self.settleProximity(db, batchID: id, state: 1)
             try db.execute(sql: "DELETE FROM upload_batch WHERE id = ?", arguments: [id])
             return n
         }
@@ -159,7 +167,7 @@ extension LocationStore {
             try db.execute(sql: "UPDATE location SET upload_state = 2 WHERE batch_id = ? AND upload_state = 0", arguments: [id])
             let locations = db.changesCount
             try db.execute(sql: "UPDATE geofence_event SET upload_state = 2 WHERE batch_id = ? AND upload_state = 0", arguments: [id])
-            let events = db.changesCount
+            let events = db.changesCount + (try Self.settleProximity(db, batchID: id, state: 2))
             try db.execute(
                 sql: """
                     INSERT INTO rejected_batch(id, session_id, rejected_at, status, locations, geofence_events)
@@ -184,7 +192,7 @@ extension LocationStore {
             try Int.fetchOne(
                 db,
                 sql:
-                    "SELECT (SELECT COUNT(*) FROM location WHERE upload_state = 0) + (SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0)"
+                    "SELECT (SELECT COUNT(*) FROM location WHERE upload_state = 0) + (SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0) + (SELECT COUNT(*) FROM proximity_event WHERE upload_state = 0)"
             ) ?? 0
         }
     }

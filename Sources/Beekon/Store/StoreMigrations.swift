@@ -93,6 +93,27 @@ enum StoreMigrations {
                     CREATE INDEX geofence_event_batch ON geofence_event(batch_id) WHERE batch_id IS NOT NULL;
                     """)
         }
+        m.registerMigration("v5-proximity") { db in
+            // Beacon proximity events (BY-5), queued for upload like geofence events (upload_state as in v2-sync).
+            try db.execute(
+                sql: """
+                    CREATE TABLE proximity_event (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        region TEXT NOT NULL,
+                        beacon TEXT NOT NULL,
+                        major INTEGER,
+                        minor INTEGER,
+                        scanner TEXT NOT NULL,
+                        type TEXT NOT NULL,
+                        ts INTEGER NOT NULL,
+                        distance REAL,
+                        upload_state INTEGER NOT NULL DEFAULT 0,
+                        batch_id TEXT
+                    ) WITHOUT ROWID;
+                    CREATE INDEX proximity_event_ts ON proximity_event(ts);
+                    CREATE INDEX proximity_event_batch ON proximity_event(batch_id) WHERE batch_id IS NOT NULL;
+                    """)
+        }
         return m
     }
 }

@@ -9,6 +9,7 @@ import Logging
 /// - `GET /v1/devices/{install_id}/sessions` — sessions, newest first
 /// - `GET /v1/sessions/{session_id}/track` — GeoJSON (`[lon, lat]`)
 /// - `GET /v1/devices/{install_id}/fixes?from=&to=&limit=&cursor=` — paged fixes
+/// - `GET /v1/devices/{install_id}/proximity-events?from=&to=&limit=` — beacon proximity events (BY-5)
 struct ReadController: Sendable {
     let store: any LocationStore
     let access: ViewerAccess
@@ -41,6 +42,13 @@ struct ReadController: Sendable {
                 guard let id = Self.uuid(context.parameters.get("install")) else { return Self.badID("install_id") }
                 guard scope.sees(id) else { return Self.notShared() }
                 return try await self.fixes(id, request.uri.queryParameters, scope)
+            }
+        }
+        router.get("/v1/devices/:install/proximity-events") { request, context in
+            await self.guarded(request, context, "proximity events") { scope in
+                guard let id = Self.uuid(context.parameters.get("install")) else { return Self.badID("install_id") }
+                guard scope.sees(id) else { return Self.notShared() }
+                return try await self.proximityEvents(id, request.uri.queryParameters, scope)
             }
         }
     }
@@ -152,17 +160,12 @@ struct ReadController: Sendable {
 
     func fixes(_ installId: UUID, _ params: Parameters, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
         var query = FixQuery(installId: installId)
-        if let from = params["from"] {
-            guard let t = WireTimestamp(iso8601: String(from)) else { return Self.badParameter("from", "an ISO 8601 time") }
-            query.from = t
-        }
-        if let to = params["to"] {
-            guard let t = WireTimestamp(iso8601: String(to)) else { return Self.badParameter("to", "an ISO 8601 time") }
-            query.to = t
-        }
-        if let limit = params["limit"] {
-            guard let n = Int(limit), (1...Self.maxPage).contains(n) else { return Self.badParameter("limit", "1...\(Self.maxPage)") }
-            query.limit = n
+        switch Self.window(params) {
+        case .bad(let response): return response
+        case .ok(let from, let to, let limit):
+            query.from = from
+            query.to = to
+            query.limit = limit ?? query.limit
         }
         if let cursor = params["cursor"] {
             guard let c = FixCursor(token: String(cursor)) else { return Self.badParameter("cursor", "a next_cursor value") }

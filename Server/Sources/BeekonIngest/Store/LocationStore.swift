@@ -26,6 +26,8 @@ public protocol LocationStore: Sendable {
     func track(sessionId: UUID) async throws(StoreError) -> [StoredFix]
     /// One page of a device's fixes in a time range, in (timestamp, id) order.
     func fixes(_ query: FixQuery) async throws(StoreError) -> FixPage
+    /// A device's beacon proximity events in a time range, in (timestamp, id) order (BY-5).
+    func proximityEvents(_ query: ProximityQuery) async throws(StoreError) -> [StoredProximityEvent]
     /// Token bookkeeping for the token endpoint.
     var tokens: any TokenStore { get }
     /// Viewer shares and their access records.

@@ -69,6 +69,7 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
 
     public func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult {
         let e = batch.envelope
+        try await insertProximity(batch)
         // Id order (the uuid order PostgreSQL uses), so overlapping batches lock rows in the same order.
         let statement = PostgresIngestStatement(
             batch: batch,
@@ -174,7 +175,8 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
 /// The PostgreSQL schema; timestamps are Unix milliseconds (BIGINT) as in the SQLite store.
 enum PostgresSchema {
     /// Every version in order, with its statements.
-    static let versions: [(Int, [String])] = [(1, v1), (2, v2), (3, v3)]
+    /// Version 4 is "v4-proximity" (PostgresLocationStore+Proximity.swift).
+    static let versions: [(Int, [String])] = [(1, v1), (2, v2), (3, v3), (4, PostgresLocationStore.proximitySchema)]
 
     /// Device status: the interval a device declared, and the last published status.
     static let v3 = [

@@ -43,6 +43,9 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         migrator.registerMigration("v3-device-status") { db in
             try db.execute(sql: SQLiteSchema.v3)
         }
+        migrator.registerMigration("v4-proximity") { db in
+            try db.execute(sql: Self.proximitySchema)
+        }
         do {
             try migrator.migrate(pool)
         } catch {
@@ -55,7 +58,11 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     }
 
     public func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult {
-        try await write { db in try Self.insert(batch, into: db) }
+        try await write { db in
+            let result = try Self.insert(batch, into: db)
+            try Self.insertProximity(batch, into: db)
+            return result
+        }
     }
 
     static func insert(_ batch: IngestBatch, into db: Database) throws -> IngestResult {

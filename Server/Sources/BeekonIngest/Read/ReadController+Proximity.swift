@@ -1,0 +1,64 @@
+import BeekonWire
+import Foundation
+import Hummingbird
+
+extension ReadController {
+    /// `GET /v1/devices/{install_id}/proximity-events?from=&to=&limit=`: the device's beacon
+    /// proximity events (BY-5) in (timestamp, id) order, each a schema-v1 proximity event
+    /// followed by `session_id`, `batch_id` and `received_at`.
+    func proximityEvents(_ installId: UUID, _ params: Parameters, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
+        var query = ProximityQuery(installId: installId)
+        switch Self.window(params) {
+        case .bad(let response): return response
+        case .ok(let from, let to, let limit):
+            query.from = from
+            query.to = to
+            query.limit = limit ?? query.limit
+        }
+        if let start = scope.windowStart(nowMillis: WireTimestamp(now()).millis) {
+            query.from = WireTimestamp(millis: max(query.from?.millis ?? .min, start))
+        }
+        let events = try await store.proximityEvents(query)
+        var w = WireJSONWriter(capacity: 128 + events.count * 300)
+        w.raw("{\"install_id\":")
+        w.string(installId.wireString)
+        w.raw(",\"proximity_events\":[")
+        for (i, s) in events.enumerated() {
+            if i > 0 { w.raw(",") }
+            w.write(
+                s.event,
+                extra: [
+                    ("session_id", "\"\(s.sessionId.wireString)\""), ("batch_id", "\"\(s.batchId.wireString)\""),
+                    ("received_at", "\"\(s.receivedAt.description)\""),
+                ])
+        }
+        w.raw("]}")
+        return APIResponse.json(.ok, w.bytes)
+    }
+
+    /// The `from`, `to` and `limit` of a read, or the 400 naming the bad one.
+    enum Window {
+        case ok(from: WireTimestamp?, to: WireTimestamp?, limit: Int?)
+        case bad(Response)
+    }
+
+    /// Parses `from` and `to` (ISO 8601) and `limit` (1…maxPage), each optional.
+    static func window(_ params: Parameters) -> Window {
+        var from: WireTimestamp?
+        var to: WireTimestamp?
+        var limit: Int?
+        if let text = params["from"] {
+            guard let t = WireTimestamp(iso8601: String(text)) else { return .bad(badParameter("from", "an ISO 8601 time")) }
+            from = t
+        }
+        if let text = params["to"] {
+            guard let t = WireTimestamp(iso8601: String(text)) else { return .bad(badParameter("to", "an ISO 8601 time")) }
+            to = t
+        }
+        if let text = params["limit"] {
+            guard let n = Int(text), (1...maxPage).contains(n) else { return .bad(badParameter("limit", "1...\(maxPage)")) }
+            limit = n
+        }
+        return .ok(from: from, to: to, limit: limit)
+    }
+}
