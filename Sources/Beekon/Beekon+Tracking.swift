@@ -59,10 +59,11 @@ extension Beekon {
     func receive(_ raw: RawFix, generation: Int) async {
         guard generation == runGeneration, machine.session != nil else { return }
         stats.received += 1
-        guard let fix = FixSanitiser.sanitise(raw) else {
+        guard let sanitised = FixSanitiser.sanitise(raw) else {
             stats.invalid += 1
             return
         }
+        let (fix, heartbeat) = pipelineStep(sanitised)  // activity, heartbeat (BY-4)
         var fences = geofenceEngine
         let crossing = fences.evaluateCrossings(
             latitude: fix.latitude, longitude: fix.longitude, accuracy: fix.accuracy,
@@ -79,7 +80,7 @@ extension Beekon {
         }
         let decision = machine.decide(
             fix, id: deps.makeID(), motion: stationary.motion, trigger: trigger,
-            bypassGate: trigger != .interval)
+            bypassGate: trigger != .interval || heartbeat)
         let records = crossing.events.map {
             GeofenceEventRecord(
                 id: $0.id, geofenceId: $0.geofenceId, transition: $0.transition,
@@ -106,7 +107,7 @@ extension Beekon {
                 }
             }
         case .admit(let location):
-            if await admitAndRecord(location, force: trigger != .interval, events: records, states: crossing.stateChanges) {
+            if await admitAndRecord(location, force: trigger != .interval || heartbeat, events: records, states: crossing.stateChanges) {
                 geofenceEngine = fences
                 publishEvents(crossing.events)
             }
@@ -214,8 +215,11 @@ extension Beekon {
     private func armProbe() {
         probeTask?.cancel()
         let clock = deps.clock
+        let config = machine.config
         probeTask = Task { [weak self] in
-            do { try await clock.sleep(for: Beekon.stationaryProbeInterval) } catch { return }
+            do { try await clock.sleep(for: FixPipeline.probeInterval(default: Beekon.stationaryProbeInterval, config: config)) } catch {
+                return
+            }
             await self?.probeDue()
         }
     }
@@ -253,7 +257,8 @@ extension Beekon {
             if case .admit(let location) = machine.decide(
                 cached, id: deps.makeID(), motion: .stationary, trigger: .checkIn, bypassGate: true)
             {
-                _ = await admitAndRecord(location, force: true)
+                // Uploaded at once: a check-in refreshes the device's last contact on the server (BY-4).
+                if await admitAndRecord(location, force: true) { await syncEngine?.wake(.checkIn) }
             }
         }
         armCheckIn()

@@ -10,6 +10,8 @@ struct AgentConfig: Sendable, Equatable {
     var extras: [String: String]?
     /// `geofences`: the complete set to watch; nil when the key is absent (stored fences are kept).
     var geofences: [Geofence]?
+    /// `appState`: the profile to start in (BY-4); SIGUSR1/SIGUSR2 switch at run time.
+    var appState: AppState?
 
     /// A problem with the config file, printed as one line: control characters and line
     /// breaks echoed from the file (a key, a geofence id) are escaped.
@@ -23,15 +25,16 @@ struct AgentConfig: Sendable, Equatable {
         }
     }
 
-    static let knownKeys = [
-        "preset", "minTimeBetweenLocationsSeconds", "minDistanceBetweenLocationsMeters", "sync", "extras",
-        "geofences", "whenStationary", "stationaryRadiusMeters", "checkInIntervalSeconds",
-        "turnThresholdDegrees", "turnMinTimeSeconds", "maxDeviationMeters", "maxIntervalBetweenLocationsSeconds",
-    ]
+    static let knownKeys =
+        [
+            "preset", "minTimeBetweenLocationsSeconds", "minDistanceBetweenLocationsMeters", "sync", "extras",
+            "geofences", "whenStationary", "stationaryRadiusMeters", "checkInIntervalSeconds",
+            "turnThresholdDegrees", "turnMinTimeSeconds", "maxDeviationMeters", "maxIntervalBetweenLocationsSeconds",
+        ] + pipelineKeys
     static let knownGeofenceKeys = ["id", "latitude", "longitude", "radiusMeters", "notifyOnEntry", "notifyOnExit"]
     static let knownSyncKeys = [
         "url", "headers", "intervalSeconds", "batchSize", "syncThreshold", "keepUploadedLocations", "requestTimeoutSeconds",
-        "trustedCertificates", "auth",
+        "trustedCertificates", "auth", "privacy",
     ]
     static let knownAuthKeys = [
         "accessToken", "refreshToken", "expiresAt", "strategy", "refreshUrl", "refreshPayload",
@@ -101,7 +104,9 @@ struct AgentConfig: Sendable, Equatable {
             case "maxIntervalBetweenLocationsSeconds":
                 config.sdk.maxIntervalBetweenLocationsSeconds = try number(key, value)
             default:
-                throw Problem(description: "unknown key '\(key)' (known: \(knownKeys.joined(separator: ", ")))")
+                guard try config.applyPipelineKey(key, value) else {
+                    throw Problem(description: "unknown key '\(key)' (known: \(knownKeys.joined(separator: ", ")))")
+                }
             }
         }
         do { try config.sdk.validate() } catch { throw Problem(description: error.description) }
@@ -132,6 +137,7 @@ struct AgentConfig: Sendable, Equatable {
                 }
                 sync.keepUploadedLocations = b
             case "auth": sync.auth = try parseAuth(v)
+            case "privacy": sync.privacy = try parsePrivacy(v)
             case "trustedCertificates":
                 guard case .array(let items) = v, !items.isEmpty else {
                     throw Problem(description: "key 'sync.trustedCertificates' must be a non-empty array of PEM file paths")

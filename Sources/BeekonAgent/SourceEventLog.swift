@@ -5,10 +5,16 @@ import Logging
 /// Logs a live source's connection events as plain lines (journald-friendly)
 /// and remembers why it gave up, for the agent's exit message.
 final class SourceEventLog: Sendable {
-    private let logger: Logger
+    private let fallback: Logger
+    private let attached = LockedBox<Logger?>(nil)
     private let lastFailure = LockedBox<String?>(nil)
 
-    init(logger: Logger) { self.logger = logger }
+    init(logger: Logger) { self.fallback = logger }
+
+    /// Logs through the SDK's logger from now on, so events also reach its diagnostic log (BY-6).
+    func attach(_ logger: Logger) { attached.value = logger }
+
+    private var logger: Logger { attached.value ?? fallback }
 
     /// Why the source gave up, if it did.
     var failure: String? { lastFailure.value }

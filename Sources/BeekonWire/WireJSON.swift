@@ -105,6 +105,10 @@ public struct WireJSONWriter: Sendable {
             raw(",\"quality\":")
             string(q.rawValue)
         }
+        if let z = l.privacyZone {
+            raw(",\"privacy_zone\":")
+            string(z)
+        }
         for (key, json) in extra {
             raw(",")
             string(key)

@@ -3,7 +3,7 @@ import Logging
 
 /// What woke the drain loop (SY-3).
 enum SyncTrigger: Sendable, Hashable {
-    case interval, manual, configure, geofenceEvent, sessionStopped, threshold, retry
+    case interval, manual, configure, geofenceEvent, sessionStopped, threshold, retry, checkIn
 }
 
 /// The one outbound loop (SY-3..7): triggers only wake it, wakes during a drain
@@ -237,7 +237,7 @@ actor SyncEngine {
                 limit: config.effectiveBatchSize, now: now,
                 excluding: excluding, makeID: makeID)
         else { return nil }
-        return PreparedBatch(batch: batch, device: device)
+        return PreparedBatch(batch: batch, device: device, privacy: config.privacy)
     }
 
     /// Sends one batch and acts on the outcome; returns whether the server accepted it
@@ -296,7 +296,9 @@ actor SyncEngine {
             case .retryable(let s, let retryAfter):
                 let why = (try? result.get()).map { "HTTP \($0.status)" } ?? (result.failureValue.map { "\($0)" } ?? "?")
                 try await store.recordAttempt(batch.id, status: s, error: why)
-                logger.warning("upload failed, will retry", metadata: meta.merging(["error": "\(why)"]) { a, _ in a })
+                logger.warning(
+                    "upload failed, will retry",
+                    metadata: meta.merging(["error": "\(why)", "status": "\(s.map(String.init) ?? "none")"]) { a, _ in a })
                 await scheduleRetry(why, retryAfter: retryAfter)
                 return false
             case .permanent(let s):
@@ -359,6 +361,7 @@ actor SyncEngine {
         if retryAfter == nil { consecutiveFailures += 1 }
         let delay = retryAfter ?? backoff.delay(attempt: consecutiveFailures, random: randomUnit())
         let until = clock.now().addingTimeInterval(delay.seconds)
+        logger.info("upload retry scheduled", metadata: ["reason": "\(why)", "backoff_seconds": "\(delay.seconds)"])
         hold = .backoff(until: until)
         await report(.retrying(nextAttempt: until))
         retryTask?.cancel()
@@ -408,11 +411,14 @@ struct PreparedBatch: Sendable {
     let body: Data
     let gzipped: Bool
 
-    init(batch: PendingBatch, device: WireDevice) {
+    init(batch: PendingBatch, device: WireDevice, privacy: PrivacyConfig? = nil) {
         self.batch = batch
+        // Privacy (BY-4) applies here, as the batch is encoded: nothing more precise leaves the device.
+        let filter = privacy.map(PrivacyFilter.init(config:))
+        let locations = filter.map { f in batch.locations.compactMap { f.apply($0.wire) } } ?? batch.locations.map(\.wire)
         let envelope = WireEnvelope(
             batchId: batch.id, sessionId: batch.sessionId, sentAt: WireTimestamp(batch.createdAt), device: device,
-            extras: batch.extras, locations: batch.locations.map(\.wire), geofenceEvents: batch.events.map(\.wire))
+            extras: batch.extras, locations: locations, geofenceEvents: batch.events.map(\.wire))
         let json = WireJSONWriter.encode(envelope)
         if let compressed = try? Gzip.compress(json) {
             body = compressed
