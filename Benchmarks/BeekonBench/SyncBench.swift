@@ -14,6 +14,8 @@
 //     same work in both, so the ratio is what the SDK's durable queue adds. Without the server binary (BEEKON_INGEST_BINARY, else
 //     Server/.build/release/beekon-ingest) both go to a POSIX receiver answering 200 at once.
 
+import BeekonLoopback
+import BeekonWire
 import AsyncHTTPClient
 import Beekon
 import BeekonHTTPClient

@@ -1,3 +1,4 @@
+import BeekonLoopback
 @testable import Beekon
 import BeekonTesting
 import BeekonWire
@@ -89,9 +90,7 @@ final class FaultyReceiver: @unchecked Sendable {
     private var acceptedConnections = 0
     private var released = false
     private var stopped = false
-    private var version = 0
-    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    private var nextWaiter = 0
+    private let changes = ChangeSignal()
     private let releaseCondition = NSCondition()
 
     /// Whether the answer before a `.storeThenDrop` closes its connection (see `serve`).
@@ -132,25 +131,14 @@ final class FaultyReceiver: @unchecked Sendable {
         _ what: String, timeout: Duration = .seconds(30),
         _ predicate: @escaping @Sendable ([Request]) -> Bool
     ) async throws -> [Request] {
-        try await withThrowingTaskGroup(of: [Request]?.self) { group in
-            group.addTask { [self] in
-                while true {
-                    let (snapshot, seen) = lock.withLock { (requests, version) }
-                    if predicate(snapshot) { return snapshot }
-                    await changed(since: seen)
-                    try Task.checkCancellation()
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)  // a deadline, not synchronisation
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw Failure(description: "timed out after \(timeout) waiting for \(what); received:\n\(log)")
-            }
-            return value
+        let found = try await changes.wait(timeout: timeout) { [self] () -> [Request]? in
+            let snapshot = lock.withLock { requests }
+            return predicate(snapshot) ? snapshot : nil
         }
+        guard let found else {
+            throw Failure(description: "timed out after \(timeout) waiting for \(what); received:\n\(log)")
+        }
+        return found
     }
 
     /// Closes the held connections without an answer; later `.hold` requests are closed at once.
@@ -273,7 +261,7 @@ final class FaultyReceiver: @unchecked Sendable {
         } catch {
             envelope = .failure(Failure(description: "\(error)"))
         }
-        let (action, nextDrops, ready): (Action, Bool, [CheckedContinuation<Void, Never>]) = lock.withLock {
+        let (action, nextDrops): (Action, Bool) = lock.withLock {
             let index = requests.count
             let action = index < script.count ? script[index] : defaultAction
             let next = index + 1 < script.count ? script[index + 1] : defaultAction
@@ -281,32 +269,10 @@ final class FaultyReceiver: @unchecked Sendable {
                 Request(
                     index: index, action: action, method: method, path: path, headers: headers,
                     rawBody: body, envelope: envelope, elapsed: Date().timeIntervalSince(started)))
-            version += 1
-            defer { waiters.removeAll() }
-            return (action, next == .storeThenDrop, Array(waiters.values))
+            return (action, next == .storeThenDrop)
         }
-        for c in ready { c.resume() }
+        changes.signal()
         return (action, nextDrops)
-    }
-
-    private func changed(since seen: Int) async {
-        let id: Int = lock.withLock {
-            nextWaiter += 1
-            return nextWaiter
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let ready: Bool = lock.withLock {
-                    if version != seen || Task.isCancelled { return true }
-                    waiters[id] = c
-                    return false
-                }
-                if ready { c.resume() }
-            }
-        } onCancel: {
-            let c = lock.withLock { waiters.removeValue(forKey: id) }
-            c?.resume()
-        }
     }
 
     private static func parseHead(_ head: String) -> (String, String, [String: String])? {

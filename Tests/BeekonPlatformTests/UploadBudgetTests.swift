@@ -1,3 +1,4 @@
+import BeekonLoopback
 @testable import Beekon
 import BeekonTesting
 import BeekonWire

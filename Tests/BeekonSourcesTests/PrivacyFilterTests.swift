@@ -3,6 +3,7 @@ import Testing
 @testable import Beekon
 import BeekonWire
 import BeekonSources
+import BeekonTesting
 
 /// Privacy blur and zones (SPEC BY-4) as property tests over random positions and every
 /// real track: honest rounding, stable snapping, zones never upload their fixes' own values.
@@ -31,7 +32,7 @@ import BeekonSources
 
     @Test("BY-4: random positions blur within the radius, onto stable grid points", arguments: [10.0, 100, 200, 1000, 25_000])
     func randomPositions(radius: Double) {
-        var rng = SeededGenerator(seed: 16 + UInt64(radius))
+        var rng = SeededRandom(seed: 16 + UInt64(radius))
         let filter = PrivacyFilter(config: PrivacyConfig(blurRadiusMeters: radius))
         var failures: [String] = []
         for _ in 0..<20_000 {

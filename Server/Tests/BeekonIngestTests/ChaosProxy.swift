@@ -1,3 +1,4 @@
+import IngestLoopback
 import BeekonIngest
 import BeekonWire
 import BeekonTesting
@@ -60,6 +61,7 @@ final class ChaosProxy: @unchecked Sendable {
     private let lock = NSLock()
     private var upstream: Int
     private var exchanges: [Exchange] = []
+    private let changes = ChangeSignal()
     private var openFDs: Set<Int32> = []
     private var stopped = false
     private let decide: @Sendable (Int) -> Fault
@@ -98,11 +100,8 @@ final class ChaosProxy: @unchecked Sendable {
 
     /// Waits (bounded) until `predicate` holds for the exchanges so far.
     func waitFor(_ what: String, timeout: Duration = .seconds(30), _ predicate: @escaping @Sendable ([Exchange]) -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !predicate(log) {
-            guard ContinuousClock.now < deadline else { throw TestFailure("timed out waiting for \(what); proxy saw:\n\(summary)") }
-            try await Task.sleep(for: .milliseconds(20))  // polling a condition, bounded by the deadline
-        }
+        let held = try await changes.wait(timeout: timeout) { [self] in predicate(log) ? true : nil }
+        guard held != nil else { throw TestFailure("timed out waiting for \(what); proxy saw:\n\(summary)") }
     }
 
     func stop() {
@@ -172,6 +171,7 @@ final class ChaosProxy: @unchecked Sendable {
                 exchanges[index].upstreamStatus = answer?.status
                 exchanges[index].responseBody = answer?.body ?? []
             }
+            changes.signal()
             guard let answer else { return }  // server down: the agent sees the connection close
             switch fault {
             case .loseAnswer: return
@@ -192,6 +192,7 @@ final class ChaosProxy: @unchecked Sendable {
             batch = envelope.batchId
             ids = envelope.locations.map(\.id)
         }
+        defer { changes.signal() }
         return lock.withLock {
             let index = exchanges.count
             let fault = decide(index)

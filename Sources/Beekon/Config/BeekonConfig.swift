@@ -82,28 +82,43 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         self.maxIntervalBetweenLocationsSeconds = maxIntervalBetweenLocationsSeconds
     }
 
+    /// The persisted and config-file keys (the agent's `--config` reads exactly these).
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case preset, minTimeBetweenLocationsSeconds, minDistanceBetweenLocationsMeters, sync, whenStationary
+        case stationaryRadiusMeters, checkInIntervalSeconds, turnThresholdDegrees, turnMinTimeSeconds
+        case maxDeviationMeters, maxIntervalBetweenLocationsSeconds
+        case classifyActivity, heartbeatSeconds, foregroundProfile, backgroundProfile, diagnosticLogLevel, diagnosticLogCapacity
+    }
+
+    /// The names of the configuration's keys, in declaration order.
+    package static var keyNames: [String] { CodingKeys.allCases.map(\.rawValue) }
+
+    /// The defaults, the one place they are written: the initialiser's default arguments.
+    @usableFromInline static let defaults = BeekonConfig()
+
     /// Decodes a persisted configuration; fields added by later versions take their defaults.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = Self.defaults
         self.init(
-            preset: try c.decodeIfPresent(Preset.self, forKey: .preset) ?? .balanced,
+            preset: try c.decodeIfPresent(Preset.self, forKey: .preset) ?? d.preset,
             minTimeBetweenLocationsSeconds: try c.decodeIfPresent(Double.self, forKey: .minTimeBetweenLocationsSeconds),
             minDistanceBetweenLocationsMeters: try c.decodeIfPresent(Double.self, forKey: .minDistanceBetweenLocationsMeters),
             sync: try c.decodeIfPresent(SyncConfig.self, forKey: .sync),
-            whenStationary: try c.decodeIfPresent(StationaryPolicy.self, forKey: .whenStationary) ?? .pause,
-            stationaryRadiusMeters: try c.decodeIfPresent(Double.self, forKey: .stationaryRadiusMeters) ?? 5,
-            checkInIntervalSeconds: try c.decodeIfPresent(Double.self, forKey: .checkInIntervalSeconds) ?? 900,
+            whenStationary: try c.decodeIfPresent(StationaryPolicy.self, forKey: .whenStationary) ?? d.whenStationary,
+            stationaryRadiusMeters: try c.decodeIfPresent(Double.self, forKey: .stationaryRadiusMeters) ?? d.stationaryRadiusMeters,
+            checkInIntervalSeconds: try c.decodeIfPresent(Double.self, forKey: .checkInIntervalSeconds) ?? d.checkInIntervalSeconds,
             turnThresholdDegrees: try c.decodeIfPresent(Double.self, forKey: .turnThresholdDegrees),
-            turnMinTimeSeconds: try c.decodeIfPresent(Double.self, forKey: .turnMinTimeSeconds) ?? 5,
+            turnMinTimeSeconds: try c.decodeIfPresent(Double.self, forKey: .turnMinTimeSeconds) ?? d.turnMinTimeSeconds,
             maxDeviationMeters: try c.decodeIfPresent(Double.self, forKey: .maxDeviationMeters),
             maxIntervalBetweenLocationsSeconds: try c.decodeIfPresent(
-                Double.self, forKey: .maxIntervalBetweenLocationsSeconds) ?? 600,
-            classifyActivity: try c.decodeIfPresent(Bool.self, forKey: .classifyActivity) ?? false,
+                Double.self, forKey: .maxIntervalBetweenLocationsSeconds) ?? d.maxIntervalBetweenLocationsSeconds,
+            classifyActivity: try c.decodeIfPresent(Bool.self, forKey: .classifyActivity) ?? d.classifyActivity,
             heartbeatSeconds: try c.decodeIfPresent(Double.self, forKey: .heartbeatSeconds),
             foregroundProfile: try c.decodeIfPresent(LocationProfile.self, forKey: .foregroundProfile),
             backgroundProfile: try c.decodeIfPresent(LocationProfile.self, forKey: .backgroundProfile),
-            diagnosticLogLevel: try c.decodeIfPresent(DiagnosticLevel.self, forKey: .diagnosticLogLevel) ?? .info,
-            diagnosticLogCapacity: try c.decodeIfPresent(Int.self, forKey: .diagnosticLogCapacity) ?? 5000)
+            diagnosticLogLevel: try c.decodeIfPresent(DiagnosticLevel.self, forKey: .diagnosticLogLevel) ?? d.diagnosticLogLevel,
+            diagnosticLogCapacity: try c.decodeIfPresent(Int.self, forKey: .diagnosticLogCapacity) ?? d.diagnosticLogCapacity)
     }
 
     /// The time condition in effect: the explicit value, else the preset's.
