@@ -30,10 +30,14 @@ extension AgentConfig {
         return privacy
     }
 
-    private static func parseZone(_ value: JSONValue, path: String) throws(Problem) -> PrivacyZone {
+    /// A circle object (a geofence, a privacy zone): only `known` keys; `id`, `latitude`,
+    /// `longitude` and `radiusMeters` required. Returns the object for its other keys.
+    static func circle(
+        _ value: JSONValue, path: String, known: [String]
+    ) throws(Problem) -> ([String: JSONValue], (id: String, latitude: Double, longitude: Double, radiusMeters: Double)) {
         guard case .object(let o) = value else { throw Problem(description: "key '\(path)' must be an object") }
-        for key in o.keys.sorted() where !knownZoneKeys.contains(key) {
-            throw Problem(description: "unknown key '\(path).\(key)' (known: \(knownZoneKeys.joined(separator: ", ")))")
+        for key in o.keys.sorted() where !known.contains(key) {
+            throw Problem(description: "unknown key '\(path).\(key)' (known: \(known.joined(separator: ", ")))")
         }
         guard case .string(let id)? = o["id"] else { throw Problem(description: "key '\(path).id' is required and must be a string") }
         func required(_ k: String) throws(Problem) -> Double {
@@ -43,6 +47,11 @@ extension AgentConfig {
             }
             return n
         }
+        return (o, (id, try required("latitude"), try required("longitude"), try required("radiusMeters")))
+    }
+
+    private static func parseZone(_ value: JSONValue, path: String) throws(Problem) -> PrivacyZone {
+        let (o, c) = try circle(value, path: path, known: knownZoneKeys)
         var action = PrivacyZone.Action.replaceWithCentre
         if let a = o["action"] {
             guard case .string(let s) = a, let parsed = PrivacyZone.Action(rawValue: s) else {
@@ -50,9 +59,7 @@ extension AgentConfig {
             }
             action = parsed
         }
-        return PrivacyZone(
-            id: id, latitude: try required("latitude"), longitude: try required("longitude"),
-            radiusMeters: try required("radiusMeters"), action: action)
+        return PrivacyZone(id: c.id, latitude: c.latitude, longitude: c.longitude, radiusMeters: c.radiusMeters, action: action)
     }
 
     static func pipelineNumber(_ key: String, _ value: JSONValue) throws(Problem) -> Double {

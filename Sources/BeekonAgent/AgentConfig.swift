@@ -152,27 +152,15 @@ struct AgentConfig: Sendable, Equatable {
         var fences: [Geofence] = []
         for (i, item) in items.enumerated() {
             let path = "geofences[\(i)]"
-            guard case .object(let o) = item else { throw Problem(description: "key '\(path)' must be an object") }
-            for key in o.keys.sorted() where !knownGeofenceKeys.contains(key) {
-                throw Problem(description: "unknown key '\(path).\(key)' (known: \(knownGeofenceKeys.joined(separator: ", ")))")
-            }
-            guard case .string(let id)? = o["id"] else { throw Problem(description: "key '\(path).id' is required and must be a string") }
-            func required(_ k: String) throws(Problem) -> Double {
-                guard let v = o[k] else { throw Problem(description: "key '\(path).\(k)' is required") }
-                guard case .number(let n) = v, n.isFinite else {
-                    throw Problem(description: "key '\(path).\(k)' must be a number, got \(v.typeName)")
-                }
-                return n
-            }
+            let (o, c) = try circle(item, path: path, known: knownGeofenceKeys)
             func flag(_ k: String) throws(Problem) -> Bool {
                 guard let v = o[k] else { return true }
                 guard case .bool(let b) = v else { throw Problem(description: "key '\(path).\(k)' must be a boolean") }
                 return b
             }
             let fence = Geofence(
-                id: id, latitude: try required("latitude"), longitude: try required("longitude"),
-                radiusMeters: try required("radiusMeters"), notifyOnEntry: try flag("notifyOnEntry"),
-                notifyOnExit: try flag("notifyOnExit"))
+                id: c.id, latitude: c.latitude, longitude: c.longitude, radiusMeters: c.radiusMeters,
+                notifyOnEntry: try flag("notifyOnEntry"), notifyOnExit: try flag("notifyOnExit"))
             do { try fence.validate() } catch { throw Problem(description: "\(path): \(error.description)") }
             fences.append(fence)
         }
