@@ -69,6 +69,17 @@ extension Beekon {
         return pipeline.effective
     }
 
+    /// The gate's decisions of this process in aggregate (BY-6), logged when a session stops.
+    func logGateSummary() {
+        logger.info(
+            "gate summary",
+            metadata: [
+                "received": "\(stats.received)", "stored": "\(stats.stored)", "too_soon": "\(stats.tooSoon)",
+                "too_close": "\(stats.tooClose)", "not_later": "\(stats.notLater)", "invalid": "\(stats.invalid)",
+                "store_failures": "\(stats.storeFailures)", "app_state": "\(pipeline.appState.rawValue)",
+            ])
+    }
+
     /// The fix with its activity (BY-4) and whether the heartbeat makes it due past the gate.
     func pipelineStep(_ fix: SanitisedFix) -> (SanitisedFix, heartbeat: Bool) {
         let config = machine.config

@@ -135,6 +135,7 @@ public actor Beekon {
     public func stop() async throws(BeekonError) {
         _ = try await ready()
         let wasTracking = machine.session != nil
+        if wasTracking { logGateSummary() }  // gate decisions in aggregate, for the diagnostic log (BY-6)
         try await performThrowing(machine.stop(.user))
         // A stopped session flushes its tail at once (SY-3).
         if wasTracking { await syncEngine?.wake(.sessionStopped) }
@@ -144,6 +145,7 @@ public actor Beekon {
     /// state `stopped(.system)`, the intent is kept, so the next launch resumes the session.
     public func shutdown() async {
         guard opening.store != nil else { return }
+        if machine.session != nil { logGateSummary() }
         await perform(machine.stop(.system))
         await syncEngine?.shutdown()
         syncEngine = nil

@@ -88,6 +88,8 @@ struct PipelineTests {
         let log = try await beekon.diagnosticLog()
         #expect(log.contains { $0.message == "profile switched" && $0.metadata["app_state"] == "background" })
         try await beekon.stop()
+        let summary = try #require(try await beekon.diagnosticLog().last { $0.message == "gate summary" })
+        #expect(summary.metadata["received"] == "200" && summary.metadata["stored"] == "8" && summary.metadata["too_soon"] == "192")
     }
 
     @Test("BY-4: a foreground heartbeat admits a fix every N seconds while the gate rejects them")
