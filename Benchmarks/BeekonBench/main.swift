@@ -396,7 +396,8 @@ enum BeekonBench {
         print("Beekon benchmarks — \(runs) runs each (+1 warm-up), databases in \(work.path)")
         func wanted(_ id: String) -> Bool { only?.contains(id) ?? true }
         var results: [Comparison] = []
-        if wanted("P1") { results += try await p1(runs: runs, dir: work) + [try await p1Pipeline(runs: runs, dir: work)] }  // PipelineBench.swift
+        // P1-pipeline: PipelineBench.swift
+        if wanted("P1") { results += try await p1(runs: runs, dir: work) + [try await p1Pipeline(runs: runs, dir: work)] }
         if wanted("P5") { results.append(try await p5(runs: runs, dir: work)) }
         if wanted("P2") { results += try await p2(dir: work) }  // SyncBench.swift
         if wanted("P3") { results.append(try await p3(runs: runs, dir: work)) }
