@@ -1,3 +1,4 @@
+import Beekon
 import BeekonSources
 import Foundation
 import Logging
@@ -6,8 +7,8 @@ import Logging
 /// and remembers why it gave up, for the agent's exit message.
 final class SourceEventLog: Sendable {
     private let fallback: Logger
-    private let attached = LockedBox<Logger?>(nil)
-    private let lastFailure = LockedBox<String?>(nil)
+    private let attached = Locked<Logger?>(nil)
+    private let lastFailure = Locked<String?>(nil)
 
     init(logger: Logger) { self.fallback = logger }
 
@@ -36,16 +37,5 @@ final class SourceEventLog: Sendable {
             lastFailure.value = "\(what) \(reason)"
             logger.error("\(event)")
         }
-    }
-}
-
-/// A tiny lock-protected value.
-final class LockedBox<Value: Sendable>: @unchecked Sendable {
-    private var stored: Value
-    private let lock = NSLock()
-    init(_ value: Value) { stored = value }
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
     }
 }

@@ -79,14 +79,13 @@ final class FaultyReceiver: @unchecked Sendable {
     let port: Int
     var url: String { "http://127.0.0.1:\(port)/v1/locations" }
 
-    private let listenFD: Int32
+    private let listener: LoopbackListener
     private let started = Date()
     private let lock = NSLock()
     private let script: [Action]
     private let defaultAction: Action
     private var requests: [Request] = []
     private var heldFDs: Set<Int32> = []
-    private var openFDs: Set<Int32> = []
     private var acceptedConnections = 0
     private var released = false
     private var stopped = false
@@ -101,12 +100,12 @@ final class FaultyReceiver: @unchecked Sendable {
         self.script = script
         self.defaultAction = defaultAction
         self.freshConnectionBeforeDrop = freshConnectionBeforeDrop
-        let listener: (fd: Int32, port: Int)
-        do { listener = try LoopbackSocket.listen() } catch { throw Failure(description: error.description) }
-        listenFD = listener.fd
+        do { listener = try LoopbackListener() } catch { throw Failure(description: error.description) }
         port = listener.port
-        let thread = Thread { [self] in acceptLoop() }
-        thread.start()
+        listener.start { [self] fd in
+            lock.withLock { acceptedConnections += 1 }
+            serve(fd)
+        }
     }
 
     deinit { stop() }
@@ -155,51 +154,20 @@ final class FaultyReceiver: @unchecked Sendable {
 
     /// Stops listening and closes every connection.
     func stop() {
-        // The open connections are shut down under the lock their threads close them under.
         let first: Bool = lock.withLock {
             guard !stopped else { return false }
             stopped = true
             released = true
-            for fd in openFDs { shutdown(fd, Int32(SHUT_RDWR)) }
             return true
         }
         guard first else { return }
-        // Shut down only: that wakes the accept loop, which closes the socket itself. Closing
-        // it here raced the loop's next accept(), which could then accept on a reused number
-        // (another test's listener) and steal its connections.
-        shutdown(listenFD, Int32(SHUT_RDWR))
+        listener.stop()
         releaseCondition.lock()
         releaseCondition.broadcast()
         releaseCondition.unlock()
     }
 
     // MARK: - Server
-
-    private func acceptLoop() {
-        while let fd = LoopbackSocket.accept(listenFD) {
-            let keep: Bool = lock.withLock {
-                guard !stopped else { return false }
-                openFDs.insert(fd)
-                acceptedConnections += 1
-                return true
-            }
-            guard keep else {
-                close(fd)
-                break
-            }
-            let thread = Thread { [self] in
-                serve(fd)
-                // Removed and closed under the lock that stop() shuts the open ones down
-                // under: stop() never touches a number this thread already closed.
-                lock.withLock {
-                    _ = openFDs.remove(fd)
-                    close(fd)
-                }
-            }
-            thread.start()
-        }
-        close(listenFD)
-    }
 
     /// Serves requests on one connection until it closes or an action ends it.
     private func serve(_ fd: Int32) {
