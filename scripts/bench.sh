@@ -13,6 +13,9 @@
 #      instance; two instances on PostgreSQL), backfill events/s, RSS per 1,000 idle viewers
 #   Fidelity: `beekon fidelity` for every track in Tests/Data/gpx (stored %, max/p95 error), with the
 #   error-bounded rows (maxDeviationMeters 25) and offline Douglas–Peucker at 25 m, and their ratio
+#   P1-pipeline (issue 16): P1 with the activity classifier, a heartbeat and a 200 m blur vs P1 (target ≤ 1.1×)
+#   D1 diagnostic log ring buffer: database + WAL size after 10k/100k/1M events (bounded by the cap)
+#   Activity: `beekon activity` confusion table for every track in Tests/Data/gpx (walk: walking, bus: automotive)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=5; json=""; quick=0
@@ -38,7 +41,7 @@ for product in beekon-ingest IngestBench LiveBench beekon BeekonBench; do
 done
 bin=Server/.build/release
 
-stage "P1 P2 P3 P5 P6 P8 (BeekonBench)"
+stage "P1 P1-pipeline P2 P3 P5 P6 P8 D1 (BeekonBench)"
 BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --runs "$runs" --json "$out/sdk.json" | tee "$out/sdk.txt"
 
 stage "P4 (IngestBench)"
@@ -75,6 +78,12 @@ python3 scripts/rss.py --load "http://127.0.0.1:$port/v1/locations" 400 -- "$srv
 
 stage "fidelity"
 for f in "$data"/gpx/*.gpx; do "$bin/beekon" fidelity --source "replay:$f" --json > "$out/fidelity-$(basename "$f" .gpx).json"; done
+
+stage "activity"
+for f in "$data"/gpx/*.gpx; do
+  case "$(basename "$f")" in *walk*) label=walking;; *bus*) label=automotive;; *) label=unknown;; esac
+  { echo "  $(basename "$f" .gpx) (label $label)"; "$bin/beekon" activity --source "replay:$f" --label "$label" | sed 's/^/    /'; } >> "$out/activity.txt"
+done
 
 python3 - "$out" "$json" <<'PY'
 import json, os, re, sys
@@ -121,6 +130,10 @@ for track, items in fid.items():
         dp = by.get("douglas-peucker" + m.group(2)) if m else None
         if dp and dp["stored"]:
             print("    %-20s %.2f× the fixes of offline Douglas–Peucker (target ≤ 1.3×, limit 1.5×)" % (name, row["stored"] / dp["stored"]))
+print("\nactivity (beekon activity; targets: walk ≥ 90 % of moving fixes walking, bus ≥ 80 % automotive)")
+print(open(os.path.join(out, "activity.txt")).read().rstrip())
+for line in open(os.path.join(out, "sdk.txt")):
+    if line.startswith("D1 "): print(line.rstrip())
 if dest:
     json.dump({"rows": [dict(zip(["id","unit","ours","ours_min","ours_max","baseline","baseline_min","baseline_max","ratio"], r)) for r in rows],
                "fidelity": fid}, open(dest, "w"), indent=2)

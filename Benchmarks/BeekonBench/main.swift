@@ -371,14 +371,16 @@ enum BeekonBench {
                 dir = URL(fileURLWithPath: v)
                 args.removeFirst()
             case "--only":
-                let known: Set<String> = ["P1", "P2", "P3", "P5", "P6", "P8"]
+                let known: Set<String> = ["P1", "P2", "P3", "P5", "P6", "P8", "D1"]
                 guard let v = args.first else { throw BenchError(description: "--only needs a list, e.g. P6 or P1,P6") }
                 let ids = Set(v.split(separator: ",").map { $0.uppercased() })
-                guard !ids.isEmpty, ids.isSubset(of: known) else { throw BenchError(description: "--only takes some of P1,P2,P3,P5,P6,P8") }
+                guard !ids.isEmpty, ids.isSubset(of: known) else {
+                    throw BenchError(description: "--only takes some of P1,P2,P3,P5,P6,P8,D1")
+                }
                 only = ids
                 args.removeFirst()
             case "-h", "--help":
-                print("usage: swift run -c release BeekonBench [--runs N≥5] [--json PATH] [--dir DIR] [--only P1,P2,P3,P5,P6,P8]")
+                print("usage: swift run -c release BeekonBench [--runs N≥5] [--json PATH] [--dir DIR] [--only P1,P2,P3,P5,P6,P8,D1]")
                 return
             default:
                 throw BenchError(description: "unknown argument \(a)")
@@ -394,7 +396,8 @@ enum BeekonBench {
         print("Beekon benchmarks — \(runs) runs each (+1 warm-up), databases in \(work.path)")
         func wanted(_ id: String) -> Bool { only?.contains(id) ?? true }
         var results: [Comparison] = []
-        if wanted("P1") { results += try await p1(runs: runs, dir: work) }
+        // P1-pipeline: PipelineBench.swift
+        if wanted("P1") { results += try await p1(runs: runs, dir: work) + [try await p1Pipeline(runs: runs, dir: work)] }
         if wanted("P5") { results.append(try await p5(runs: runs, dir: work)) }
         if wanted("P2") { results += try await p2(dir: work) }  // SyncBench.swift
         if wanted("P3") { results.append(try await p3(runs: runs, dir: work)) }
@@ -420,6 +423,7 @@ enum BeekonBench {
                     .joined(separator: "  "))
             if n == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
         }
+        if wanted("D1") { for line in try await d1(dir: work) { print(line) } }  // PipelineBench.swift
         for r in results {
             print("\(r.id): \(r.what); " + r.details.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
         }

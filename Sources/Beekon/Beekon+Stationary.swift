@@ -44,8 +44,10 @@ extension Beekon {
                 break
             case .armProbe:
                 source.probeTimer?.cancel()
+                // The heartbeat, when shorter, wakes the paused source more often (BY-4).
+                let interval = FixPipeline.probeInterval(default: StationaryTiming.probeInterval, config: machine.config)
                 source.probeTimer = Task { [weak self] in
-                    do { try await clock.sleep(for: StationaryTiming.probeInterval) } catch { return }
+                    do { try await clock.sleep(for: interval) } catch { return }
                     await self?.probeDue()
                 }
             case .cancelProbe:
@@ -82,7 +84,8 @@ extension Beekon {
             if case .admit(let location) = machine.decide(
                 fix, id: deps.makeID(), motion: .stationary, trigger: .checkIn, bypassGate: true)
             {
-                _ = await admitAndRecord(location, force: true)
+                // Uploaded at once: a check-in refreshes the device's last contact on the server (BY-4).
+                if await admitAndRecord(location, force: true) { await syncEngine?.wake(.checkIn) }
             }
         }
         runTimers(stationary.rearmCheckIn(tracking: machine.session != nil))

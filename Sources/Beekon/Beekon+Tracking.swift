@@ -19,10 +19,11 @@ extension Beekon {
     func receive(_ raw: RawFix, generation: Int) async {
         guard generation == source.generation, machine.session != nil else { return }
         stats.received += 1
-        guard let fix = FixSanitiser.sanitise(raw) else {
+        guard let sanitised = FixSanitiser.sanitise(raw) else {
             stats.invalid += 1
             return
         }
+        let (fix, heartbeat) = pipelineStep(sanitised)  // activity, heartbeat (BY-4)
         var fences = geofenceEngine
         let crossing = fences.evaluateCrossings(
             latitude: fix.latitude, longitude: fix.longitude, accuracy: fix.accuracy,
@@ -39,7 +40,7 @@ extension Beekon {
         }
         let decision = machine.decide(
             fix, id: deps.makeID(), motion: stationary.detector.motion, trigger: trigger,
-            bypassGate: trigger != .interval)
+            bypassGate: trigger != .interval || heartbeat)
         let records = crossing.events.map {
             GeofenceEventRecord(
                 id: $0.id, geofenceId: $0.geofenceId, transition: $0.transition,
@@ -66,7 +67,7 @@ extension Beekon {
                 }
             }
         case .admit(let location):
-            if await admitAndRecord(location, force: trigger != .interval, events: records, states: crossing.stateChanges) {
+            if await admitAndRecord(location, force: trigger != .interval || heartbeat, events: records, states: crossing.stateChanges) {
                 geofenceEngine = fences
                 publishEvents(crossing.events)
             }

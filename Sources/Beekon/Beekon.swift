@@ -20,7 +20,12 @@ public actor Beekon {
     public static let shared = Beekon(dependencies: .platformDefault)
 
     let deps: BeekonDependencies
-    var logger: Logger { deps.logger }
+    /// The SDK's logger: the injected one, teed into the diagnostic log (BY-6).
+    let logger: Logger
+    /// The diagnostic ring buffer (BY-6).
+    let diagnostics: DiagnosticLog
+    /// App state, profiles, activity and heartbeat (BY-4).
+    var pipeline: FixPipeline
     /// The database once opened, and what its first use decided.
     var opening = Opening()
     /// The tracking lifecycle, gate and admission window (LC-1..8, BY-9).
@@ -52,6 +57,13 @@ public actor Beekon {
     /// Nothing is opened until the first call that needs the database.
     public init(dependencies: BeekonDependencies) {
         self.deps = dependencies
+        let clock = dependencies.clock
+        let diagnostics = DiagnosticLog(now: { clock.now() })
+        self.diagnostics = diagnostics
+        self.logger = Logger(label: dependencies.logger.label) { _ in
+            DiagnosticLogHandler(wrapped: dependencies.logger.handler, log: diagnostics)
+        }
+        self.pipeline = FixPipeline(classifier: dependencies.activityClassifier)
     }
 
     // MARK: - Streams
@@ -76,16 +88,18 @@ public actor Beekon {
         try config.validate()
         let store = try await ready()
         try await store.saveConfig(config)
-        await perform(machine.configure(config))
-        await applyStationary(config)
+        let effective = adoptBase(config)  // the current app state's profile applied (BY-4)
+        await perform(machine.configure(effective))
+        await applyStationary(effective)
         // A new configuration also re-arms uploads after a permanent or auth failure (SY-7).
         try await applySync()?.wake(.configure)
     }
 
-    /// The configuration in effect (the last `configure`, persisted, else defaults).
+    /// The configuration in effect (the last `configure`, persisted, else defaults), as passed:
+    /// without the current profile applied.
     public func configuration() async throws(BeekonError) -> BeekonConfig {
         _ = try await ready()
-        return machine.config
+        return pipeline.base
     }
 
     /// Starts a new session and returns once tracking (LC-4). Does nothing when already tracking.
@@ -121,6 +135,7 @@ public actor Beekon {
     public func stop() async throws(BeekonError) {
         _ = try await ready()
         let wasTracking = machine.session != nil
+        if wasTracking { logGateSummary() }  // gate decisions in aggregate, for the diagnostic log (BY-6)
         try await performThrowing(machine.stop(.user))
         // A stopped session flushes its tail at once (SY-3).
         if wasTracking { await syncEngine?.wake(.sessionStopped) }
@@ -130,9 +145,11 @@ public actor Beekon {
     /// state `stopped(.system)`, the intent is kept, so the next launch resumes the session.
     public func shutdown() async {
         guard opening.store != nil else { return }
+        if machine.session != nil { logGateSummary() }
         await perform(machine.stop(.system))
         await syncEngine?.shutdown()
         syncEngine = nil
+        await diagnostics.flush()
     }
 
     /// Returns once the location source has ended (the end of a replay) or failed,
@@ -192,10 +209,12 @@ public actor Beekon {
         } else {
             store = try LocationStore(path: deps.databasePath, rowCap: deps.rowCap, logger: logger)
             opening.store = store
+            diagnostics.attach(store.pool)
             _ = try await store.installID(makeID: deps.makeID)
         }
         if !opening.configLoaded {
-            if let saved = try await store.savedConfig() {
+            if var saved = try await store.savedConfig() {
+                saved = adoptBase(saved)
                 _ = machine.configure(saved)
                 _ = stationary.detector.reconfigure(
                     policy: saved.whenStationary, radiusMeters: saved.stationaryRadiusMeters,

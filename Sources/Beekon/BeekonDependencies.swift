@@ -39,6 +39,10 @@ public struct BeekonDependencies: Sendable {
     /// relaunched in the background by the OS needs. Off by default (the agent and tests
     /// call `resumeIfNeeded()`); on for `Beekon.shared` on Apple platforms.
     public var resumesOnFirstUse: Bool
+    /// Fills each fix's `activity` when `BeekonConfig.classifyActivity` is on (BY-4); default
+    /// `SpeedActivityClassifier`. On Apple platforms a provider may set CoreMotion's activity
+    /// on the fix itself, which is kept.
+    public var activityClassifier: any ActivityClassifier = SpeedActivityClassifier()
 
     /// Creates dependencies; ids default to UUIDv7 read from `clock`.
     public init(

@@ -10,6 +10,8 @@ struct AgentConfig: Sendable, Equatable {
     var extras: [String: String]?
     /// `geofences`: the complete set to watch; nil when the key is absent (stored fences are kept).
     var geofences: [Geofence]?
+    /// `appState`: the profile to start in (BY-4); SIGUSR1/SIGUSR2 switch at run time.
+    var appState: AppState?
 
     /// A problem with the config file, printed as one line: control characters and line
     /// breaks echoed from the file (a key, a geofence id) are escaped.
@@ -23,8 +25,8 @@ struct AgentConfig: Sendable, Equatable {
         }
     }
 
-    // The keys are the SDK's own (its Codable keys), plus the agent's `extras` and `geofences`.
-    static let knownKeys = BeekonConfig.keyNames + ["extras", "geofences"]
+    // The keys are the SDK's own (its Codable keys), plus the agent's `extras`, `geofences` and `appState`.
+    static let knownKeys = BeekonConfig.keyNames + ["extras", "geofences", "appState"]
     static let knownGeofenceKeys = Geofence.keyNames
     static let knownSyncKeys = SyncConfig.keyNames
     static let knownAuthKeys = AuthConfig.keyNames
@@ -92,7 +94,9 @@ struct AgentConfig: Sendable, Equatable {
             case "maxIntervalBetweenLocationsSeconds":
                 config.sdk.maxIntervalBetweenLocationsSeconds = try number(key, value)
             default:
-                throw Problem(description: "unknown key '\(key)' (known: \(knownKeys.joined(separator: ", ")))")
+                guard try config.applyPipelineKey(key, value) else {
+                    throw Problem(description: "unknown key '\(key)' (known: \(knownKeys.joined(separator: ", ")))")
+                }
             }
         }
         do { try config.sdk.validate() } catch { throw Problem(description: error.description) }
@@ -123,6 +127,7 @@ struct AgentConfig: Sendable, Equatable {
                 }
                 sync.keepUploadedLocations = b
             case "auth": sync.auth = try parseAuth(v)
+            case "privacy": sync.privacy = try parsePrivacy(v)
             case "trustedCertificates":
                 guard case .array(let items) = v, !items.isEmpty else {
                     throw Problem(description: "key 'sync.trustedCertificates' must be a non-empty array of PEM file paths")
@@ -147,27 +152,15 @@ struct AgentConfig: Sendable, Equatable {
         var fences: [Geofence] = []
         for (i, item) in items.enumerated() {
             let path = "geofences[\(i)]"
-            guard case .object(let o) = item else { throw Problem(description: "key '\(path)' must be an object") }
-            for key in o.keys.sorted() where !knownGeofenceKeys.contains(key) {
-                throw Problem(description: "unknown key '\(path).\(key)' (known: \(knownGeofenceKeys.joined(separator: ", ")))")
-            }
-            guard case .string(let id)? = o["id"] else { throw Problem(description: "key '\(path).id' is required and must be a string") }
-            func required(_ k: String) throws(Problem) -> Double {
-                guard let v = o[k] else { throw Problem(description: "key '\(path).\(k)' is required") }
-                guard case .number(let n) = v, n.isFinite else {
-                    throw Problem(description: "key '\(path).\(k)' must be a number, got \(v.typeName)")
-                }
-                return n
-            }
+            let (o, c) = try circle(item, path: path, known: knownGeofenceKeys)
             func flag(_ k: String) throws(Problem) -> Bool {
                 guard let v = o[k] else { return true }
                 guard case .bool(let b) = v else { throw Problem(description: "key '\(path).\(k)' must be a boolean") }
                 return b
             }
             let fence = Geofence(
-                id: id, latitude: try required("latitude"), longitude: try required("longitude"),
-                radiusMeters: try required("radiusMeters"), notifyOnEntry: try flag("notifyOnEntry"),
-                notifyOnExit: try flag("notifyOnExit"))
+                id: c.id, latitude: c.latitude, longitude: c.longitude, radiusMeters: c.radiusMeters,
+                notifyOnEntry: try flag("notifyOnEntry"), notifyOnExit: try flag("notifyOnExit"))
             do { try fence.validate() } catch { throw Problem(description: "\(path): \(error.description)") }
             fences.append(fence)
         }

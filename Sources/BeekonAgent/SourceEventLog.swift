@@ -1,3 +1,4 @@
+import Beekon
 import BeekonSources
 import Foundation
 import Logging
@@ -5,10 +6,16 @@ import Logging
 /// Logs a live source's connection events as plain lines (journald-friendly)
 /// and remembers why it gave up, for the agent's exit message.
 final class SourceEventLog: Sendable {
-    private let logger: Logger
-    private let lastFailure = LockedBox<String?>(nil)
+    private let fallback: Logger
+    private let attached = Locked<Logger?>(nil)
+    private let lastFailure = Locked<String?>(nil)
 
-    init(logger: Logger) { self.logger = logger }
+    init(logger: Logger) { self.fallback = logger }
+
+    /// Logs through the SDK's logger from now on, so events also reach its diagnostic log (BY-6).
+    func attach(_ logger: Logger) { attached.value = logger }
+
+    private var logger: Logger { attached.value ?? fallback }
 
     /// Why the source gave up, if it did.
     var failure: String? { lastFailure.value }
@@ -30,16 +37,5 @@ final class SourceEventLog: Sendable {
             lastFailure.value = "\(what) \(reason)"
             logger.error("\(event)")
         }
-    }
-}
-
-/// A tiny lock-protected value.
-final class LockedBox<Value: Sendable>: @unchecked Sendable {
-    private var stored: Value
-    private let lock = NSLock()
-    init(_ value: Value) { stored = value }
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
     }
 }

@@ -80,11 +80,16 @@ struct TrackCommand: AsyncParsableCommand {
             dependencies: BeekonDependencies(
                 databasePath: dbPath, provider: provider, clock: clock, logger: logger,
                 transport: try AgentTransport.make(agentConfig), authClock: clock.realClock))
+        events.attach(beekon.diagnosticLogger)  // source events into the diagnostic log (BY-6)
         var runner = AgentRunner(beekon: beekon, logger: logger, drainTimeout: drainTimeout)
         runner.clock = clock
         runner.sourceFailure = { events.failure }
         runner.beacons = beaconFeed
-        try await runner.run(config: agentConfig)
+        do { try await runner.run(config: agentConfig) } catch {
+            await beekon.flushDiagnostics()
+            throw error
+        }
+        await beekon.flushDiagnostics()
     }
 }
 
@@ -108,12 +113,13 @@ struct AgentRunner {
     }
 
     func run(config: AgentConfig?) async throws {
-        let signals = SignalWatcher()
+        let signals = SignalWatcher([SIGINT, SIGTERM, SIGUSR1, SIGUSR2])
         do {
             if let config {
                 try await beekon.configure(config.sdk)
                 if let extras = config.extras { try await beekon.setExtras(extras) }
                 if let fences = config.geofences { try await beekon.replaceGeofences(with: fences) }
+                if let state = config.appState { try await beekon.setAppState(state) }
             }
             if try await beekon.resumeIfNeeded() {
                 let session = await beekon.sessionID?.wireString ?? "?"
@@ -142,7 +148,12 @@ struct AgentRunner {
             for await s in signals.signals { continuation.yield(.signal(s)) }
         }
         var iterator = events.makeAsyncIterator()
-        let event = await iterator.next() ?? .sourceEnded
+        var event = await iterator.next() ?? .sourceEnded
+        // SIGUSR1 / SIGUSR2: the foreground / background profile from the next fix (BY-4).
+        while case .signal(let s) = event, s == SIGUSR1 || s == SIGUSR2 {
+            try? await beekon.setAppState(s == SIGUSR1 ? .foreground : .background)
+            event = await iterator.next() ?? .sourceEnded
+        }
         progressTask.cancel()
         await progress.printLine(final: true)
         switch event {

@@ -107,6 +107,10 @@ public struct WireJSONWriter: Sendable {
             raw(",\"quality\":")
             string(q.rawValue)
         }
+        if let z = l.privacyZone {
+            raw(",\"privacy_zone\":")
+            string(z)
+        }
         appendFields(extra)
         raw("}")
     }

@@ -28,13 +28,16 @@ public struct WireLocation: Hashable, Sendable {
     public var activity: Activity?
     /// Quality flag; nil means the fix is good.
     public var quality: Quality?
+    /// The privacy zone whose centre replaced this fix's position (`privacy_zone`, optional,
+    /// must-ignore; SPEC BY-4). Omitted when nil.
+    public var privacyZone: String?
 
     /// Creates a wire location.
     public init(
         id: UUID, timestamp: WireTimestamp, trigger: Trigger = .interval, motion: Motion = .unknown,
         isMock: Bool = false, latitude: Double, longitude: Double, accuracy: Double? = nil,
         speed: Double? = nil, bearing: Double? = nil, altitude: Double? = nil,
-        activity: Activity? = nil, quality: Quality? = nil
+        activity: Activity? = nil, quality: Quality? = nil, privacyZone: String? = nil
     ) {
         self.id = id
         self.timestamp = timestamp
@@ -49,6 +52,7 @@ public struct WireLocation: Hashable, Sendable {
         self.altitude = altitude
         self.activity = activity
         self.quality = quality
+        self.privacyZone = privacyZone
     }
 }
 

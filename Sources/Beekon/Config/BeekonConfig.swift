@@ -28,6 +28,20 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
     /// Under `maxDeviationMeters`: a fix this many seconds (fix time) after the last stored
     /// one is stored at once, bounding how long a fix is held (default 600).
     public var maxIntervalBetweenLocationsSeconds: Double
+    /// Fill each fix's `activity` with the `ActivityClassifier` of the dependencies (BY-4);
+    /// default false. A fix whose source set an activity keeps it.
+    public var classifyActivity: Bool
+    /// Heartbeat (BY-4): a fix at least every this many seconds of fix time even when the gate
+    /// would reject it; nil (default) is off. Usually set by the foreground profile.
+    public var heartbeatSeconds: Double?
+    /// The profile applied while the app is in the foreground (BY-4); nil keeps the base values.
+    public var foregroundProfile: LocationProfile?
+    /// The profile applied while the app is in the background (BY-4); nil keeps the base values.
+    public var backgroundProfile: LocationProfile?
+    /// The diagnostic log's level (BY-6): entries below it are not kept. Default `info`.
+    public var diagnosticLogLevel: DiagnosticLevel
+    /// The diagnostic log's cap in entries (BY-6), oldest dropped first. Default 5000; 100…1000000.
+    public var diagnosticLogCapacity: Int
 
     /// Creates a configuration.
     public init(
@@ -41,8 +55,20 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         turnThresholdDegrees: Double? = nil,
         turnMinTimeSeconds: Double = 5,
         maxDeviationMeters: Double? = nil,
-        maxIntervalBetweenLocationsSeconds: Double = 600
+        maxIntervalBetweenLocationsSeconds: Double = 600,
+        classifyActivity: Bool = false,
+        heartbeatSeconds: Double? = nil,
+        foregroundProfile: LocationProfile? = nil,
+        backgroundProfile: LocationProfile? = nil,
+        diagnosticLogLevel: DiagnosticLevel = .info,
+        diagnosticLogCapacity: Int = 5000
     ) {
+        self.classifyActivity = classifyActivity
+        self.heartbeatSeconds = heartbeatSeconds
+        self.foregroundProfile = foregroundProfile
+        self.backgroundProfile = backgroundProfile
+        self.diagnosticLogLevel = diagnosticLogLevel
+        self.diagnosticLogCapacity = diagnosticLogCapacity
         self.preset = preset
         self.minTimeBetweenLocationsSeconds = minTimeBetweenLocationsSeconds
         self.minDistanceBetweenLocationsMeters = minDistanceBetweenLocationsMeters
@@ -61,6 +87,7 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         case preset, minTimeBetweenLocationsSeconds, minDistanceBetweenLocationsMeters, sync, whenStationary
         case stationaryRadiusMeters, checkInIntervalSeconds, turnThresholdDegrees, turnMinTimeSeconds
         case maxDeviationMeters, maxIntervalBetweenLocationsSeconds
+        case classifyActivity, heartbeatSeconds, foregroundProfile, backgroundProfile, diagnosticLogLevel, diagnosticLogCapacity
     }
 
     /// The names of the configuration's keys, in declaration order.
@@ -85,7 +112,13 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
             turnMinTimeSeconds: try c.decodeIfPresent(Double.self, forKey: .turnMinTimeSeconds) ?? d.turnMinTimeSeconds,
             maxDeviationMeters: try c.decodeIfPresent(Double.self, forKey: .maxDeviationMeters),
             maxIntervalBetweenLocationsSeconds: try c.decodeIfPresent(
-                Double.self, forKey: .maxIntervalBetweenLocationsSeconds) ?? d.maxIntervalBetweenLocationsSeconds)
+                Double.self, forKey: .maxIntervalBetweenLocationsSeconds) ?? d.maxIntervalBetweenLocationsSeconds,
+            classifyActivity: try c.decodeIfPresent(Bool.self, forKey: .classifyActivity) ?? d.classifyActivity,
+            heartbeatSeconds: try c.decodeIfPresent(Double.self, forKey: .heartbeatSeconds),
+            foregroundProfile: try c.decodeIfPresent(LocationProfile.self, forKey: .foregroundProfile),
+            backgroundProfile: try c.decodeIfPresent(LocationProfile.self, forKey: .backgroundProfile),
+            diagnosticLogLevel: try c.decodeIfPresent(DiagnosticLevel.self, forKey: .diagnosticLogLevel) ?? d.diagnosticLogLevel,
+            diagnosticLogCapacity: try c.decodeIfPresent(Int.self, forKey: .diagnosticLogCapacity) ?? d.diagnosticLogCapacity)
     }
 
     /// The time condition in effect: the explicit value, else the preset's.
@@ -124,6 +157,7 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         guard maxIntervalBetweenLocationsSeconds.isFinite, maxIntervalBetweenLocationsSeconds >= 1 else {
             throw .invalidConfiguration("maxIntervalBetweenLocationsSeconds must be a number ≥ 1")
         }
+        try validatePipeline()
         try sync?.validate()
     }
 }

@@ -24,13 +24,16 @@ public struct SyncConfig: Sendable, Hashable, Codable {
     /// system's store (a private CA). Used by the Linux agent's transport; on Apple
     /// platforms `URLSessionTransport` trusts what the device trusts and ignores it.
     public var trustedCertificates: [String]?
+    /// What uploads may reveal: grid blur and privacy zones (BY-4); nil uploads precise fixes.
+    public var privacy: PrivacyConfig?
 
     /// Creates a sync configuration.
     public init(
         url: URL, headers: [String: String] = [:], intervalSeconds: Double = 300, batchSize: Int = 100,
         syncThreshold: Int = 0, keepUploadedLocations: Bool = true, auth: AuthConfig? = nil,
-        requestTimeoutSeconds: Double? = nil, trustedCertificates: [String]? = nil
+        requestTimeoutSeconds: Double? = nil, trustedCertificates: [String]? = nil, privacy: PrivacyConfig? = nil
     ) {
+        self.privacy = privacy
         self.requestTimeoutSeconds = requestTimeoutSeconds
         self.trustedCertificates = trustedCertificates
         self.url = url
@@ -57,7 +60,7 @@ public struct SyncConfig: Sendable, Hashable, Codable {
     /// The persisted and config-file keys (the agent's `--config` reads exactly these).
     enum CodingKeys: String, CodingKey, CaseIterable {
         case url, headers, intervalSeconds, batchSize, syncThreshold, keepUploadedLocations, requestTimeoutSeconds
-        case trustedCertificates, auth
+        case trustedCertificates, auth, privacy
     }
 
     /// The names of the sync configuration's keys, in declaration order.
@@ -74,5 +77,6 @@ public struct SyncConfig: Sendable, Hashable, Codable {
             throw .invalidConfiguration("sync.trustedCertificates must list PEM file paths (got an empty one)")
         }
         try auth?.validate()
+        try privacy?.validate()
     }
 }

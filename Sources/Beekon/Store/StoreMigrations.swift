@@ -114,6 +114,20 @@ enum StoreMigrations {
                     CREATE INDEX proximity_event_batch ON proximity_event(batch_id) WHERE batch_id IS NOT NULL;
                     """)
         }
+        m.registerMigration("v6-pipeline") { db in
+            // The diagnostic log's ring buffer (BY-6): capped by DiagnosticLog on every flush.
+            try db.execute(
+                sql: """
+                    CREATE TABLE diagnostic (
+                        seq INTEGER PRIMARY KEY,
+                        ts INTEGER NOT NULL,
+                        level TEXT NOT NULL,
+                        message TEXT NOT NULL,
+                        metadata TEXT NOT NULL
+                    );
+                    CREATE INDEX diagnostic_ts ON diagnostic(ts);
+                    """)
+        }
         return m
     }
 }

@@ -7,11 +7,14 @@ struct PreparedBatch: Sendable {
     let body: Data
     let gzipped: Bool
 
-    init(batch: PendingBatch, device: WireDevice) {
+    init(batch: PendingBatch, device: WireDevice, privacy: PrivacyConfig? = nil) {
         self.batch = batch
+        // Privacy (BY-4) applies here, as the batch is encoded: nothing more precise leaves the device.
+        let filter = privacy.map(PrivacyFilter.init(config:))
+        let locations = filter.map { f in batch.locations.compactMap { f.apply($0.wire) } } ?? batch.locations.map(\.wire)
         var envelope = WireEnvelope(
             batchId: batch.id, sessionId: batch.sessionId, sentAt: WireTimestamp(batch.createdAt), device: device,
-            extras: batch.extras, locations: batch.locations.map(\.wire), geofenceEvents: batch.events.map(\.wire))
+            extras: batch.extras, locations: locations, geofenceEvents: batch.events.map(\.wire))
         envelope.proximityEvents = batch.proximity.map(\.wire)
         let json = WireJSONWriter.encode(envelope)
         if let compressed = try? Gzip.compress(json) {

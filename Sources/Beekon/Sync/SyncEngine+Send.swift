@@ -61,7 +61,9 @@ extension SyncEngine {
             case .retryable(let s, let retryAfter):
                 let why = (try? result.get()).map { "HTTP \($0.status)" } ?? (result.failureValue.map { "\($0)" } ?? "?")
                 try await store.recordAttempt(batch.id, status: s, error: why)
-                logger.warning("upload failed, will retry", metadata: meta.merging(["error": "\(why)"]) { a, _ in a })
+                logger.warning(
+                    "upload failed, will retry",
+                    metadata: meta.merging(["error": "\(why)", "status": "\(s.map(String.init) ?? "none")"]) { a, _ in a })
                 await scheduleRetry(why, retryAfter: retryAfter)
                 return false
             case .permanent(let s):

@@ -4,7 +4,7 @@ import Logging
 
 /// What woke the drain loop (SY-3).
 enum SyncTrigger: Sendable, Hashable {
-    case interval, manual, configure, geofenceEvent, sessionStopped, threshold, retry
+    case interval, manual, configure, geofenceEvent, sessionStopped, threshold, retry, checkIn
 }
 
 /// The one outbound loop (SY-3..7): triggers only wake it, wakes during a drain
@@ -238,7 +238,7 @@ actor SyncEngine {
                 limit: config.effectiveBatchSize, now: now,
                 excluding: excluding, makeID: makeID)
         else { return nil }
-        return PreparedBatch(batch: batch, device: device)
+        return PreparedBatch(batch: batch, device: device, privacy: config.privacy)
     }
 
     /// Publishes a status and persists it for `beekon status` (best effort).
@@ -257,6 +257,7 @@ actor SyncEngine {
         // A server-dictated wait (Retry-After) is honoured as given and does not escalate the backoff.
         if retryAfter == nil { consecutiveFailures += 1 }
         let delay = retryAfter ?? backoff.delay(attempt: consecutiveFailures, random: randomUnit())
+        logger.info("upload retry scheduled", metadata: ["reason": "\(why)", "backoff_seconds": "\(delay.seconds)"])
         let until = clock.now().addingTimeInterval(delay.seconds)
         hold = .backoff(until: until)
         await report(.retrying(nextAttempt: until))

@@ -1,0 +1,19 @@
+/// The fix pipeline's configuration (BY-4, BY-6): profiles, heartbeat, diagnostic log.
+extension BeekonConfig {
+    /// This configuration with the profile of `state` applied (the base values where it has none).
+    public func resolved(for state: AppState) -> BeekonConfig {
+        let profile = state == .foreground ? foregroundProfile : backgroundProfile
+        return profile?.applied(to: self) ?? self
+    }
+
+    func validatePipeline() throws(BeekonError) {
+        if let h = heartbeatSeconds, !(h.isFinite && h >= 1) {
+            throw .invalidConfiguration("heartbeatSeconds must be a number ≥ 1 (got \(h))")
+        }
+        try foregroundProfile?.validate("foregroundProfile")
+        try backgroundProfile?.validate("backgroundProfile")
+        guard (100...1_000_000).contains(diagnosticLogCapacity) else {
+            throw .invalidConfiguration("diagnosticLogCapacity must be within 100…1000000 (got \(diagnosticLogCapacity))")
+        }
+    }
+}
