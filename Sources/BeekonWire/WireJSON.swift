@@ -105,6 +105,10 @@ public struct WireJSONWriter: Sendable {
             raw(",\"quality\":")
             string(q.rawValue)
         }
+        if let r = l.locateRequestId {
+            raw(",\"locate_request_id\":")
+            string(r.wireString)
+        }
         for (key, json) in extra {
             raw(",")
             string(key)

@@ -28,6 +28,9 @@ public struct WireLocation: Hashable, Sendable {
     public var activity: Activity?
     /// Quality flag; nil means the fix is good.
     public var quality: Quality?
+    /// The locate request this fix answers (`locate_request_id`, optional, must-ignore for
+    /// receivers that do not know it); nil for every other fix.
+    public var locateRequestId: UUID? = nil
 
     /// Creates a wire location.
     public init(

@@ -174,7 +174,7 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
 /// The PostgreSQL schema; timestamps are Unix milliseconds (BIGINT) as in the SQLite store.
 enum PostgresSchema {
     /// Every version in order, with its statements.
-    static let versions: [(Int, [String])] = [(1, v1), (2, v2), (3, v3)]
+    static let versions: [(Int, [String])] = [(1, v1), (2, v2), (3, v3), (5, PostgresLocateSchema.v5)]
 
     /// Device status: the interval a device declared, and the last published status.
     static let v3 = [

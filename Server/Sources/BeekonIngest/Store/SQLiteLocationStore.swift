@@ -43,6 +43,9 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         migrator.registerMigration("v3-device-status") { db in
             try db.execute(sql: SQLiteSchema.v3)
         }
+        migrator.registerMigration("v5-locate") { db in
+            try db.execute(sql: SQLiteLocateSchema.v5)
+        }
         do {
             try migrator.migrate(pool)
         } catch {
