@@ -42,7 +42,7 @@ let package = Package(
             ]
         ),
         .target(name: "BeekonSources", dependencies: ["Beekon", "BeekonWire"]),
-        .target(name: "BeekonTesting", dependencies: ["Beekon"]),
+        .target(name: "BeekonTesting", dependencies: ["Beekon", "BeekonWire"]),
         // The agent's HTTPTransport on AsyncHTTPClient: keep-alive pool, HTTP/1.1 and HTTP/2,
         // private CAs. Not a product: an iOS app keeps URLSessionTransport and never links NIO.
         .target(
@@ -60,7 +60,7 @@ let package = Package(
         .executableTarget(
             name: "BeekonAgent",
             dependencies: [
-                "Beekon", "BeekonSources", "BeekonHTTPClient", "BeekonBeacons",
+                "Beekon", "BeekonWire", "BeekonSources", "BeekonHTTPClient", "BeekonBeacons",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -69,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "BeekonBench",
             dependencies: [
-                "Beekon", "BeekonSources", "BeekonBeacons", "BeekonTesting", "BeekonHTTPClient",
+                "Beekon", "BeekonWire", "BeekonSources", "BeekonBeacons", "BeekonTesting", "BeekonHTTPClient", "BeekonLoopback",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -79,23 +79,28 @@ let package = Package(
         ),
         // Tags of the slow suites and the BEEKON_SKIP_TAGS switch, shared by the test targets (not a product).
         .target(name: "BeekonTestSupport", path: "Tests/BeekonTestSupport"),
-        .testTarget(name: "BeekonWireTests", dependencies: ["BeekonWire"], resources: [.copy("Golden")]),
+        // POSIX loopback sockets for the fake servers and proxies of tests and benchmarks (not a product).
+        .target(name: "BeekonLoopback", path: "Tests/BeekonLoopback"),
+        .testTarget(name: "BeekonWireTests", dependencies: ["BeekonWire", "BeekonTesting"], resources: [.copy("Golden")]),
         .testTarget(
             name: "BeekonTests",
             dependencies: ["Beekon", "BeekonTesting", "BeekonTestSupport", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // The beacon fuzzers live here, next to the track-reader fuzzers whose knobs and tally they share.
         .testTarget(
-            name: "BeekonSourcesTests", dependencies: ["BeekonSources", "BeekonBeacons", "Beekon", "BeekonTesting", "BeekonTestSupport"]),
+            name: "BeekonSourcesTests",
+            dependencies: ["BeekonSources", "BeekonBeacons", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport"]),
         .testTarget(name: "BeekonBeaconsTests", dependencies: ["BeekonBeacons", "Beekon", "BeekonTesting"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
         .testTarget(
             name: "BeekonAgentTests",
-            dependencies: ["BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonHTTPClient"]),
+            dependencies: [
+                "BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonHTTPClient", "BeekonLoopback",
+            ]),
         .testTarget(
             name: "BeekonPlatformTests",
             dependencies: [
-                "Beekon", "BeekonTesting", "BeekonWire", .product(name: "Logging", package: "swift-log"),
+                "Beekon", "BeekonTesting", "BeekonWire", "BeekonLoopback", .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

@@ -57,6 +57,9 @@ let package = Package(
         ),
         // A throw-away PostgreSQL cluster for the tests and the benchmark (not a product).
         .target(name: "PostgresTestCluster"),
+        // The root package's POSIX loopback sockets for test servers and proxies: the same
+        // source file, through a symlink (it is test plumbing, not a product of the SDK).
+        .target(name: "IngestLoopback", path: "Tests/IngestLoopback"),
         .executableTarget(
             name: "IngestBench",
             dependencies: [
@@ -72,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "LiveBench",
             dependencies: [
-                "BeekonIngest", "PostgresTestCluster",
+                "BeekonIngest", "PostgresTestCluster", "IngestLoopback",
                 .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "BeekonTesting", package: "Beekon"),
                 .product(name: "Logging", package: "swift-log"),
@@ -83,7 +86,7 @@ let package = Package(
         .testTarget(
             name: "BeekonIngestTests",
             dependencies: [
-                "BeekonIngest", "PostgresTestCluster",
+                "BeekonIngest", "PostgresTestCluster", "IngestLoopback",
                 .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "BeekonTesting", package: "Beekon"),
                 .product(name: "BeekonSources", package: "Beekon"),

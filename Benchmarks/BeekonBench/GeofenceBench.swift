@@ -5,6 +5,7 @@
 
 import Beekon
 import Foundation
+import BeekonTesting
 
 /// The baseline: every fence, every fix, the same rules as the engine.
 struct BruteForceFences {
@@ -39,20 +40,8 @@ func haversine(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -
     return 2 * 6_371_008.8 * asin(min(1, sqrt(a)))
 }
 
-/// A seeded generator (SplitMix64) so every run measures the same fences and fixes.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 func p6(runs: Int) -> [Comparison] {
-    var rng = SeededRandom(state: 42)
+    var rng = SeededRandom(seed: 42)
     let centre = (48.137, 11.575)
     let metresPerDegLat = 111_195.0
     let metresPerDegLon = 111_195.0 * cos(centre.0 * .pi / 180)

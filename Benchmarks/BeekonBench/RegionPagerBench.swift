@@ -5,9 +5,10 @@
 
 import Beekon
 import Foundation
+import BeekonTesting
 
 func p6Paging(runs: Int) -> [Comparison] {
-    var rng = SeededRandom(state: 7)
+    var rng = SeededRandom(seed: 7)
     func unit() -> Double { Double(rng.next() >> 11) / Double(1 << 53) }
     let fences = (0..<100_000).map { n in
         Geofence(id: "f\(n)", latitude: 44.1 + unit() * 1.8, longitude: 12.7 + unit() * 2.6, radiusMeters: 50 + unit() * 250)

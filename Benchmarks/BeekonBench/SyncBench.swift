@@ -14,6 +14,8 @@
 //     same work in both, so the ratio is what the SDK's durable queue adds. Without the server binary (BEEKON_INGEST_BINARY, else
 //     Server/.build/release/beekon-ingest) both go to a POSIX receiver answering 200 at once.
 
+import BeekonLoopback
+import BeekonWire
 import AsyncHTTPClient
 import Beekon
 import BeekonHTTPClient
@@ -267,24 +269,14 @@ final class IngestProcess {
 /// keep-alive): reads each request, keeps its body, answers 200 at once.
 final class BenchReceiver: @unchecked Sendable {
     let port: Int
-    private let listenFD: Int32
+    private let listener: LoopbackListener
     private let lock = NSLock()
     private var bodies: [Data] = []
-    private var stopped = false
 
     init() throws {
-        let listener: (fd: Int32, port: Int)
-        do { listener = try LoopbackSocket.listen() } catch { throw BenchError(description: error.description) }
-        listenFD = listener.fd
+        do { listener = try LoopbackListener() } catch { throw BenchError(description: error.description) }
         port = listener.port
-        Thread { [self] in
-            while let c = LoopbackSocket.accept(listenFD) {
-                Thread { [self] in
-                    serve(c)
-                    close(c)
-                }.start()
-            }
-        }.start()
+        listener.start { [self] fd in serve(fd) }
     }
 
     func reset() { lock.withLock { bodies = [] } }
@@ -298,14 +290,7 @@ final class BenchReceiver: @unchecked Sendable {
     }
 
     func stop() {
-        let first: Bool = lock.withLock {
-            let was = stopped
-            stopped = true
-            return !was
-        }
-        guard first else { return }
-        shutdown(listenFD, Int32(SHUT_RDWR))
-        close(listenFD)
+        listener.stop()
     }
 
     private func serve(_ fd: Int32) {

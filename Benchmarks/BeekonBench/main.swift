@@ -18,6 +18,7 @@
 // ratio is ours / baseline (1.0 = no overhead). Databases go to `--dir` (default: the
 // temporary directory) — put it on the disk you care about: fsync cost dominates P1.
 
+import BeekonWire
 import Beekon
 import BeekonSources
 import Foundation

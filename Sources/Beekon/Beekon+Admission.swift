@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 
 /// Error-bounded admission (BY-9) in the actor: the window's decisions stored in order, the
@@ -52,9 +53,9 @@ extension Beekon {
             guard let held = try await store.heldFix() else { return }
             let last = try await store.lastLocation(session: held.sessionId)
             if last.map({ held.timestamp > $0.timestamp }) ?? true {
-                stats.trimmed += try await store.insert(held)
+                stats.trimmed += try await store.insert(held, syncOn: syncOn)
                 stats.stored += 1
-                positionBroadcast.publish(held)
+                broadcasts.positions.publish(held)
                 logger.info("stored the fix held when the process ended", metadata: ["id": "\(held.id.wireString)"])
             }
             try await store.setHeldFix(nil)

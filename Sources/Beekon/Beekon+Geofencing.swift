@@ -2,7 +2,7 @@ import Foundation
 
 extension Beekon {
     /// Geofence crossings, emitted after they are stored (GF-2): hot, replay-1.
-    public nonisolated var geofenceEvents: AsyncStream<GeofenceEvent> { geofenceEventBroadcast.stream() }
+    public nonisolated var geofenceEvents: AsyncStream<GeofenceEvent> { broadcasts.geofenceEvents.stream() }
 
     /// Adds geofences atomically (GF-1): all or none; an error names the bad entry.
     /// Re-adding an id replaces that fence. Fences are evaluated whenever fixes flow.
@@ -53,7 +53,7 @@ extension Beekon {
     /// `accuracy` is the power mode to ask for (e.g. `.high`).
     public func getCurrentLocation(timeout: Duration, accuracy: PowerMode = .high) async -> RawFix? {
         guard let raw = try? await deps.provider.currentLocation(timeout: timeout, mode: accuracy) else { return nil }
-        return FixSanitiser.sanitise(raw)
+        return FixSanitiser.sanitise(raw)?.fix
     }
 
     /// Tells a provider that pages fences into OS region monitoring (CoreLocation) the
@@ -64,5 +64,5 @@ extension Beekon {
     }
 
     /// The motion state the stationary detector reports (FX-6).
-    public var motion: Motion { stationary.motion }
+    public var motion: Motion { stationary.detector.motion }
 }

@@ -8,8 +8,8 @@ extension Beekon {
     /// once per process, when the database is first opened; a resume the source refuses
     /// ends as `stopped(reason)` and is logged, never thrown at an unrelated call.
     func decideLaunch(store: LocationStore) async {
-        let alreadyDecided = launchDecided
-        launchDecided = true  // before any suspension: a concurrent first use must not decide again
+        let alreadyDecided = opening.launchDecided
+        opening.launchDecided = true  // before any suspension: a concurrent first use must not decide again
         guard deps.resumesOnFirstUse, !alreadyDecided else { return }
         let intent: UUID?
         do { intent = try await store.trackingIntent() } catch {
@@ -56,13 +56,12 @@ extension Beekon {
 }
 
 /// A flag that is claimed once, from any thread.
-final class OnceFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var claimed = false
+final class OnceFlag: Sendable {
+    private let claimed = Locked(false)
 
     /// True for the first caller only.
     func claim() -> Bool {
-        lock.withLock {
+        claimed.withLock { claimed in
             defer { claimed = true }
             return !claimed
         }

@@ -2,15 +2,15 @@ import Foundation
 
 extension Beekon {
     /// Upload progress and outcomes: hot, replay-1 (SY-8).
-    public nonisolated var syncStatus: AsyncStream<SyncStatus> { syncStatusBroadcast.stream() }
+    public nonisolated var syncStatus: AsyncStream<SyncStatus> { broadcasts.syncStatus.stream() }
 
     /// Each rotation of the live auth token set (AU-9), for mirroring into the app's own
     /// session store: hot, replay-1 (a new subscriber gets this process's latest rotation).
     /// The SDK never logs the tokens; `AuthChange`'s descriptions redact them.
-    public nonisolated var authChanges: AsyncStream<AuthChange> { authChangeBroadcast.stream() }
+    public nonisolated var authChanges: AsyncStream<AuthChange> { broadcasts.authChanges.stream() }
 
     /// The latest sync status.
-    public nonisolated var currentSyncStatus: SyncStatus { syncStatusBroadcast.current ?? .idle }
+    public nonisolated var currentSyncStatus: SyncStatus { broadcasts.syncStatus.current ?? .idle }
 
     /// Uploads now (SY-3) and returns what that drain did: fixes and events uploaded, what
     /// is still pending, why it stopped early and when the engine retries by itself.
@@ -47,7 +47,6 @@ extension Beekon {
     func applySync() async throws(BeekonError) -> SyncEngine? {
         let store = try await ready()
         let wanted = machine.config.sync
-        store.syncEnabled.value = wanted != nil
         if let engine = syncEngine, engine.config == wanted { return engine }
         if let old = syncEngine {
             await old.shutdown()
@@ -60,16 +59,16 @@ extension Beekon {
         if let auth = wanted.auth {
             refresher = TokenRefresher(
                 config: auth, transport: transport, clock: deps.authClock, secrets: deps.effectiveSecretStore,
-                changes: authChangeBroadcast, logger: logger)
+                changes: broadcasts.authChanges, logger: logger)
             await refresher?.start()
         }
         let engine = SyncEngine(
             config: wanted, store: store, transport: transport, clock: deps.clock,
-            makeID: deps.makeID, randomUnit: deps.randomUnit, status: syncStatusBroadcast,
+            makeID: deps.makeID, randomUnit: deps.randomUnit, status: broadcasts.syncStatus,
             logger: logger, installID: installID, auth: refresher, budget: deps.executionBudget)
         syncEngine = engine
         await engine.start()
-        logger.info("sync on", metadata: ["url": "\(SyncConfig.redacted(wanted.url))", "batch": "\(wanted.effectiveBatchSize)"])
+        logger.info("sync on", metadata: ["url": "\(EndpointRule.redacted(wanted.url))", "batch": "\(wanted.effectiveBatchSize)"])
         return engine
     }
 }

@@ -1,55 +1,15 @@
 import Foundation
 
+/// The fix pipeline: a raw fix enters at `receive`, is sanitised once, evaluated by the
+/// geofences and the stationary detector, gated by the `TrackingMachine`, stored by
+/// `record` (durably, before anything is emitted), then emitted and handed to sync.
 extension Beekon {
-    /// Enters tracking with `session`, running the machine's actions. On failure the
-    /// state is restored (storage) or becomes `stopped(reason)` (source), and it throws.
+    /// Enters tracking with `session`, running the machine's actions until one fails. On
+    /// failure the state is restored (storage) or becomes `stopped(reason)` (source), and it throws.
     func begin(session: UUID, resumeFrom: GatePoint?) async throws(BeekonError) {
-        let previous = machine.phase
         let actions = machine.start(session: session, resumeFrom: resumeFrom)
-        if !actions.isEmpty { stationary.reset() }
-        for action in actions {
-            switch action {
-            case .persistIntent(let session):
-                do {
-                    try await ready().beginSession(session, at: deps.clock.now())
-                } catch {
-                    machine.abortStart(restoring: previous)
-                    throw error
-                }
-            case .startProvider(let mode):
-                do {
-                    try await startProvider(mode: mode)
-                } catch {
-                    let failure = error as? LocationProviderError ?? .failed("\(error)")
-                    logger.error("location source failed to start", metadata: ["error": "\(failure)"])
-                    await perform(machine.providerFailed(failure))
-                    switch failure {
-                    case .permissionDenied: throw .permissionDenied
-                    case .servicesDisabled(let why), .failed(let why): throw .locationServicesDisabled(why)
-                    }
-                }
-            default:
-                await perform([action])
-            }
-        }
-    }
-
-    private func startProvider(mode: PowerMode) async throws {
-        runGeneration += 1
-        let generation = runGeneration
-        sourceEnded = false
-        let stream = try await deps.provider.start(mode: mode)
-        consumeTask = Task { [weak self] in
-            do {
-                for try await fix in stream {
-                    guard let self else { return }
-                    await self.receive(fix, generation: generation)
-                }
-                await self?.sourceFinished(generation: generation, error: nil)
-            } catch {
-                await self?.sourceFinished(generation: generation, error: error)
-            }
-        }
+        if !actions.isEmpty { stationary.detector.reset() }
+        try await performThrowing(actions, stoppingAtFirstError: true)
     }
 
     /// One raw fix from the source (ST-1, FX-7): sanitise; evaluate geofences and the
@@ -57,7 +17,7 @@ extension Beekon {
     /// `geofence`) or a return to motion (trigger `motion`) bypassing the gate, else gate
     /// it; store durably, then emit.
     func receive(_ raw: RawFix, generation: Int) async {
-        guard generation == runGeneration, machine.session != nil else { return }
+        guard generation == source.generation, machine.session != nil else { return }
         stats.received += 1
         guard let fix = FixSanitiser.sanitise(raw) else {
             stats.invalid += 1
@@ -67,8 +27,8 @@ extension Beekon {
         let crossing = fences.evaluateCrossings(
             latitude: fix.latitude, longitude: fix.longitude, accuracy: fix.accuracy,
             timestamp: fix.timestamp, makeID: deps.makeID)
-        let oldMotion = stationary.motion
-        let actions = stationary.observe(fix: fix)
+        let oldMotion = stationary.detector.motion
+        let actions = stationary.detector.observe(fix: fix.fix)
         var trigger = Trigger.interval
         if !crossing.events.isEmpty {
             trigger = .geofence
@@ -78,7 +38,7 @@ extension Beekon {
             trigger = .motion
         }
         let decision = machine.decide(
-            fix, id: deps.makeID(), motion: stationary.motion, trigger: trigger,
+            fix, id: deps.makeID(), motion: stationary.detector.motion, trigger: trigger,
             bypassGate: trigger != .interval)
         let records = crossing.events.map {
             GeofenceEventRecord(
@@ -86,7 +46,7 @@ extension Beekon {
                 timestamp: $0.timestamp, sessionId: machine.session)
         }
         switch decision {
-        case .notTracking, .invalid:
+        case .notTracking:
             return
         case .rejected(let why):
             switch why {
@@ -119,12 +79,12 @@ extension Beekon {
     @discardableResult
     func record(_ location: Location, events: [GeofenceEventRecord] = [], states: [String: Bool] = [:]) async -> Bool {
         do {
-            let trimmed = try await ready().insert(location, events: events, geofenceStates: states)
+            let trimmed = try await ready().insert(location, events: events, geofenceStates: states, syncOn: syncOn)
             stats.trimmed += trimmed
             stats.stored += 1
             stats.lastStoredFix = location.timestamp
             machine.committed(location)
-            positionBroadcast.publish(location)
+            broadcasts.positions.publish(location)
             await syncEngine?.fixStored()
             await pruneIfDue()
             return true
@@ -136,127 +96,18 @@ extension Beekon {
         }
     }
 
+    /// Whether uploads are configured: the store then exempts unacknowledged rows from the
+    /// age prune and counts rows the cap trims before upload as lost uploads (ST-3).
+    var syncOn: Bool { machine.config.sync != nil }
+
     private func publishEvents(_ events: [GeofenceEvent]) {
         guard !events.isEmpty else { return }
         for e in events {
             logger.info("geofence crossing", metadata: ["geofence": "\(e.geofenceId)", "type": "\(e.transition.rawValue)"])
-            geofenceEventBroadcast.publish(e)
+            broadcasts.geofenceEvents.publish(e)
         }
         // Geofence events are sparse and high-signal: upload at once (SY-3).
         if let engine = syncEngine { Task { await engine.wake(.geofenceEvent) } }
-    }
-
-    private func sourceFinished(generation: Int, error: (any Error)?) async {
-        guard generation == runGeneration else { return }
-        if let error {
-            let failure = error as? LocationProviderError ?? .failed("\(error)")
-            logger.error("location source failed", metadata: ["error": "\(failure)"])
-            await perform(machine.providerFailed(failure))
-        } else {
-            logger.info("location source ended")
-        }
-        sourceEnded = true
-        wakeSourceEndWaiters()
-    }
-
-    private func wakeSourceEndWaiters() {
-        let waiters = sourceEndWaiters
-        sourceEndWaiters = []
-        for w in waiters { w.resume() }
-    }
-
-    // MARK: - Stationary handling (FX-6)
-
-    /// Applies a new configuration to the stationary detector.
-    func applyStationary(_ config: BeekonConfig) async {
-        let actions = stationary.reconfigure(
-            policy: config.whenStationary, radiusMeters: config.stationaryRadiusMeters,
-            checkInIntervalSeconds: config.checkInIntervalSeconds)
-        await runStationary(actions, previousMotion: stationary.motion)
-    }
-
-    /// Runs the detector's provider actions, persists motion changes and (re)arms the check-in timer.
-    func runStationary(_ actions: [StationaryDetector.Action], previousMotion: Motion) async {
-        for action in actions {
-            switch action {
-            case .pauseProvider:
-                await storeHeld()
-                if machine.session != nil { await deps.provider.setPowerMode(.paused) }
-            case .resumeProvider:
-                if machine.session != nil { await deps.provider.setPowerMode(machine.config.preset.powerMode) }
-            case .becameStationary, .resumedMoving, .checkIn:
-                break
-            }
-        }
-        if stationary.providerPaused {
-            if probingWhilePaused {
-                // The probe's fix arrived and the device is still inside the radius: sleep again.
-                probingWhilePaused = false
-                if machine.session != nil { await deps.provider.setPowerMode(.paused) }
-            }
-            armProbe()
-        } else {
-            probeTask?.cancel()
-            probeTask = nil
-            probingWhilePaused = false
-        }
-        if stationary.motion != previousMotion {
-            logger.info("motion changed", metadata: ["motion": "\(stationary.motion.rawValue)"])
-            try? await ready().setMotion(stationary.motion)
-        }
-        armCheckIn()
-    }
-
-    /// A paused source may deliver nothing at all (gpsd with its watch off), so every
-    /// `stationaryProbeInterval` of clock time the SDK wakes it for one fix to check
-    /// whether the device has left the radius (FX-6); sources that keep delivering while
-    /// paused (replay) never reach the probe.
-    private func armProbe() {
-        probeTask?.cancel()
-        let clock = deps.clock
-        probeTask = Task { [weak self] in
-            do { try await clock.sleep(for: Beekon.stationaryProbeInterval) } catch { return }
-            await self?.probeDue()
-        }
-    }
-
-    private func probeDue() async {
-        guard machine.session != nil, stationary.providerPaused, !probingWhilePaused else { return }
-        probingWhilePaused = true
-        logger.debug("waking the paused source for one fix")
-        await deps.provider.setPowerMode(machine.config.preset.powerMode)
-    }
-
-    /// Sleeps on the injected clock until the next check-in is due, then records it.
-    private func armCheckIn() {
-        let due = machine.session == nil ? nil : stationary.nextCheckInDue
-        if due == armedCheckIn, checkInTask != nil || due == nil { return }  // already armed for it
-        checkInTask?.cancel()
-        checkInTask = nil
-        armedCheckIn = due
-        guard let due else { return }
-        let delay = max(0, due.timeIntervalSince(deps.clock.now()))
-        let clock = deps.clock
-        checkInTask = Task { [weak self] in
-            do { try await clock.sleep(for: .milliseconds(Int64(delay * 1000))) } catch { return }
-            await self?.checkInDue()
-        }
-    }
-
-    private func checkInDue() async {
-        checkInTask = nil
-        armedCheckIn = nil
-        guard machine.session != nil else { return }
-        for action in stationary.tick(now: deps.clock.now()) {
-            guard case .checkIn(let cached) = action else { continue }
-            // From the cached position with a fresh timestamp: the hardware is not asked.
-            if case .admit(let location) = machine.decide(
-                cached, id: deps.makeID(), motion: .stationary, trigger: .checkIn, bypassGate: true)
-            {
-                _ = await admitAndRecord(location, force: true)
-            }
-        }
-        armCheckIn()
     }
 
     /// Age prune with the first stored fix of a run, then at most hourly (clock time).
@@ -267,68 +118,9 @@ extension Beekon {
         if let lastPrune, now.timeIntervalSince(lastPrune) < 3600, now >= lastPrune { return }
         lastPrune = now
         do {
-            _ = try await ready().pruneByAge(now: now, maxAge: LocationStore.localOnlyMaxAge)
+            _ = try await ready().pruneByAge(now: now, maxAge: LocationStore.localOnlyMaxAge, syncOn: syncOn)
         } catch {
             logger.error("age prune failed", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Runs actions best-effort (errors are logged): used where no caller can take a throw.
-    func perform(_ actions: [TrackingMachine.Action]) async {
-        do { try await performThrowing(actions) } catch {
-            logger.error("could not persist a state change", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// Runs every action; the first storage error is thrown after all have run.
-    func performThrowing(_ actions: [TrackingMachine.Action]) async throws(BeekonError) {
-        var firstError: BeekonError?
-        for action in actions {
-            do {
-                try await run(action)
-            } catch {
-                if firstError == nil { firstError = error }
-            }
-        }
-        // After the state is emitted and persisted: a waiter sees the final state.
-        if sourceEnded { wakeSourceEndWaiters() }
-        if let firstError { throw firstError }
-    }
-
-    private func run(_ action: TrackingMachine.Action) async throws(BeekonError) {
-        switch action {
-        case .persistIntent(let session):
-            try await ready().beginSession(session, at: deps.clock.now())
-        case .startProvider(let mode):
-            do { try await startProvider(mode: mode) } catch {
-                throw .locationServicesDisabled("\(error)")
-            }
-        case .setPowerMode(let mode):
-            await deps.provider.setPowerMode(mode)
-        case .stopProvider:
-            checkInTask?.cancel()
-            checkInTask = nil
-            armedCheckIn = nil
-            probeTask?.cancel()
-            probeTask = nil
-            probingWhilePaused = false
-            // Stopping the provider ends its stream; the generation bump makes any fix still
-            // in flight a no-op. The consume task is not cancelled: this action may run on it
-            // (a source failure), and the writes that follow must not see a cancelled task.
-            runGeneration += 1
-            consumeTask = nil
-            await deps.provider.stop()
-            sourceEnded = true  // waiters are woken once every action ran (see performThrowing)
-        case .clearIntent:
-            try await ready().clearIntent()
-        case .closeSession(let session, let reason):
-            try await ready().endSession(session, reason: reason, at: deps.clock.now(), clearIntent: false)
-        case .emitState(let state):
-            logger.info("state changed", metadata: ["state": "\(state)"])
-            stateBroadcast.publish(state)
-        case .store(let location):
-            await record(location)
-            await persistHeld(always: true)
         }
     }
 }

@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 import Logging
 
@@ -20,34 +21,32 @@ public actor Beekon {
 
     let deps: BeekonDependencies
     var logger: Logger { deps.logger }
-    private var openedStore: LocationStore?
+    /// The database once opened, and what its first use decided.
+    var opening = Opening()
+    /// The tracking lifecycle, gate and admission window (LC-1..8, BY-9).
     var machine = TrackingMachine(config: BeekonConfig())
-    private var configLoaded = false
-    let stateBroadcast = Broadcast<BeekonState>(initial: .idle)
-    let positionBroadcast = Broadcast<Location>()
-    var consumeTask: Task<Void, Never>?
-    /// Increments on every provider start/stop so fixes from an old run are ignored.
-    var runGeneration = 0
-    var sourceEnded = false
-    var sourceEndWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The publishers behind the hot streams.
+    let broadcasts = Broadcasts()
+    /// The running location source and the tasks that feed and wake it.
+    var source = SourceRun()
+    /// The stationary detector and its probe and check-in timing (FX-6).
+    var stationary = StationaryTiming()
     var stats = TrackingStatistics()
+    /// When the age prune last ran (clock time).
     var lastPrune: Date?
-    let syncStatusBroadcast = Broadcast<SyncStatus>(initial: .idle)
     var syncEngine: SyncEngine?
-    let authChangeBroadcast = Broadcast<AuthChange>()
     var geofenceEngine = GeofenceEngine()
-    let geofenceEventBroadcast = Broadcast<GeofenceEvent>()
-    var stationary = StationaryDetector()
-    var checkInTask: Task<Void, Never>?
-    var armedCheckIn: Date?
-    var probeTask: Task<Void, Never>?
-    var probingWhilePaused = false
-    /// How often a paused source is woken for one fix while stationary (clock time).
-    static let stationaryProbeInterval: Duration = .seconds(60)
-    /// Whether this process made its launch decision (auto-resume, see `Beekon+Launch`).
-    var launchDecided = false
     /// Claimed by the first stream subscription of an auto-resuming instance.
     nonisolated let firstSubscription = OnceFlag()
+
+    /// The store, opened on first use, and the one-time work of that first use.
+    struct Opening {
+        var store: LocationStore?
+        /// Whether the persisted configuration and geofences were loaded.
+        var configLoaded = false
+        /// Whether this process made its launch decision (auto-resume, see `Beekon+Launch`).
+        var launchDecided = false
+    }
 
     /// Creates an SDK instance over explicit dependencies (for the agent and for tests).
     /// Nothing is opened until the first call that needs the database.
@@ -60,14 +59,14 @@ public actor Beekon {
     /// Lifecycle state: hot, replay-1, any number of subscribers (LC-3).
     public nonisolated var state: AsyncStream<BeekonState> {
         touchOnFirstSubscription()
-        return stateBroadcast.stream()
+        return broadcasts.state.stream()
     }
 
     /// The current lifecycle state.
-    public nonisolated var currentState: BeekonState { stateBroadcast.current ?? .idle }
+    public nonisolated var currentState: BeekonState { broadcasts.state.current ?? .idle }
 
     /// Each admitted fix, emitted after it is durably stored: hot, replay-1 (FX-7).
-    public nonisolated var positions: AsyncStream<Location> { positionBroadcast.stream() }
+    public nonisolated var positions: AsyncStream<Location> { broadcasts.positions.stream() }
 
     // MARK: - Configuration and lifecycle
 
@@ -130,7 +129,7 @@ public actor Beekon {
     /// Stops because the process is being terminated by the OS or a service manager:
     /// state `stopped(.system)`, the intent is kept, so the next launch resumes the session.
     public func shutdown() async {
-        guard openedStore != nil else { return }
+        guard opening.store != nil else { return }
         await perform(machine.stop(.system))
         await syncEngine?.shutdown()
         syncEngine = nil
@@ -139,8 +138,8 @@ public actor Beekon {
     /// Returns once the location source has ended (the end of a replay) or failed,
     /// after every fix it delivered has been processed. Returns at once when not tracking.
     public func waitUntilSourceEnds() async {
-        guard machine.session != nil, !sourceEnded else { return }
-        await withCheckedContinuation { sourceEndWaiters.append($0) }
+        guard machine.session != nil, !source.ended else { return }
+        await withCheckedContinuation { source.endWaiters.append($0) }
     }
 
     /// The running session's id, if tracking.
@@ -188,26 +187,26 @@ public actor Beekon {
     /// the persisted configuration.
     func ready() async throws(BeekonError) -> LocationStore {
         let store: LocationStore
-        if let openedStore {
-            store = openedStore
+        if let opened = opening.store {
+            store = opened
         } else {
             store = try LocationStore(path: deps.databasePath, rowCap: deps.rowCap, logger: logger)
-            openedStore = store
+            opening.store = store
             _ = try await store.installID(makeID: deps.makeID)
         }
-        if !configLoaded {
+        if !opening.configLoaded {
             if let saved = try await store.savedConfig() {
                 _ = machine.configure(saved)
-                _ = stationary.reconfigure(
+                _ = stationary.detector.reconfigure(
                     policy: saved.whenStationary, radiusMeters: saved.stationaryRadiusMeters,
                     checkInIntervalSeconds: saved.checkInIntervalSeconds)
             }
             let (fences, inside) = try await store.loadGeofences()
             geofenceEngine = GeofenceEngine(fences: fences, insideIDs: inside)
-            configLoaded = true
+            opening.configLoaded = true
             if !fences.isEmpty { await geofencesDidChange() }
         }
-        if !launchDecided { await decideLaunch(store: store) }
+        if !opening.launchDecided { await decideLaunch(store: store) }
         return store
     }
 }

@@ -23,20 +23,11 @@ struct AgentConfig: Sendable, Equatable {
         }
     }
 
-    static let knownKeys = [
-        "preset", "minTimeBetweenLocationsSeconds", "minDistanceBetweenLocationsMeters", "sync", "extras",
-        "geofences", "whenStationary", "stationaryRadiusMeters", "checkInIntervalSeconds",
-        "turnThresholdDegrees", "turnMinTimeSeconds", "maxDeviationMeters", "maxIntervalBetweenLocationsSeconds",
-    ]
-    static let knownGeofenceKeys = ["id", "latitude", "longitude", "radiusMeters", "notifyOnEntry", "notifyOnExit"]
-    static let knownSyncKeys = [
-        "url", "headers", "intervalSeconds", "batchSize", "syncThreshold", "keepUploadedLocations", "requestTimeoutSeconds",
-        "trustedCertificates", "auth",
-    ]
-    static let knownAuthKeys = [
-        "accessToken", "refreshToken", "expiresAt", "strategy", "refreshUrl", "refreshPayload",
-        "refreshHeaders", "refreshBodyFormat", "responseMapping", "skewMarginSeconds",
-    ]
+    // The keys are the SDK's own (its Codable keys), plus the agent's `extras` and `geofences`.
+    static let knownKeys = BeekonConfig.keyNames + ["extras", "geofences"]
+    static let knownGeofenceKeys = Geofence.keyNames
+    static let knownSyncKeys = SyncConfig.keyNames
+    static let knownAuthKeys = AuthConfig.keyNames
     static let knownMappingKeys = ["accessToken", "refreshToken", "expiresAt", "expiresIn"]
 
     static func load(path: String) throws(Problem) -> AgentConfig {

@@ -1,3 +1,4 @@
+import BeekonWire
 import ArgumentParser
 import Beekon
 import BeekonSources

@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 #if canImport(FoundationXML)
     import FoundationXML

@@ -1,21 +1,17 @@
 import Foundation
 import Testing
+import BeekonTesting
 
 /// Garbage in: a clear one-line error, a non-zero exit, no crash, nothing stored.
 @Suite("Agent: bad track files and bad config files")
 struct AgentBadInputTests {
     /// Deterministic binary noise (SplitMix64), NUL bytes and all.
     static func noise(_ count: Int, seed: UInt64) -> Data {
-        var state = seed
+        var rng = SeededRandom(seed: seed)
         var bytes = [UInt8]()
         bytes.reserveCapacity(count)
         while bytes.count < count {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            z ^= z >> 31
-            withUnsafeBytes(of: z) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: rng.next()) { bytes.append(contentsOf: $0) }
         }
         return Data(bytes.prefix(count))
     }

@@ -1,5 +1,7 @@
+import BeekonLoopback
 import Foundation
 import Testing
+import BeekonTesting
 
 /// Issue 8 on the agent's side: SY-2 (no plain http:// to a non-loopback host, whatever
 /// the spelling) and a seeded, bounded fuzz of the `--config` parser through the real
@@ -107,7 +109,7 @@ struct AgentHardeningTests {
         let protected = ["http://127.0.0.1:9/v1/locations", "http://127.0.0.1:9/oauth/token"].compactMap {
             text.firstRange(of: Array($0.utf8))
         }
-        var rng = ConfigFuzzRandom(seed: seed &* 0x1000_0000_01B3 ^ UInt64(i))
+        var rng = SeededRandom(seed: seed &* 0x1000_0000_01B3 ^ UInt64(i))
         _ = rng.next()
         var t = text
         var label = "seed \(seed) #\(i):"
@@ -212,18 +214,5 @@ struct AgentHardeningTests {
         print("config fuzz: \(all.count) files, exit codes \(outcomes.sorted { $0.key < $1.key })")
         tally.finish()
         #expect(outcomes[2, default: 0] > all.count / 3, "most mutants are bad configs: \(outcomes)")
-    }
-}
-
-/// SplitMix64, the same sequence everywhere.
-struct ConfigFuzzRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,3 +1,4 @@
+import BeekonWire
 import BeekonTestSupport
 import Beekon
 import Foundation

@@ -1,3 +1,4 @@
+import BeekonLoopback
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -36,9 +37,7 @@ final class AgentProcess: @unchecked Sendable {
     private var stdoutClosed = false
     private var stderrClosed = false
     private var exited = false
-    private var version = 0
-    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    private var nextWaiter = 0
+    private let changes = ChangeSignal()
 
     /// Starts `beekon` with `arguments`.
     init(_ arguments: [String], environment: [String: String]? = nil) throws {
@@ -102,7 +101,8 @@ final class AgentProcess: @unchecked Sendable {
         try await bounded(timeout, "waiting for \(what)") { [self] in
             var cursor = index
             while true {
-                let (snapshot, closed, seen) = lock.withLock { (lines, stdoutClosed, version) }
+                let seen = changes.version
+                let (snapshot, closed) = lock.withLock { (lines, stdoutClosed) }
                 while cursor < snapshot.count {
                     if predicate(snapshot[cursor]) { return (cursor, snapshot[cursor]) }
                     cursor += 1
@@ -111,7 +111,7 @@ final class AgentProcess: @unchecked Sendable {
                     throw Timeout(
                         description: "stdout closed before \(what); stdout:\n\(snapshot.joined(separator: "\n"))\nstderr: \(stderrText)")
                 }
-                await changed(since: seen)
+                await changes.changed(since: seen)
                 try Task.checkCancellation()
             }
         }
@@ -121,9 +121,10 @@ final class AgentProcess: @unchecked Sendable {
     func waitForExit(timeout: Duration = .seconds(120)) async throws -> Outcome {
         try await bounded(timeout, "waiting for exit") { [self] in
             while true {
-                let (done, seen) = lock.withLock { (exited && stdoutClosed && stderrClosed, version) }
+                let seen = changes.version
+                let done = lock.withLock { exited && stdoutClosed && stderrClosed }
                 if done { break }
-                await changed(since: seen)
+                await changes.changed(since: seen)
                 try Task.checkCancellation()
             }
             process.waitUntilExit()
@@ -166,35 +167,9 @@ final class AgentProcess: @unchecked Sendable {
         }
     }
 
-    /// Suspends until the state changes after `seen` (or the task is cancelled).
-    private func changed(since seen: Int) async {
-        let id: Int = lock.withLock {
-            nextWaiter += 1
-            return nextWaiter
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let ready: Bool = lock.withLock {
-                    if version != seen || Task.isCancelled { return true }
-                    waiters[id] = c
-                    return false
-                }
-                if ready { c.resume() }
-            }
-        } onCancel: {
-            let c = lock.withLock { waiters.removeValue(forKey: id) }
-            c?.resume()
-        }
-    }
-
     private func update(_ body: (AgentProcess) -> Void) {
-        let ready: [CheckedContinuation<Void, Never>] = lock.withLock {
-            body(self)
-            version += 1
-            defer { waiters.removeAll() }
-            return Array(waiters.values)
-        }
-        for c in ready { c.resume() }
+        lock.withLock { body(self) }
+        changes.signal()
     }
 
     private func flushPartial() {

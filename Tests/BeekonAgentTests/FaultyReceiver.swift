@@ -1,3 +1,4 @@
+import BeekonLoopback
 @testable import Beekon
 import BeekonTesting
 import BeekonWire
@@ -78,20 +79,17 @@ final class FaultyReceiver: @unchecked Sendable {
     let port: Int
     var url: String { "http://127.0.0.1:\(port)/v1/locations" }
 
-    private let listenFD: Int32
+    private let listener: LoopbackListener
     private let started = Date()
     private let lock = NSLock()
     private let script: [Action]
     private let defaultAction: Action
     private var requests: [Request] = []
     private var heldFDs: Set<Int32> = []
-    private var openFDs: Set<Int32> = []
     private var acceptedConnections = 0
     private var released = false
     private var stopped = false
-    private var version = 0
-    private var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-    private var nextWaiter = 0
+    private let changes = ChangeSignal()
     private let releaseCondition = NSCondition()
 
     /// Whether the answer before a `.storeThenDrop` closes its connection (see `serve`).
@@ -102,12 +100,12 @@ final class FaultyReceiver: @unchecked Sendable {
         self.script = script
         self.defaultAction = defaultAction
         self.freshConnectionBeforeDrop = freshConnectionBeforeDrop
-        let listener: (fd: Int32, port: Int)
-        do { listener = try LoopbackSocket.listen() } catch { throw Failure(description: error.description) }
-        listenFD = listener.fd
+        do { listener = try LoopbackListener() } catch { throw Failure(description: error.description) }
         port = listener.port
-        let thread = Thread { [self] in acceptLoop() }
-        thread.start()
+        listener.start { [self] fd in
+            lock.withLock { acceptedConnections += 1 }
+            serve(fd)
+        }
     }
 
     deinit { stop() }
@@ -132,25 +130,14 @@ final class FaultyReceiver: @unchecked Sendable {
         _ what: String, timeout: Duration = .seconds(30),
         _ predicate: @escaping @Sendable ([Request]) -> Bool
     ) async throws -> [Request] {
-        try await withThrowingTaskGroup(of: [Request]?.self) { group in
-            group.addTask { [self] in
-                while true {
-                    let (snapshot, seen) = lock.withLock { (requests, version) }
-                    if predicate(snapshot) { return snapshot }
-                    await changed(since: seen)
-                    try Task.checkCancellation()
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)  // a deadline, not synchronisation
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw Failure(description: "timed out after \(timeout) waiting for \(what); received:\n\(log)")
-            }
-            return value
+        let found = try await changes.wait(timeout: timeout) { [self] () -> [Request]? in
+            let snapshot = lock.withLock { requests }
+            return predicate(snapshot) ? snapshot : nil
         }
+        guard let found else {
+            throw Failure(description: "timed out after \(timeout) waiting for \(what); received:\n\(log)")
+        }
+        return found
     }
 
     /// Closes the held connections without an answer; later `.hold` requests are closed at once.
@@ -167,51 +154,20 @@ final class FaultyReceiver: @unchecked Sendable {
 
     /// Stops listening and closes every connection.
     func stop() {
-        // The open connections are shut down under the lock their threads close them under.
         let first: Bool = lock.withLock {
             guard !stopped else { return false }
             stopped = true
             released = true
-            for fd in openFDs { shutdown(fd, Int32(SHUT_RDWR)) }
             return true
         }
         guard first else { return }
-        // Shut down only: that wakes the accept loop, which closes the socket itself. Closing
-        // it here raced the loop's next accept(), which could then accept on a reused number
-        // (another test's listener) and steal its connections.
-        shutdown(listenFD, Int32(SHUT_RDWR))
+        listener.stop()
         releaseCondition.lock()
         releaseCondition.broadcast()
         releaseCondition.unlock()
     }
 
     // MARK: - Server
-
-    private func acceptLoop() {
-        while let fd = LoopbackSocket.accept(listenFD) {
-            let keep: Bool = lock.withLock {
-                guard !stopped else { return false }
-                openFDs.insert(fd)
-                acceptedConnections += 1
-                return true
-            }
-            guard keep else {
-                close(fd)
-                break
-            }
-            let thread = Thread { [self] in
-                serve(fd)
-                // Removed and closed under the lock that stop() shuts the open ones down
-                // under: stop() never touches a number this thread already closed.
-                lock.withLock {
-                    _ = openFDs.remove(fd)
-                    close(fd)
-                }
-            }
-            thread.start()
-        }
-        close(listenFD)
-    }
 
     /// Serves requests on one connection until it closes or an action ends it.
     private func serve(_ fd: Int32) {
@@ -273,7 +229,7 @@ final class FaultyReceiver: @unchecked Sendable {
         } catch {
             envelope = .failure(Failure(description: "\(error)"))
         }
-        let (action, nextDrops, ready): (Action, Bool, [CheckedContinuation<Void, Never>]) = lock.withLock {
+        let (action, nextDrops): (Action, Bool) = lock.withLock {
             let index = requests.count
             let action = index < script.count ? script[index] : defaultAction
             let next = index + 1 < script.count ? script[index + 1] : defaultAction
@@ -281,32 +237,10 @@ final class FaultyReceiver: @unchecked Sendable {
                 Request(
                     index: index, action: action, method: method, path: path, headers: headers,
                     rawBody: body, envelope: envelope, elapsed: Date().timeIntervalSince(started)))
-            version += 1
-            defer { waiters.removeAll() }
-            return (action, next == .storeThenDrop, Array(waiters.values))
+            return (action, next == .storeThenDrop)
         }
-        for c in ready { c.resume() }
+        changes.signal()
         return (action, nextDrops)
-    }
-
-    private func changed(since seen: Int) async {
-        let id: Int = lock.withLock {
-            nextWaiter += 1
-            return nextWaiter
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let ready: Bool = lock.withLock {
-                    if version != seen || Task.isCancelled { return true }
-                    waiters[id] = c
-                    return false
-                }
-                if ready { c.resume() }
-            }
-        } onCancel: {
-            let c = lock.withLock { waiters.removeValue(forKey: id) }
-            c?.resume()
-        }
     }
 
     private static func parseHead(_ head: String) -> (String, String, [String: String])? {

@@ -1,3 +1,4 @@
+import BeekonLoopback
 @testable import Beekon
 import BeekonTesting
 import BeekonWire
@@ -101,52 +102,48 @@ struct UploadBudgetTests {
 /// gives up and closes), later ones are answered 200. Each request's envelope is reported.
 final class StallingServer: @unchecked Sendable {
     let port: Int
-    private let listener: Int32
+    private let listener: LoopbackListener
     private let requests: AsyncStream<WireEnvelope>
     private let closed: AsyncStream<Void>
 
     init() throws {
-        let (fd, port) = try LoopbackSocket.listen()
-        self.listener = fd
-        self.port = port
+        let listener = try LoopbackListener()
+        self.listener = listener
+        self.port = listener.port
         let (requests, gotRequest) = AsyncStream.makeStream(of: WireEnvelope.self)
         let (closed, gotClose) = AsyncStream.makeStream(of: Void.self)
         self.requests = requests
         self.closed = closed
-        Thread.detachNewThread {
-            var first = true
-            while let conn = LoopbackSocket.accept(fd) {
-                var reader = HTTPMessageReader(fd: conn)
-                guard let head = reader.readHead() else {
-                    close(conn)
-                    continue
-                }
-                var headers: [String: String] = [:]
-                for line in head.split(separator: "\r\n").dropFirst() {
-                    let parts = line.split(separator: ":", maxSplits: 1)
-                    if parts.count == 2 { headers[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces) }
-                }
-                if let body = reader.readBody(headers: headers),
-                    let json = try? Gzip.decompress(Data(body)), let envelope = try? WireEnvelope.decode(json)
-                {
-                    gotRequest.yield(envelope)
-                }
-                if first {
-                    first = false
-                    var byte: UInt8 = 0
-                    while read(conn, &byte, 1) > 0 {}  // until the client closes (cancellation)
-                    gotClose.yield()
-                } else {
-                    _ = LoopbackSocket.sendAll(conn, Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
-                }
-                close(conn)
+        let first = Locked(true)
+        listener.start { conn in
+            var reader = HTTPMessageReader(fd: conn)
+            guard let head = reader.readHead() else { return }
+            var headers: [String: String] = [:]
+            for line in head.split(separator: "\r\n").dropFirst() {
+                let parts = line.split(separator: ":", maxSplits: 1)
+                if parts.count == 2 { headers[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces) }
             }
-            close(fd)  // here, once accept() has failed: never a number another test reused
+            if let body = reader.readBody(headers: headers),
+                let json = try? Gzip.decompress(Data(body)), let envelope = try? WireEnvelope.decode(json)
+            {
+                gotRequest.yield(envelope)
+            }
+            let isFirst = first.withLock { first in
+                defer { first = false }
+                return first
+            }
+            if isFirst {
+                var byte: UInt8 = 0
+                while read(conn, &byte, 1) > 0 {}  // until the client closes (cancellation)
+                gotClose.yield()
+            } else {
+                _ = LoopbackSocket.sendAll(conn, Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
+            }
         }
     }
 
     deinit {
-        shutdown(listener, Int32(SHUT_RDWR))  // wakes accept(); the thread closes the socket
+        listener.stop()  // the accept loop closes the socket
     }
 
     /// The next request's envelope.

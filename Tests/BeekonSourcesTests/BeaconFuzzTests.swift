@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import Beekon
 @testable import BeekonBeacons
+import BeekonTesting
 
 /// Seeded, bounded fuzzing of the beacon decoders (SPEC BY-5), with the knobs and tally of
 /// the track-reader fuzzers (`BEEKON_FUZZ_SCALE`, `BEEKON_FUZZ_SEED`, `BEEKON_FUZZ_REPORT`):
@@ -25,7 +26,7 @@ struct BeaconFuzzTests {
         return stride(from: 0, to: d.count - 1, by: 2).map { UInt8(String(d[$0...$0 + 1]), radix: 16)! }
     }
 
-    static func mutate(_ bytes: [UInt8], _ rng: inout SeededGenerator) -> [UInt8] {
+    static func mutate(_ bytes: [UInt8], _ rng: inout SeededRandom) -> [UInt8] {
         var b = bytes
         for _ in 0..<Int.random(in: 1...4, using: &rng) {
             let i = b.isEmpty ? 0 : Int.random(in: 0..<b.count, using: &rng)

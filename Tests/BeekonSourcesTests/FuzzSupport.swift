@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import BeekonTesting
 
 /// The knobs every fuzzer of this module shares (`scripts/fuzz.sh` sets them):
 /// `BEEKON_FUZZ_SCALE` multiplies the input counts (default 1, the size `swift test` runs),
@@ -13,8 +14,8 @@ enum Fuzz {
     static let fileScale = min(scale, 5)
 
     /// The generator of input `index` of the fuzzer `stream`: any single input can be replayed.
-    static func rng(_ stream: UInt64, _ index: Int) -> SeededGenerator {
-        var g = SeededGenerator(seed: seed &* 0x1000_0000_01B3 ^ stream &* 0x9E37_79B9 ^ UInt64(index))
+    static func rng(_ stream: UInt64, _ index: Int) -> SeededRandom {
+        var g = SeededRandom(seed: seed &* 0x1000_0000_01B3 ^ stream &* 0x9E37_79B9 ^ UInt64(index))
         _ = g.next()
         return g
     }

@@ -1,8 +1,10 @@
+import BeekonWire
 import BeekonTestSupport
 import Foundation
 import Testing
 import Beekon
 @testable import BeekonSources
+import BeekonTesting
 
 /// Seeded, bounded fuzzing: random bytes and mutated real lines through every
 /// reader. Nothing may crash, garbage may not become a fix, every fix that does
@@ -17,7 +19,7 @@ struct FuzzTests {
         (.ndjson, { d throws(TrackReadError) in try NDJSONTrackReader.read(d) }),
     ]
 
-    static func randomBytes(_ rng: inout SeededGenerator, maxCount: Int) -> Data {
+    static func randomBytes(_ rng: inout SeededRandom, maxCount: Int) -> Data {
         let n = Int.random(in: 0...maxCount, using: &rng)
         // Bias towards the characters the formats care about.
         let alphabet = Array("$*,.\n\r<>/\"{}:0123456789ABCDEFGNPRMCSVWtrkpt lat=".utf8)
@@ -108,7 +110,7 @@ struct FuzzTests {
         #expect(r.fixes.count == 1 && allSane(r.fixes))
     }
 
-    static func mutate(_ line: Substring, _ rng: inout SeededGenerator) -> String {
+    static func mutate(_ line: Substring, _ rng: inout SeededRandom) -> String {
         var bytes = Array(line.utf8)
         for _ in 0..<Int.random(in: 1...3, using: &rng) {
             let op = Int.random(in: 0..<4, using: &rng)
@@ -123,7 +125,7 @@ struct FuzzTests {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    static func mutatedFile(_ data: Data, lines: Int, rate: Double, _ rng: inout SeededGenerator) -> Data {
+    static func mutatedFile(_ data: Data, lines: Int, rate: Double, _ rng: inout SeededRandom) -> Data {
         let text = String(decoding: data.prefix(60_000), as: UTF8.self)
         let kept = text.split(separator: "\n", omittingEmptySubsequences: false).prefix(lines)
         let out = kept.map { Double.random(in: 0..<1, using: &rng) < rate ? mutate($0, &rng) : String($0) }
@@ -136,7 +138,7 @@ struct FuzzTests {
         for (n, file) in SharedData.nmeaFiles.enumerated() {
             let data = try SharedData.data(file)
             let lines = 400
-            var none = SeededGenerator(seed: 0)
+            var none = SeededRandom(seed: 0)
             let cleanCount = (try? NMEAReader.read(Self.mutatedFile(data, lines: lines, rate: 0, &none)).fixes.count) ?? 0
             for round in 0..<4 * Fuzz.fileScale {
                 var rng = Fuzz.rng(2024 + UInt64(n), round)

@@ -1,3 +1,4 @@
+import BeekonWire
 import Beekon
 import BeekonSources
 import Foundation

@@ -1,7 +1,9 @@
+import BeekonWire
 import Foundation
 import Testing
 import Beekon
 @testable import BeekonSources
+import BeekonTesting
 
 @Suite("NMEA parser")
 struct NMEAParserTests {
@@ -141,7 +143,7 @@ struct NMEAParserTests {
     func incremental() throws {
         let data = try SharedData.data("nmea/gpsd_haicom-305N_walk.log")
         let whole = try NMEAReader.read(data).fixes
-        var rng = SeededGenerator(seed: 42)
+        var rng = SeededRandom(seed: 42)
         var p = NMEAParser()
         var out: [RawFix] = []
         var i = data.startIndex

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Beekon
 @testable import BeekonSources
+import BeekonTesting
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -21,7 +22,7 @@ struct NMEASerialProviderTests {
     }
 
     /// Writes all of `bytes` to `fd` in random small chunks (partial lines).
-    static func writeChunked(_ fd: Int32, _ bytes: [UInt8], _ rng: inout SeededGenerator) throws {
+    static func writeChunked(_ fd: Int32, _ bytes: [UInt8], _ rng: inout SeededRandom) throws {
         var i = 0
         while i < bytes.count {
             let n = min(Int.random(in: 1...9, using: &rng), bytes.count - i)
@@ -68,7 +69,7 @@ struct NMEASerialProviderTests {
         let lines = try Self.epochs(0, 10)
         let expected = Self.expected(lines)
         #expect(expected.count == 10)
-        var rng = SeededGenerator(seed: 0x5E71A1)
+        var rng = SeededRandom(seed: 0x5E71A1)
         var stream: [UInt8] = []
         var badChecksums = 0
         for (i, line) in lines.enumerated() {
@@ -118,7 +119,7 @@ struct NMEASerialProviderTests {
             configuration: .init(path: path, policy: .init(gracePeriod: .seconds(1)), settle: 0.3),
             onEvent: collector.eventHandler())
         collector.consume(try await provider.start(mode: .balanced))
-        var rng = SeededGenerator(seed: 0xF1F0)
+        var rng = SeededRandom(seed: 0xF1F0)
 
         let part1 = try Self.epochs(0, 5)
         let part2 = try Self.epochs(5, 5)

@@ -1,3 +1,4 @@
+import BeekonWire
 @testable import Beekon
 import BeekonTesting
 import Foundation

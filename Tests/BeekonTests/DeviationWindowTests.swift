@@ -2,6 +2,7 @@
 import Foundation
 import Logging
 import Testing
+import BeekonTesting
 
 /// A seeded random walk: 1 Hz with gaps, turns, U-turns, speed changes, stops with jitter.
 func randomWalk(seed: UInt64, count: Int) -> [RawFix] {

@@ -1,25 +1,6 @@
+import BeekonWire
 @testable import Beekon
 import Foundation
-
-/// A small seeded generator (SplitMix64) so random geometry tests are reproducible.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A normally distributed value (Box–Muller).
-    mutating func gaussian(sigma: Double) -> Double {
-        let u1 = Double.random(in: Double.ulpOfOne..<1, using: &self)
-        let u2 = Double.random(in: 0..<1, using: &self)
-        return sigma * sqrt(-2 * log(u1)) * cos(2 * .pi * u2)
-    }
-}
 
 /// The point `meters` from (lat, lon) along `bearingDegrees`, on the SDK's sphere.
 func destination(_ lat: Double, _ lon: Double, bearingDegrees: Double, meters: Double) -> (lat: Double, lon: Double) {

@@ -1,6 +1,7 @@
 @testable import Beekon
 import Foundation
 import Testing
+import BeekonTesting
 
 /// The engine (grid index, chord pre-check, slot bookkeeping) against a reference that
 /// applies the hysteresis rules to every fence with `Geodesy.distance`, fix by fix.

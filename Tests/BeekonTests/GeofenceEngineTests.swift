@@ -1,6 +1,8 @@
+import BeekonWire
 @testable import Beekon
 import Foundation
 import Testing
+import BeekonTesting
 
 @Suite("Geofence engine (GF-1..3)")
 struct GeofenceEngineTests {

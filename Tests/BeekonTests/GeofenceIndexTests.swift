@@ -1,6 +1,7 @@
 @testable import Beekon
 import Foundation
 import Testing
+import BeekonTesting
 
 @Suite("Geofence spatial index vs brute force (GF-4)")
 struct GeofenceIndexTests {

@@ -41,7 +41,7 @@ struct TrackingMachineTests {
         _ = m.start(session: s1, resumeFrom: nil)
         _ = m.stop(.user)
         _ = m.start(session: s2, resumeFrom: nil)
-        m.abortStart(restoring: .stopped(.user))
+        m.abortStart()
         #expect(m.state == .stopped(.user) && m.session == nil)
     }
 
@@ -78,5 +78,16 @@ struct TrackingMachineTests {
         _ = m.start(session: s1, resumeFrom: GatePoint(timestamp: t0, latitude: 0, longitude: 0))
         #expect(m.decide(RawFix(timestamp: t0, latitude: 1, longitude: 1), id: UUID()) == .rejected(.notLater))
         #expect(m.decide(RawFix(timestamp: t0.addingTimeInterval(-100), latitude: 1, longitude: 1), id: UUID()) == .rejected(.notLater))
+    }
+}
+
+extension TrackingMachine {
+    /// Tests hand the machine raw fixes; the SDK sanitises each fix once before deciding.
+    func decide(_ raw: RawFix, id: UUID) -> FixDecision {
+        guard let fix = FixSanitiser.sanitise(raw) else {
+            Issue.record("a test fix must be valid")
+            return .notTracking
+        }
+        return decide(fix, id: id)
     }
 }

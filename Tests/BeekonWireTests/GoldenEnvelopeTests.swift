@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BeekonWire
+import BeekonTesting
 
 /// One golden case: the envelope to encode, and the value the decoder must return
 /// for those bytes (differs only where the wire format normalises: blank model,
@@ -214,7 +215,7 @@ struct GoldenEnvelopeTests {
         #expect(!none.contains("extras"))
         #expect(none.contains(#""model":"iPhone15,3"},"locations":[]"#))
 
-        var rng = SeededGenerator(seed: 7)
+        var rng = SeededRandom(seed: 7)
         let keys = (0..<50).map { "k\($0)" } + ["", "A", "a", "_", "é", "z"]
         let extras = Dictionary(uniqueKeysWithValues: keys.shuffled(using: &rng).map { ($0, "v" + $0) })
         let text = WireJSONWriter.encode(Fixtures.envelope(extras: extras)).utf8String
@@ -249,7 +250,7 @@ struct GoldenEnvelopeTests {
 
     @Test("every finite Double renders as a JSON number that round-trips; integral ones within Int64 have no '.' or 'e'")
     func randomNumbers() throws {
-        var rng = SeededGenerator(seed: 42)
+        var rng = SeededRandom(seed: 42)
         var texts: [String] = []
         var values: [Double] = []
         for i in 0..<5_000 {
@@ -294,7 +295,7 @@ struct GoldenEnvelopeTests {
 
     @Test("a large batch round-trips")
     func largeBatch() throws {
-        var rng = SeededGenerator(seed: 99)
+        var rng = SeededRandom(seed: 99)
         let gen = UUIDv7Generator(now: { Date(timeIntervalSince1970: 1_781_526_850) })
         let locations = (0..<2_000).map { _ in
             WireLocation(

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BeekonWire
+import BeekonTesting
 
 extension UUID {
     var bytes: [UInt8] { withUnsafeBytes(of: uuid) { Array($0) } }
@@ -51,7 +52,7 @@ struct UUIDv7Tests {
 
     @Test("uuidV7Millis equals the injected time for random whole-millisecond clocks")
     func embeddedTimeRandom() {
-        var rng = SeededGenerator(seed: 77)
+        var rng = SeededRandom(seed: 77)
         var wrong: [Int64] = []
         for _ in 0..<5_000 {
             let millis = Int64.random(in: 0...4_102_444_800_000, using: &rng)

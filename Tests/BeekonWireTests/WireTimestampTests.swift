@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BeekonWire
+import BeekonTesting
 
 @Suite("WireTimestamp")
 struct WireTimestampTests {
@@ -56,7 +57,7 @@ struct WireTimestampTests {
 
     @Test("whole-millisecond Dates keep their millisecond (no off-by-one from binary floating point)")
     func dateRoundTrip() {
-        var rng = SeededGenerator(seed: 0xDA7E)
+        var rng = SeededRandom(seed: 0xDA7E)
         var failures: [Int64] = []
         for _ in 0..<20_000 {
             let ms = Int64.random(in: -2_208_988_800_000...4_102_444_800_000, using: &rng)
@@ -80,7 +81,7 @@ struct WireTimestampTests {
         #expect(WireTimestamp(millis: -1) < WireTimestamp(millis: 0))
         #expect(!(WireTimestamp(millis: 5) < WireTimestamp(millis: 5)))
         // The wire form sorts like the instant (within 0001...9999).
-        var rng = SeededGenerator(seed: 3)
+        var rng = SeededRandom(seed: 3)
         let ts = (0..<500).map { _ in WireTimestamp(millis: Int64.random(in: Self.minMillis...Self.maxMillis, using: &rng)) }
         #expect(ts.sorted().map(\.description) == ts.map(\.description).sorted())
     }
@@ -153,7 +154,7 @@ struct WireTimestampTests {
 
     @Test("random values: format → strict parse → lenient parse round-trip, cross-checked against Foundation's calendar")
     func randomRoundTrip() throws {
-        var rng = SeededGenerator(seed: 20_260_615)
+        var rng = SeededRandom(seed: 20_260_615)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = try #require(TimeZone(identifier: "UTC"))
         let mismatches = (0..<20_000).compactMap { i -> String? in

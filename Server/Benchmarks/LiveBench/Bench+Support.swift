@@ -1,3 +1,4 @@
+import IngestLoopback
 import BeekonIngest
 import BeekonTesting
 import BeekonWire

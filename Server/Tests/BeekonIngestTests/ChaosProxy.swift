@@ -1,3 +1,4 @@
+import IngestLoopback
 import BeekonIngest
 import BeekonWire
 import BeekonTesting
@@ -56,12 +57,11 @@ final class ChaosProxy: @unchecked Sendable {
     let port: Int
     var url: String { "http://127.0.0.1:\(port)/v1/locations" }
 
-    private let listenFD: Int32
+    private let listener: LoopbackListener
     private let lock = NSLock()
     private var upstream: Int
     private var exchanges: [Exchange] = []
-    private var openFDs: Set<Int32> = []
-    private var stopped = false
+    private let changes = ChangeSignal()
     private let decide: @Sendable (Int) -> Fault
     private let onCommitted: @Sendable (Int) -> Void
 
@@ -74,11 +74,9 @@ final class ChaosProxy: @unchecked Sendable {
         upstream = upstreamPort
         self.decide = decide
         self.onCommitted = onCommitted
-        let listener: (fd: Int32, port: Int)
-        do { listener = try LoopbackSocket.listen() } catch { throw TestFailure(error.description) }
-        listenFD = listener.fd
+        do { listener = try LoopbackListener() } catch { throw TestFailure(error.description) }
         port = listener.port
-        Thread { [self] in acceptLoop() }.start()
+        listener.start { [self] fd in serve(fd) }
     }
 
     deinit { stop() }
@@ -98,53 +96,15 @@ final class ChaosProxy: @unchecked Sendable {
 
     /// Waits (bounded) until `predicate` holds for the exchanges so far.
     func waitFor(_ what: String, timeout: Duration = .seconds(30), _ predicate: @escaping @Sendable ([Exchange]) -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !predicate(log) {
-            guard ContinuousClock.now < deadline else { throw TestFailure("timed out waiting for \(what); proxy saw:\n\(summary)") }
-            try await Task.sleep(for: .milliseconds(20))  // polling a condition, bounded by the deadline
-        }
+        let held = try await changes.wait(timeout: timeout) { [self] in predicate(log) ? true : nil }
+        guard held != nil else { throw TestFailure("timed out waiting for \(what); proxy saw:\n\(summary)") }
     }
 
     func stop() {
-        // The open connections are shut down under the lock their threads close them under.
-        let first: Bool = lock.withLock {
-            guard !stopped else { return false }
-            stopped = true
-            for fd in openFDs { shutdown(fd, Int32(SHUT_RDWR)) }
-            return true
-        }
-        guard first else { return }
-        // Shut down only: the accept loop closes the socket once accept() fails (closing it
-        // here raced a next accept() on a number another test may already have reused).
-        shutdown(listenFD, Int32(SHUT_RDWR))
+        listener.stop()
     }
 
     // MARK: - Proxy
-
-    private func acceptLoop() {
-        while let fd = LoopbackSocket.accept(listenFD) {
-            let keep: Bool = lock.withLock {
-                guard !stopped else { return false }
-                openFDs.insert(fd)
-                return true
-            }
-            guard keep else {
-                close(fd)
-                break
-            }
-            Thread { [self] in
-                serve(fd)
-                // Removed and closed under the lock that stop() shuts the open ones down
-                // under: stop() never touches a number this thread already closed.
-                lock.withLock {
-                    _ = openFDs.remove(fd)
-                    shutdown(fd, Int32(SHUT_RDWR))
-                    close(fd)
-                }
-            }.start()
-        }
-        close(listenFD)  // once accept() has failed (stop() only shuts it down)
-    }
 
     private func serve(_ fd: Int32) {
         var reader = HTTPMessageReader(fd: fd)
@@ -172,6 +132,7 @@ final class ChaosProxy: @unchecked Sendable {
                 exchanges[index].upstreamStatus = answer?.status
                 exchanges[index].responseBody = answer?.body ?? []
             }
+            changes.signal()
             guard let answer else { return }  // server down: the agent sees the connection close
             switch fault {
             case .loseAnswer: return
@@ -192,6 +153,7 @@ final class ChaosProxy: @unchecked Sendable {
             batch = envelope.batchId
             ids = envelope.locations.map(\.id)
         }
+        defer { changes.signal() }
         return lock.withLock {
             let index = exchanges.count
             let fault = decide(index)

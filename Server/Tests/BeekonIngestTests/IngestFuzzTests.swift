@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Testing
+import BeekonTesting
 
 /// Issue 8: seeded, bounded fuzzing of the ingest endpoint. Every input is derived from
 /// `BEEKON_FUZZ_SEED` (default 8) and its index, so a failure names the seed and index
@@ -206,19 +207,6 @@ struct IngestFuzzTally: Sendable {
 
 // MARK: - Generator
 
-/// SplitMix64: small, seedable, the same sequence on every platform.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A JSON tree that can hold number literals verbatim (1e999, -0, 40-digit integers).
 indirect enum FuzzJSON: Sendable {
     case null
@@ -317,7 +305,7 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
     }()
 
     static func make(seed: UInt64, index: UInt64) -> FuzzInput {
-        var rng = SplitMix64(seed: seed &* 0x1000_0000_01B3 ^ index)
+        var rng = SeededRandom(seed: seed &* 0x1000_0000_01B3 ^ index)
         let choice = Int.random(in: 0..<100, using: &rng)
         var kind: String
         var json: [UInt8]
@@ -405,11 +393,11 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
         return (json, Gzip.deflate(json), FuzzJSON.parse(json))
     }
 
-    static func pooled(_ rng: inout SplitMix64) -> (json: [UInt8], gzip: [UInt8], tree: FuzzJSON) {
+    static func pooled(_ rng: inout SeededRandom) -> (json: [UInt8], gzip: [UInt8], tree: FuzzJSON) {
         pool[Int.random(in: 0..<pool.count, using: &rng)]
     }
 
-    static func randomValue(_ rng: inout SplitMix64) -> FuzzJSON {
+    static func randomValue(_ rng: inout SeededRandom) -> FuzzJSON {
         switch Int.random(in: 0..<9, using: &rng) {
         case 0: return .null
         case 1: return .bool(Bool.random(using: &rng))
@@ -427,7 +415,7 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
     }
 
     /// One random structural change somewhere in the tree.
-    static func mutate(_ node: inout FuzzJSON, depth: Int, rng: inout SplitMix64, kind: inout String) {
+    static func mutate(_ node: inout FuzzJSON, depth: Int, rng: inout SeededRandom, kind: inout String) {
         switch node {
         case .object(var members) where !members.isEmpty:
             let i = Int.random(in: 0..<members.count, using: &rng)

@@ -1,3 +1,4 @@
+import IngestLoopback
 import BeekonTesting
 import Foundation
 #if canImport(Glibc)

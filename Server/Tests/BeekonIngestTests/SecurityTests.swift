@@ -2,6 +2,7 @@ import BeekonIngest
 import BeekonWire
 import Foundation
 import Testing
+import BeekonTesting
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -67,7 +68,7 @@ struct SecurityTests {
         let before = try Self.peakRSS(server.pid)
 
         // 13 MiB as received: over the 12 MiB default cap.
-        var rng = SplitMix64(seed: 13)
+        var rng = SeededRandom(seed: 13)
         let big = (0..<(13 << 20)).map { _ in UInt8.random(in: 0...255, using: &rng) }
         let oversized = try await HTTP.send("POST", base + "/v1/locations", body: big, headers: gz)
         #expect(oversized.status == 413, "\(oversized.status) \(oversized.text)")

@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 
 /// One rotation of the live token set, emitted on `Beekon.authChanges` so an app can

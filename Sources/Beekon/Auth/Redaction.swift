@@ -2,12 +2,12 @@ import Foundation
 
 /// Keeps secrets out of logs, errors and descriptions (AU-9). Every log line the auth
 /// code writes goes through these helpers; tokens are never interpolated directly.
-public enum Redaction {
+enum Redaction {
     /// The placeholder that replaces a secret.
-    public static let placeholder = "<redacted>"
+    static let placeholder = "<redacted>"
 
     /// `<redacted>` for a present secret, `nil` for an absent one — never the secret itself.
-    public static func mask(_ secret: String?) -> String {
+    static func mask(_ secret: String?) -> String {
         guard let secret, !secret.isEmpty else { return "nil" }
         return placeholder
     }
@@ -15,7 +15,7 @@ public enum Redaction {
     /// `text` with every occurrence of each secret (and its percent-encoded form) replaced
     /// by `<redacted>`: for error messages that might echo a request (e.g. a network
     /// error naming a URL with a token in it).
-    public static func scrub(_ text: String, secrets: [String?]) -> String {
+    static func scrub(_ text: String, secrets: [String?]) -> String {
         var out = text
         for case let secret? in secrets where secret.count >= 4 {
             out = out.replacingOccurrences(of: secret, with: placeholder)

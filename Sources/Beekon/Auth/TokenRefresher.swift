@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 import Logging
 
@@ -25,15 +26,6 @@ actor TokenRefresher {
         case transient(until: Date?)
     }
 
-    /// The persisted vault record: the live set, the fingerprint of the seed it grew
-    /// from (never the seed itself), and whether the credentials are dead.
-    struct VaultRecord: Codable, Sendable {
-        var version = 1
-        var tokens: TokenSet
-        var seedFingerprint: String?
-        var dead: Bool
-    }
-
     /// Breaker (AU-8): closed below this many consecutive failures.
     static let breakerThreshold = 3
     /// The breaker's first open period; it doubles with every further failure…
@@ -48,20 +40,20 @@ actor TokenRefresher {
     private let transport: any HTTPTransport
     /// The clock token lifetimes are measured on (`BeekonDependencies.authClock`).
     nonisolated let clock: any BeekonClock
-    private let secrets: any SecretStore
+    let secrets: any SecretStore
     private let changes: Broadcast<AuthChange>
-    private let logger: Logger
+    let logger: Logger
 
-    private var tokens = TokenSet()
-    private var seedFingerprint: String?
-    private(set) var isDead = false
+    var tokens = TokenSet()
+    var seedFingerprint: String?
+    var isDead = false
     private(set) var consecutiveFailures = 0
     private(set) var breakerUntil: Date?
     private var nextProactive: Date?
     private var inflight: Task<RefreshResult, Never>?
     private var timer: Task<Void, Never>?
     private var started = false
-    private var vaultLocked = false
+    var vaultLocked = false
     /// How long an upload waits while the vault is locked before trying again.
     static let lockedVaultRetrySeconds: Double = 60
     private var stopped = false
@@ -286,37 +278,5 @@ actor TokenRefresher {
     private func isExpired(_ now: Date) -> Bool {
         guard let exp = tokens.expiresAt else { return false }
         return now.timeIntervalSince1970 >= exp
-    }
-
-    private func loadRecord() -> VaultRecord? {
-        do {
-            guard let data = try secrets.load() else { return nil }
-            return try JSONDecoder().decode(VaultRecord.self, from: data)
-        } catch SecretStoreError.unavailable(let why) {
-            vaultLocked = true
-            logger.warning("auth: the token vault is not readable yet; uploads wait", metadata: ["why": "\(why)"])
-            return nil
-        } catch {
-            logger.error(
-                "auth: the token vault could not be read; treating it as empty",
-                metadata: ["error": "\(error is DecodingError ? "malformed record" : "\(error)")"])
-            return nil
-        }
-    }
-
-    private func persist() {
-        if let failure = save(VaultRecord(tokens: tokens, seedFingerprint: seedFingerprint, dead: isDead)) {
-            logger.error("auth: could not persist the token set; it is kept in memory", metadata: ["error": "\(failure)"])
-        }
-    }
-
-    /// Writes `record` to the vault; returns why it failed, or nil.
-    private func save(_ record: VaultRecord) -> String? {
-        do {
-            try secrets.save(try JSONEncoder().encode(record))
-            return nil
-        } catch {
-            return error is EncodingError ? "encoding failed" : "\(error)"
-        }
     }
 }

@@ -93,21 +93,7 @@ public struct AuthConfig: Sendable, Hashable, Codable {
     /// Checks the refresh URL rule (same as SY-2) and the numbers; errors never contain tokens.
     /// - Throws: `BeekonError.invalidConfiguration` naming the field: a refresh URL that is not absolute https (or http to a loopback host), a negative `skewMarginSeconds`, a non-finite `expiresAt`.
     public func validate() throws(BeekonError) {
-        if let refreshUrl {
-            guard let scheme = refreshUrl.scheme?.lowercased(), let host = refreshUrl.host, !host.isEmpty else {
-                throw .invalidConfiguration("sync.auth.refreshUrl must be an absolute http(s) URL (got \(SyncConfig.redacted(refreshUrl)))")
-            }
-            switch scheme {
-            case "https": break
-            case "http":
-                guard SyncConfig.isLoopback(host) else {
-                    throw .invalidConfiguration(
-                        "sync.auth.refreshUrl must use https; plain http is allowed only to loopback hosts (got host \(host))")
-                }
-            default:
-                throw .invalidConfiguration("sync.auth.refreshUrl must use https (got scheme \(scheme))")
-            }
-        }
+        if let refreshUrl { try EndpointRule.check(refreshUrl, field: "sync.auth.refreshUrl") }
         guard skewMarginSeconds.isFinite, skewMarginSeconds >= 0 else {
             throw .invalidConfiguration("sync.auth.skewMarginSeconds must be a number ≥ 0")
         }
@@ -121,7 +107,10 @@ public struct AuthConfig: Sendable, Hashable, Codable {
 
     // MARK: - Codable (seed tokens are never encoded)
 
-    private enum CodingKeys: String, CodingKey {
+    /// The names of the auth configuration's keys, in declaration order.
+    package static var keyNames: [String] { CodingKeys.allCases.map(\.rawValue) }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case accessToken, refreshToken, expiresAt, strategy, refreshUrl, refreshPayload, refreshHeaders
         case refreshBodyFormat, responseMapping, skewMarginSeconds
     }
@@ -165,7 +154,7 @@ extension AuthConfig: CustomStringConvertible, CustomDebugStringConvertible, Cus
             "skewMarginSeconds: \(skewMarginSeconds)",
         ]
         if let expiresAt { parts.append("expiresAt: \(expiresAt)") }
-        if let refreshUrl { parts.append("refreshUrl: \(SyncConfig.redacted(refreshUrl))") }
+        if let refreshUrl { parts.append("refreshUrl: \(EndpointRule.redacted(refreshUrl))") }
         parts.append("refreshPayload: [\(refreshPayload.keys.sorted().joined(separator: ", "))]")
         parts.append("refreshHeaders: [\(refreshHeaders.keys.sorted().joined(separator: ", "))]")
         return "AuthConfig(\(parts.joined(separator: ", ")))"

@@ -56,22 +56,36 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         self.maxIntervalBetweenLocationsSeconds = maxIntervalBetweenLocationsSeconds
     }
 
+    /// The persisted and config-file keys (the agent's `--config` reads exactly these).
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case preset, minTimeBetweenLocationsSeconds, minDistanceBetweenLocationsMeters, sync, whenStationary
+        case stationaryRadiusMeters, checkInIntervalSeconds, turnThresholdDegrees, turnMinTimeSeconds
+        case maxDeviationMeters, maxIntervalBetweenLocationsSeconds
+    }
+
+    /// The names of the configuration's keys, in declaration order.
+    package static var keyNames: [String] { CodingKeys.allCases.map(\.rawValue) }
+
+    /// The defaults, the one place they are written: the initialiser's default arguments.
+    @usableFromInline static let defaults = BeekonConfig()
+
     /// Decodes a persisted configuration; fields added by later versions take their defaults.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = Self.defaults
         self.init(
-            preset: try c.decodeIfPresent(Preset.self, forKey: .preset) ?? .balanced,
+            preset: try c.decodeIfPresent(Preset.self, forKey: .preset) ?? d.preset,
             minTimeBetweenLocationsSeconds: try c.decodeIfPresent(Double.self, forKey: .minTimeBetweenLocationsSeconds),
             minDistanceBetweenLocationsMeters: try c.decodeIfPresent(Double.self, forKey: .minDistanceBetweenLocationsMeters),
             sync: try c.decodeIfPresent(SyncConfig.self, forKey: .sync),
-            whenStationary: try c.decodeIfPresent(StationaryPolicy.self, forKey: .whenStationary) ?? .pause,
-            stationaryRadiusMeters: try c.decodeIfPresent(Double.self, forKey: .stationaryRadiusMeters) ?? 5,
-            checkInIntervalSeconds: try c.decodeIfPresent(Double.self, forKey: .checkInIntervalSeconds) ?? 900,
+            whenStationary: try c.decodeIfPresent(StationaryPolicy.self, forKey: .whenStationary) ?? d.whenStationary,
+            stationaryRadiusMeters: try c.decodeIfPresent(Double.self, forKey: .stationaryRadiusMeters) ?? d.stationaryRadiusMeters,
+            checkInIntervalSeconds: try c.decodeIfPresent(Double.self, forKey: .checkInIntervalSeconds) ?? d.checkInIntervalSeconds,
             turnThresholdDegrees: try c.decodeIfPresent(Double.self, forKey: .turnThresholdDegrees),
-            turnMinTimeSeconds: try c.decodeIfPresent(Double.self, forKey: .turnMinTimeSeconds) ?? 5,
+            turnMinTimeSeconds: try c.decodeIfPresent(Double.self, forKey: .turnMinTimeSeconds) ?? d.turnMinTimeSeconds,
             maxDeviationMeters: try c.decodeIfPresent(Double.self, forKey: .maxDeviationMeters),
             maxIntervalBetweenLocationsSeconds: try c.decodeIfPresent(
-                Double.self, forKey: .maxIntervalBetweenLocationsSeconds) ?? 600)
+                Double.self, forKey: .maxIntervalBetweenLocationsSeconds) ?? d.maxIntervalBetweenLocationsSeconds)
     }
 
     /// The time condition in effect: the explicit value, else the preset's.

@@ -54,21 +54,18 @@ public struct SyncConfig: Sendable, Hashable, Codable {
     /// The batch size in effect: 1…1000.
     public var effectiveBatchSize: Int { min(1000, max(1, batchSize)) }
 
+    /// The persisted and config-file keys (the agent's `--config` reads exactly these).
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case url, headers, intervalSeconds, batchSize, syncThreshold, keepUploadedLocations, requestTimeoutSeconds
+        case trustedCertificates, auth
+    }
+
+    /// The names of the sync configuration's keys, in declaration order.
+    package static var keyNames: [String] { CodingKeys.allCases.map(\.rawValue) }
+
     /// Checks the URL rule (SY-2) and the numbers; throws naming the field.
     public func validate() throws(BeekonError) {
-        guard let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
-            throw .invalidConfiguration("sync.url must be an absolute http(s) URL (got \(Self.redacted(url)))")
-        }
-        switch scheme {
-        case "https": break
-        case "http":
-            guard Self.isLoopback(host) else {
-                throw .invalidConfiguration(
-                    "sync.url must use https; plain http is allowed only to loopback hosts (got host \(host))")
-            }
-        default:
-            throw .invalidConfiguration("sync.url must use https (got scheme \(scheme))")
-        }
+        try EndpointRule.check(url, field: "sync.url")
         guard intervalSeconds.isFinite, intervalSeconds > 0 else {
             throw .invalidConfiguration("sync.intervalSeconds must be a positive number")
         }
@@ -77,23 +74,5 @@ public struct SyncConfig: Sendable, Hashable, Codable {
             throw .invalidConfiguration("sync.trustedCertificates must list PEM file paths (got an empty one)")
         }
         try auth?.validate()
-    }
-
-    /// `localhost`, `127.0.0.0/8` and `::1`.
-    static func isLoopback(_ rawHost: String) -> Bool {
-        let host = rawHost.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        if host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "127" else { return false }
-        return parts.allSatisfy { p in UInt8(p) != nil }
-    }
-
-    /// The URL without its query string, for logs and errors.
-    static func redacted(_ url: URL) -> String {
-        guard var c = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "<url>" }
-        if c.query != nil { c.query = "…" }
-        c.user = nil
-        c.password = nil
-        return c.string ?? "<url>"
     }
 }

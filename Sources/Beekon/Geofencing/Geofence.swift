@@ -35,7 +35,10 @@ public struct Geofence: Sendable, Hashable, Codable, Identifiable {
         self.notifyOnExit = notifyOnExit
     }
 
-    private enum CodingKeys: String, CodingKey {
+    /// The names of a fence's keys, in declaration order.
+    package static var keyNames: [String] { CodingKeys.allCases.map(\.rawValue) }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case id, latitude, longitude, radiusMeters, notifyOnEntry, notifyOnExit
     }
 

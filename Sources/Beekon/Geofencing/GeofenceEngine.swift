@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 
 /// Geofence evaluation as a value type (GF-1..4): the set of fences, each

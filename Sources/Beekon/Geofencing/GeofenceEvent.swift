@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 
 /// One geofence crossing (GF-2): persisted, emitted on `geofenceEvents` and
@@ -21,7 +22,7 @@ public struct GeofenceEvent: Sendable, Hashable, Codable, Identifiable {
     }
 
     /// The schema-v1 form of this event.
-    public var wire: WireGeofenceEvent {
+    package var wire: WireGeofenceEvent {
         WireGeofenceEvent(id: id, geofenceId: geofenceId, type: transition, timestamp: WireTimestamp(timestamp))
     }
 }

@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 
 /// An admitted, stored fix (FX-1): what `positions` emits and `history` returns.
@@ -55,7 +56,7 @@ public struct Location: Sendable, Hashable, Identifiable {
     }
 
     /// The schema-v1 form of this fix.
-    public var wire: WireLocation {
+    package var wire: WireLocation {
         WireLocation(
             id: id, timestamp: WireTimestamp(timestamp), trigger: trigger, motion: motion, isMock: isMock,
             latitude: latitude, longitude: longitude, accuracy: accuracy, speed: speed, bearing: bearing,

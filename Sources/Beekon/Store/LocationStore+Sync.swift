@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 import GRDB
 

@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 import GRDB
 import Logging
@@ -15,10 +16,7 @@ final class LocationStore: Sendable {
     let path: String
     let rowCap: Int
     let logger: Logger
-    private let rowCount = LockedValue<Int?>(nil)
-    /// Whether sync is configured: unacknowledged rows are then exempt from the age prune,
-    /// and rows trimmed by the cap before upload are counted as lost uploads (ST-3).
-    let syncEnabled = LockedValue(false)
+    private let rowCount = Locked<Int?>(nil)
 
     /// Opens (creating if needed) and migrates the database at `path`.
     init(path: String, rowCap: Int = LocationStore.defaultRowCap, logger: Logger, readOnly: Bool = false) throws(BeekonError) {
@@ -99,14 +97,15 @@ final class LocationStore: Sendable {
     // MARK: - Locations
 
     /// Stores one admitted fix durably, then trims the oldest rows beyond the cap.
-    /// Returns the number of rows trimmed.
+    /// Returns the number of rows trimmed. With `syncOn` (uploads configured), trimmed rows
+    /// that were never uploaded are counted as lost uploads (ST-3).
     @discardableResult
     func insert(
-        _ location: Location, events: [GeofenceEventRecord] = [], geofenceStates: [String: Bool] = [:]
+        _ location: Location, events: [GeofenceEventRecord] = [], geofenceStates: [String: Bool] = [:], syncOn: Bool
     ) async throws(BeekonError) -> Int {
         let cap = rowCap
         let known = rowCount.value
-        let countUnsent = syncEnabled.value
+        let countUnsent = syncOn
         let (count, trimmed, unsent) = try await write("storing fix \(location.id.wireString)") { db in
             try LocationRow.insert(location, db)
             // A geofence crossing: its events, its inside/outside state and its fix in one transaction.
@@ -180,11 +179,11 @@ final class LocationStore: Sendable {
         }
     }
 
-    /// Age prune (ST-3): deletes fixes and geofence events older than `maxAge`; with sync
-    /// on, rows not yet acknowledged are exempt so an offline device can catch up.
-    func pruneByAge(now: Date, maxAge: TimeInterval) async throws(BeekonError) -> Int {
+    /// Age prune (ST-3): deletes fixes and geofence events older than `maxAge`; with
+    /// `syncOn`, rows not yet acknowledged are exempt so an offline device can catch up.
+    func pruneByAge(now: Date, maxAge: TimeInterval, syncOn: Bool) async throws(BeekonError) -> Int {
         let cutoff = WireTimestamp(now.addingTimeInterval(-maxAge)).millis
-        let exempt = syncEnabled.value ? " AND upload_state <> 0" : ""
+        let exempt = syncOn ? " AND upload_state <> 0" : ""
         let n = try await write("pruning old rows") { db in
             try db.execute(sql: "DELETE FROM location WHERE ts < ?" + exempt, arguments: [cutoff])
             let fixes = db.changesCount
@@ -197,19 +196,5 @@ final class LocationStore: Sendable {
             logger.info("age prune removed old fixes", metadata: ["removed": "\(n)"])
         }
         return n
-    }
-}
-
-/// A tiny lock-protected box for caches shared across threads.
-final class LockedValue<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-    func withValue<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        try lock.withLock { try body(&stored) }
     }
 }

@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 
 /// Uploads inside the host's execution budget (iOS background time, BY-10): a drain holds

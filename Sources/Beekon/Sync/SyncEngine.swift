@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 import Logging
 
@@ -21,8 +22,8 @@ actor SyncEngine {
     }
 
     let config: SyncConfig
-    private let store: LocationStore
-    private let transport: any HTTPTransport
+    let store: LocationStore
+    let transport: any HTTPTransport
     let clock: any BeekonClock
     private let makeID: @Sendable () -> UUID
     private let randomUnit: @Sendable () -> Double
@@ -42,9 +43,9 @@ actor SyncEngine {
     var drainOutcome = SyncOutcome()
     private var loopTask: Task<Void, Never>?
     private var intervalTask: Task<Void, Never>?
-    private var retryTask: Task<Void, Never>?
-    private(set) var hold: Hold?
-    private var consecutiveFailures = 0
+    var retryTask: Task<Void, Never>?
+    var hold: Hold?
+    var consecutiveFailures = 0
     private var stopped = false
 
     init(
@@ -240,108 +241,6 @@ actor SyncEngine {
         return PreparedBatch(batch: batch, device: device)
     }
 
-    /// Sends one batch and acts on the outcome; returns whether the server accepted it
-    /// (the caller then records the acknowledgement) and the drain may continue.
-    private func send(_ prepared: PreparedBatch, within lease: any ExecutionLease) async -> Bool {
-        let batch = prepared.batch
-        var authorization: String?
-        if let auth {
-            switch await auth.authorization() {
-            case .proceed(let value): authorization = value
-            case .dead: return await holdForDeadCredentials(status: nil)
-            case .wait(let until): return await waitForAuth(until: until)
-            }
-        }
-        guard var result = await exchange(prepared, authorization: authorization, within: lease) else {
-            return await budgetExpired(batch)
-        }
-        var outcome = StatusPolicy.classify(result, now: clock.now())
-        // 401/403 with refreshable auth (AU-6): one refresh, then one retry of the same batch.
-        if case .unauthorized(let s) = outcome, let auth, auth.canRefresh {
-            try? await store.recordAttempt(batch.id, status: s, error: nil)
-            logger.info("upload unauthorized; refreshing the token and retrying once", metadata: ["batch": "\(batch.id.wireString)"])
-            switch await auth.unauthorized(rejected: authorization) {
-            case .proceed(let value):
-                guard let retried = await exchange(prepared, authorization: value, within: lease) else {
-                    return await budgetExpired(batch)
-                }
-                result = retried
-                outcome = StatusPolicy.classify(result, now: clock.now())
-            case .dead: return await holdForDeadCredentials(status: s)
-            case .wait(let until): return await waitForAuth(until: until)
-            }
-        }
-        let meta: Logger.Metadata = [
-            "batch": "\(batch.id.wireString)", "locations": "\(batch.locations.count)",
-            "events": "\(batch.events.count)", "outcome": "\(outcome)",
-        ]
-        do {
-            switch outcome {
-            case .accepted:
-                // Marked acknowledged by the drain, overlapping the next batch's upload.
-                consecutiveFailures = 0
-                logger.debug("batch accepted", metadata: meta)
-                return true
-            case .rejected(let s):
-                try await store.reject(batch, status: s, at: clock.now())
-                logger.error("batch rejected by the server; rows set aside, not retried", metadata: meta)
-                await report(.failed(.rejected(status: s)))
-                return false
-            case .unauthorized(let s):
-                try await store.recordAttempt(batch.id, status: s, error: nil)
-                logger.error("upload unauthorized; rows kept", metadata: meta)
-                hold = .permanent
-                await report(.failed(.auth(status: s)))
-                return false
-            case .retryable(let s, let retryAfter):
-                let why = (try? result.get()).map { "HTTP \($0.status)" } ?? (result.failureValue.map { "\($0)" } ?? "?")
-                try await store.recordAttempt(batch.id, status: s, error: why)
-                logger.warning("upload failed, will retry", metadata: meta.merging(["error": "\(why)"]) { a, _ in a })
-                await scheduleRetry(why, retryAfter: retryAfter)
-                return false
-            case .permanent(let s):
-                try await store.recordAttempt(batch.id, status: s, error: nil)
-                logger.error("upload failed permanently; rows kept until the next interval, sync() or configure()", metadata: meta)
-                hold = .permanent
-                await report(.failed(.permanent(status: s)))
-                return false
-            }
-        } catch {
-            logger.error("could not record the upload outcome", metadata: ["error": "\(error)"])
-            await scheduleRetry("could not record the upload outcome: \(error)")
-            return false
-        }
-    }
-
-    func exchange(_ prepared: PreparedBatch, authorization: String?) async -> Result<HTTPResponse, HTTPTransportError> {
-        do {
-            return .success(try await transport.send(request(for: prepared, authorization: authorization)))
-        } catch {
-            return .failure(error)
-        }
-    }
-
-    /// Dead refresh credentials (AU-5): keep every row, report `failed(.auth)`, wait for `configure()`.
-    private func holdForDeadCredentials(status code: Int?) async -> Bool {
-        if hold != .authDead {
-            logger.error("uploads paused: auth credentials are dead; rows are kept until configure() supplies new tokens")
-        }
-        hold = .authDead
-        retryTask?.cancel()
-        await report(.failed(.auth(status: code)))
-        return false
-    }
-
-    /// No usable token yet (refresh failed transiently): retry at the breaker's deadline, or
-    /// after the regular backoff while the breaker is closed.
-    private func waitForAuth(until: Date?) async -> Bool {
-        // The deadline is on the refresher's clock (real time during a replay).
-        let now = auth?.clock.now() ?? clock.now()
-        let delay = until.map { Duration.milliseconds(Int64((max(0, $0.timeIntervalSince(now)) * 1000).rounded(.up))) }
-        await scheduleRetry("no usable access token (the token refresh failed)", retryAfter: delay)
-        return false
-    }
-
     /// Publishes a status and persists it for `beekon status` (best effort).
     /// Stored first, then published: whoever reacts to the status (an agent about to exit)
     /// finds the database work of this outcome done.
@@ -353,7 +252,7 @@ actor SyncEngine {
 
     /// Holds uploads until the backoff (or `Retry-After`) deadline, stores then publishes
     /// `retrying`, and arms the timer that wakes the loop then.
-    private func scheduleRetry(_ why: String, retryAfter: Duration? = nil) async {
+    func scheduleRetry(_ why: String, retryAfter: Duration? = nil) async {
         drainOutcome.failure = .transient(why)
         // A server-dictated wait (Retry-After) is honoured as given and does not escalate the backoff.
         if retryAfter == nil { consecutiveFailures += 1 }
@@ -366,80 +265,5 @@ actor SyncEngine {
             do { try await clock.sleep(for: delay) } catch { return }
             self.wake(.retry)
         }
-    }
-
-    private func request(for prepared: PreparedBatch, authorization: String?) -> HTTPRequest {
-        var headers = config.headers.filter {
-            let k = $0.key.lowercased()
-            return k != "content-type" && k != "content-encoding" && k != "content-length"
-        }
-        headers["Content-Type"] = "application/json"
-        if let authorization {
-            // AU-1: auth's Authorization wins over a static one, whatever its spelling.
-            headers = headers.filter { $0.key.lowercased() != "authorization" }
-            headers["Authorization"] = authorization
-        }
-        if prepared.gzipped { headers["Content-Encoding"] = "gzip" }
-        return HTTPRequest(url: config.url, method: "POST", headers: headers, body: prepared.body, timeout: config.effectiveRequestTimeout)
-    }
-}
-
-/// An accepted batch's acknowledgement, committing while the next batch is in flight.
-struct Acknowledgement: Sendable {
-    let batch: UUID
-    let commit: Task<BeekonError?, Never>
-
-    init(batch: UUID, store: LocationStore, keepLocations: Bool) {
-        self.batch = batch
-        commit = Task {
-            do throws(BeekonError) {
-                _ = try await store.acknowledge(batch, keepLocations: keepLocations)
-                return nil
-            } catch {
-                return error
-            }
-        }
-    }
-}
-
-/// A batch and its request body (the v1 envelope, gzipped), ready to send.
-struct PreparedBatch: Sendable {
-    let batch: PendingBatch
-    let body: Data
-    let gzipped: Bool
-
-    init(batch: PendingBatch, device: WireDevice) {
-        self.batch = batch
-        let envelope = WireEnvelope(
-            batchId: batch.id, sessionId: batch.sessionId, sentAt: WireTimestamp(batch.createdAt), device: device,
-            extras: batch.extras, locations: batch.locations.map(\.wire), geofenceEvents: batch.events.map(\.wire))
-        let json = WireJSONWriter.encode(envelope)
-        if let compressed = try? Gzip.compress(json) {
-            body = compressed
-            gzipped = true
-        } else {
-            body = json  // zlib failed (out of memory): send identity rather than a wrong header.
-            gzipped = false
-        }
-    }
-
-    /// Whether the batch took all it could: more may be waiting, worth preparing while this one is in flight.
-    func isFull(_ config: SyncConfig) -> Bool {
-        batch.locations.count >= config.effectiveBatchSize || batch.events.count >= LocationStore.maxEventsPerBatch
-    }
-}
-
-extension Result {
-    var failureValue: Failure? {
-        if case .failure(let f) = self { return f }
-        return nil
-    }
-}
-
-extension Duration {
-    /// This duration in seconds as a `Double`.
-    public var seconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
     }
 }

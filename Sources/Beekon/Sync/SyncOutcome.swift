@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 
 /// What one `sync()` drain did (SY-3, SY-8): what went out, what is still waiting, why

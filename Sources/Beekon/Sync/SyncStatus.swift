@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 
 /// Why uploads are failing (SY-8).

@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 
 /// FX-4 and FX-5: values are sanitised, never invented, and quality is derived
@@ -17,7 +18,7 @@ enum FixSanitiser {
 
     /// Returns a cleaned copy, or nil when latitude/longitude are unusable (never stored).
     /// The timestamp is truncated to milliseconds, the wire's and the store's precision.
-    static func sanitise(_ raw: RawFix) -> RawFix? {
+    static func sanitise(_ raw: RawFix) -> SanitisedFix? {
         guard raw.latitude.isFinite, raw.longitude.isFinite,
             (-90...90).contains(raw.latitude), (-180...180).contains(raw.longitude),
             raw.timestamp.timeIntervalSince1970.isFinite
@@ -28,7 +29,7 @@ enum FixSanitiser {
         fix.speed = raw.speed.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
         fix.bearing = raw.bearing.flatMap { $0.isFinite && $0 >= 0 && $0 < 360 ? $0 : nil }
         fix.altitude = raw.altitude.flatMap { $0.isFinite ? $0 : nil }
-        return fix
+        return SanitisedFix(fix: fix)
     }
 
     /// The quality flag of `fix` given the last admitted fix (if any).
@@ -42,5 +43,21 @@ enum FixSanitiser {
         }
         if let accuracy = fix.accuracy, accuracy > lowAccuracyThresholdMeters { return .lowAccuracy }
         return nil
+    }
+}
+
+/// A fix that went through `FixSanitiser.sanitise` (once): the only kind the tracking
+/// machine decides on. Its fields read as the `RawFix`'s.
+@dynamicMemberLookup
+struct SanitisedFix: Sendable, Equatable {
+    /// The cleaned values.
+    let fix: RawFix
+
+    fileprivate init(fix: RawFix) {
+        self.fix = fix
+    }
+
+    subscript<T>(dynamicMember keyPath: KeyPath<RawFix, T>) -> T {
+        fix[keyPath: keyPath]
     }
 }

@@ -28,13 +28,13 @@ import Foundation
 /// - Fixes not later than the last observed one are ignored.
 struct StationaryDetector: Sendable {
     /// `stationaryRadiusMeters` when not configured.
-    static let defaultRadiusMeters = 5.0
+    static let defaultRadiusMeters = BeekonConfig.defaults.stationaryRadiusMeters
     /// `stationaryRadiusMeters` is clamped into this range.
     static let radiusRange: ClosedRange<Double> = 5...1000
     /// Fix time inside the radius before motion becomes `stationary`.
     static let defaultDwellSeconds = 120.0
     /// `checkInIntervalSeconds` when not configured (15 minutes).
-    static let defaultCheckInIntervalSeconds = 900.0
+    static let defaultCheckInIntervalSeconds = BeekonConfig.defaults.checkInIntervalSeconds
     /// Shorter check-in intervals are raised to this.
     static let minimumCheckInIntervalSeconds = 1.0
 

@@ -35,8 +35,6 @@ struct TrackingMachine: Sendable {
     enum FixDecision: Sendable, Equatable {
         /// Not tracking: the fix is dropped.
         case notTracking
-        /// Non-finite or out-of-range coordinates: never stored (FX-4).
-        case invalid
         /// The gate said no.
         case rejected(GateDecision)
         /// Store this location, then call `committed(_:)`.
@@ -49,6 +47,8 @@ struct TrackingMachine: Sendable {
     /// Error-bounded admission (BY-9) when `maxDeviationMeters` is set; it then replaces the
     /// time, distance and turn conditions (only invalid and not-later fixes are rejected).
     private(set) var window: DeviationWindow?
+    /// The phase `start` replaced, for `abortStart()`.
+    private var phaseBeforeStart: Phase = .idle
 
     init(config: BeekonConfig) {
         self.config = config
@@ -79,6 +79,7 @@ struct TrackingMachine: Sendable {
     /// prefix of a track is then rejected as not later, never stored twice).
     mutating func start(session: UUID, resumeFrom: GatePoint?) -> [Action] {
         guard self.session == nil else { return [] }
+        phaseBeforeStart = phase
         phase = .tracking(session: session)
         gate.last = resumeFrom
         window?.restart(at: resumeFrom)
@@ -86,9 +87,9 @@ struct TrackingMachine: Sendable {
     }
 
     /// The start could not complete before the provider ran (e.g. storage failed):
-    /// go back to `previous` without emitting anything.
-    mutating func abortStart(restoring previous: Phase) {
-        phase = previous
+    /// go back to the phase before `start` without emitting anything.
+    mutating func abortStart() {
+        phase = phaseBeforeStart
     }
 
     /// `stop()` by the user, or termination by the system. Only a user stop clears the intent.
@@ -139,15 +140,15 @@ struct TrackingMachine: Sendable {
         return actions
     }
 
-    /// Sanitises, flags and gates one raw fix. Does not change the gate: call
+    /// Flags and gates one sanitised fix. Does not change the gate: call
     /// `committed(_:)` after the location is durably stored. A fix recorded for a
     /// geofence crossing, a return to motion or a check-in bypasses the time and
     /// distance conditions (`bypassGate`) but must still be later than the last one.
     func decide(
-        _ raw: RawFix, id: UUID, motion: Motion? = nil, trigger: Trigger = .interval, bypassGate: Bool = false
+        _ sanitised: SanitisedFix, id: UUID, motion: Motion? = nil, trigger: Trigger = .interval, bypassGate: Bool = false
     ) -> FixDecision {
         guard let session else { return .notTracking }
-        guard let fix = FixSanitiser.sanitise(raw) else { return .invalid }
+        let fix = sanitised.fix
         var decision = gate.evaluate(fix)
         if let window {
             let later = window.latest.map { fix.timestamp > $0 } ?? true

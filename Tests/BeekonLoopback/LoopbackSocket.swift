@@ -7,7 +7,9 @@ import Foundation
 
 /// Plain POSIX TCP on 127.0.0.1 for fake servers, proxies and receivers in tests and
 /// benchmarks: nothing between the bytes and the kernel, so a test can drop a connection
-/// after a request, hold it open, or answer late, exactly when it means to.
+/// after a request, hold it open, or answer late, exactly when it means to. Test plumbing
+/// of this repository, not a product: the Server package compiles this same file through
+/// the symlink Server/Tests/IngestLoopback/LoopbackSocket.swift.
 public enum LoopbackSocket {
     /// Why a socket could not be set up.
     public struct Failure: Error, Sendable, CustomStringConvertible {

@@ -1,0 +1,65 @@
+import Foundation
+
+/// The one interpreter of `TrackingMachine`'s actions: every call site (start, resume,
+/// stop, configure, shutdown, a source failure) runs them through `run(_:)`.
+extension Beekon {
+    /// Runs actions best-effort (errors are logged): used where no caller can take a throw.
+    func perform(_ actions: [TrackingMachine.Action]) async {
+        do { try await performThrowing(actions) } catch {
+            logger.error("could not persist a state change", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Runs the actions in order. The first error is thrown after all have run, or at once
+    /// with `stoppingAtFirstError` (a start that failed leaves the rest undone).
+    func performThrowing(_ actions: [TrackingMachine.Action], stoppingAtFirstError: Bool = false) async throws(BeekonError) {
+        var firstError: BeekonError?
+        for action in actions {
+            do {
+                try await run(action)
+            } catch {
+                if firstError == nil { firstError = error }
+                if stoppingAtFirstError { break }
+            }
+        }
+        // After the state is emitted and persisted: a waiter sees the final state.
+        if source.ended { wakeSourceEndWaiters() }
+        if let firstError { throw firstError }
+    }
+
+    private func run(_ action: TrackingMachine.Action) async throws(BeekonError) {
+        switch action {
+        case .persistIntent(let session):
+            do {
+                try await ready().beginSession(session, at: deps.clock.now())
+            } catch {
+                machine.abortStart()
+                throw error
+            }
+        case .startProvider(let mode):
+            do { try await startSource(mode: mode) } catch {
+                let failure = error as? LocationProviderError ?? .failed("\(error)")
+                logger.error("location source failed to start", metadata: ["error": "\(failure)"])
+                await perform(machine.providerFailed(failure))
+                switch failure {
+                case .permissionDenied: throw .permissionDenied
+                case .servicesDisabled(let why), .failed(let why): throw .locationServicesDisabled(why)
+                }
+            }
+        case .setPowerMode(let mode):
+            await deps.provider.setPowerMode(mode)
+        case .stopProvider:
+            await stopSource()
+        case .clearIntent:
+            try await ready().clearIntent()
+        case .closeSession(let session, let reason):
+            try await ready().endSession(session, reason: reason, at: deps.clock.now(), clearIntent: false)
+        case .emitState(let state):
+            logger.info("state changed", metadata: ["state": "\(state)"])
+            broadcasts.state.publish(state)
+        case .store(let location):
+            await record(location)
+            await persistHeld(always: true)
+        }
+    }
+}

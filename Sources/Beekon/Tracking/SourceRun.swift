@@ -1,0 +1,24 @@
+import Foundation
+
+/// The `Beekon` actor's view of the running location source: which run a fix belongs to,
+/// whether it ended, who waits for that, and the tasks that feed and wake it.
+struct SourceRun: Sendable {
+    /// Increments on every provider start/stop so fixes from an old run are ignored.
+    var generation = 0
+    /// The source ended or failed (or was stopped) and every fix it delivered was processed.
+    var ended = false
+    /// Callers of `waitUntilSourceEnds()`.
+    var endWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Reads the provider's stream into the actor.
+    var consumer: Task<Void, Never>?
+    /// Wakes a paused source for one fix (FX-6).
+    var probeTimer: Task<Void, Never>?
+    /// Records the next stationary check-in (FX-6).
+    var checkInTimer: Task<Void, Never>?
+
+    /// Takes the end waiters, to be resumed.
+    mutating func takeEndWaiters() -> [CheckedContinuation<Void, Never>] {
+        defer { endWaiters = [] }
+        return endWaiters
+    }
+}
