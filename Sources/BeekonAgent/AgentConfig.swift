@@ -10,6 +10,8 @@ struct AgentConfig: Sendable, Equatable {
     var extras: [String: String]?
     /// `geofences`: the complete set to watch; nil when the key is absent (stored fences are kept).
     var geofences: [Geofence]?
+    /// `locate`: the device-side guards for locate requests (BY-2); nil: the SDK defaults.
+    var locate: LocatePolicy?
 
     /// A problem with the config file, printed as one line: control characters and line
     /// breaks echoed from the file (a key, a geofence id) are escaped.
@@ -24,7 +26,7 @@ struct AgentConfig: Sendable, Equatable {
     }
 
     // The keys are the SDK's own (its Codable keys), plus the agent's `extras` and `geofences`.
-    static let knownKeys = BeekonConfig.keyNames + ["extras", "geofences"]
+    static let knownKeys = BeekonConfig.keyNames + ["extras", "geofences", "locate"]
     static let knownGeofenceKeys = Geofence.keyNames
     static let knownSyncKeys = SyncConfig.keyNames
     static let knownAuthKeys = AuthConfig.keyNames
@@ -70,6 +72,8 @@ struct AgentConfig: Sendable, Equatable {
                 config.sdk.minDistanceBetweenLocationsMeters = try number(key, value)
             case "sync":
                 config.sdk.sync = try parseSync(value)
+            case "locate":
+                config.locate = try parseLocate(value)
             case "extras":
                 config.extras = try stringMap("extras", value)
             case "geofences":
@@ -257,7 +261,7 @@ struct AgentConfig: Sendable, Equatable {
         return Int(n)
     }
 
-    private static func number(_ key: String, _ value: JSONValue) throws(Problem) -> Double {
+    static func number(_ key: String, _ value: JSONValue) throws(Problem) -> Double {
         guard case .number(let n) = value, n.isFinite, n >= 0 else {
             throw Problem(description: "key '\(key)' must be a number ≥ 0, got \(value.typeName)")
         }

@@ -75,7 +75,7 @@ struct TrackCommand: AsyncParsableCommand {
         }
         let beekon = Beekon(
             dependencies: BeekonDependencies(
-                databasePath: dbPath, provider: provider, clock: clock, logger: logger,
+                databasePath: dbPath, provider: FreshFixProvider(provider, clock: clock.realClock), clock: clock, logger: logger,
                 transport: try AgentTransport.make(agentConfig), authClock: clock.realClock))
         var runner = AgentRunner(beekon: beekon, logger: logger, drainTimeout: drainTimeout)
         runner.clock = clock
@@ -108,6 +108,7 @@ struct AgentRunner {
                 try await beekon.configure(config.sdk)
                 if let extras = config.extras { try await beekon.setExtras(extras) }
                 if let fences = config.geofences { try await beekon.replaceGeofences(with: fences) }
+                if let policy = config.locate { await beekon.setLocatePolicy(policy) }
             }
             if try await beekon.resumeIfNeeded() {
                 let session = await beekon.sessionID?.wireString ?? "?"
@@ -123,6 +124,10 @@ struct AgentRunner {
         service.ready(status: "tracking session \(await beekon.sessionID?.wireString ?? "?")")
         let heartbeat = service.startHeartbeat(beekon: beekon)
         defer { heartbeat?.cancel() }
+        // With sync on, answer locate requests from the server's command channel (BY-2).
+        let responder =
+            config?.sdk.sync == nil ? nil : Task { [beekon, logger] in await LocateResponder(beekon: beekon, logger: logger).run() }
+        defer { responder?.cancel() }
         let progress = ProgressReporter(beekon: beekon, clock: clock)
         let progressTask = Task { await progress.run() }
         let (events, continuation) = AsyncStream<Event>.makeStream()

@@ -93,6 +93,10 @@ enum StoreMigrations {
                     CREATE INDEX geofence_event_batch ON geofence_event(batch_id) WHERE batch_id IS NOT NULL;
                     """)
         }
+        m.registerMigration("v7-locate") { db in
+            // The locate request a fix answers (issue 15), uploaded as locate_request_id.
+            try db.execute(sql: "ALTER TABLE location ADD COLUMN locate_request_id TEXT")
+        }
         return m
     }
 }
