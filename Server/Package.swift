@@ -40,7 +40,11 @@ let package = Package(
             ],
             // The published contract, compiled into the binary and served at /openapi.json
             // and /schemas/envelope-v1.json (no resource bundle to ship beside the executable).
-            resources: [.embedInCode("Contract/openapi.json"), .embedInCode("Contract/envelope-v1.schema.json")]
+            resources: [
+                .embedInCode("Contract/openapi.json"), .embedInCode("Contract/envelope-v1.schema.json"),
+                // The dashboard page (issue 15): one self-contained file served at / and /dashboard.
+                .embedInCode("Dashboard/dashboard.html"),
+            ]
         ),
         .executableTarget(
             name: "beekon-ingest",

@@ -41,6 +41,8 @@ public actor Beekon {
     var lastPrune: Date?
     var syncEngine: SyncEngine?
     var geofenceEngine = GeofenceEngine()
+    /// Device-side guards for locate requests (see `Beekon+Locate`).
+    var locateGuard = LocateGuard()
     /// Claimed by the first stream subscription of an auto-resuming instance.
     nonisolated let firstSubscription = OnceFlag()
 

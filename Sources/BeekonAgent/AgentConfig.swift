@@ -12,6 +12,8 @@ struct AgentConfig: Sendable, Equatable {
     var geofences: [Geofence]?
     /// `appState`: the profile to start in (BY-4); SIGUSR1/SIGUSR2 switch at run time.
     var appState: AppState?
+    /// `locate`: the device-side guards for locate requests (BY-2); nil: the SDK defaults.
+    var locate: LocatePolicy?
 
     /// A problem with the config file, printed as one line: control characters and line
     /// breaks echoed from the file (a key, a geofence id) are escaped.
@@ -25,8 +27,8 @@ struct AgentConfig: Sendable, Equatable {
         }
     }
 
-    // The keys are the SDK's own (its Codable keys), plus the agent's `extras`, `geofences` and `appState`.
-    static let knownKeys = BeekonConfig.keyNames + ["extras", "geofences", "appState"]
+    // The keys are the SDK's own (its Codable keys), plus the agent's `extras`, `geofences`, `appState` and `locate`.
+    static let knownKeys = BeekonConfig.keyNames + ["extras", "geofences", "appState", "locate"]
     static let knownGeofenceKeys = Geofence.keyNames
     static let knownSyncKeys = SyncConfig.keyNames
     static let knownAuthKeys = AuthConfig.keyNames
@@ -72,6 +74,8 @@ struct AgentConfig: Sendable, Equatable {
                 config.sdk.minDistanceBetweenLocationsMeters = try number(key, value)
             case "sync":
                 config.sdk.sync = try parseSync(value)
+            case "locate":
+                config.locate = try parseLocate(value)
             case "extras":
                 config.extras = try stringMap("extras", value)
             case "geofences":
@@ -250,7 +254,7 @@ struct AgentConfig: Sendable, Equatable {
         return Int(n)
     }
 
-    private static func number(_ key: String, _ value: JSONValue) throws(Problem) -> Double {
+    static func number(_ key: String, _ value: JSONValue) throws(Problem) -> Double {
         guard case .number(let n) = value, n.isFinite, n >= 0 else {
             throw Problem(description: "key '\(key)' must be a number ≥ 0, got \(value.typeName)")
         }

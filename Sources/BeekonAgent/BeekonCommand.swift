@@ -12,7 +12,7 @@ struct BeekonCommand: AsyncParsableCommand {
         version: BeekonVersion.current,
         subcommands: [
             TrackCommand.self, HistoryCommand.self, StatusCommand.self, SyncCommand.self, StopCommand.self, FidelityCommand.self,
-            DemoCommand.self, BeaconsCommand.self, ActivityCommand.self, LogsCommand.self,
+            DemoCommand.self, BeaconsCommand.self, ActivityCommand.self, LogsCommand.self, LocateCommand.self,
         ]
     )
 }

@@ -78,7 +78,7 @@ struct TrackCommand: AsyncParsableCommand {
         }
         let beekon = Beekon(
             dependencies: BeekonDependencies(
-                databasePath: dbPath, provider: provider, clock: clock, logger: logger,
+                databasePath: dbPath, provider: FreshFixProvider(provider, clock: clock.realClock), clock: clock, logger: logger,
                 transport: try AgentTransport.make(agentConfig), authClock: clock.realClock))
         events.attach(beekon.diagnosticLogger)  // source events into the diagnostic log (BY-6)
         var runner = AgentRunner(beekon: beekon, logger: logger, drainTimeout: drainTimeout)
@@ -120,6 +120,7 @@ struct AgentRunner {
                 if let extras = config.extras { try await beekon.setExtras(extras) }
                 if let fences = config.geofences { try await beekon.replaceGeofences(with: fences) }
                 if let state = config.appState { try await beekon.setAppState(state) }
+                if let policy = config.locate { await beekon.setLocatePolicy(policy) }
             }
             if try await beekon.resumeIfNeeded() {
                 let session = await beekon.sessionID?.wireString ?? "?"
@@ -137,6 +138,10 @@ struct AgentRunner {
         defer { heartbeat?.cancel() }
         let ranging = beacons.map { feed in Task { [beekon] in await feed.runLogged(into: beekon) } }
         defer { ranging?.cancel() }
+        // With sync on, answer locate requests from the server's command channel (BY-2).
+        let responder =
+            config?.sdk.sync == nil ? nil : Task { [beekon, logger] in await LocateResponder(beekon: beekon, logger: logger).run() }
+        defer { responder?.cancel() }
         let progress = ProgressReporter(beekon: beekon, clock: clock)
         let progressTask = Task { await progress.run() }
         let (events, continuation) = AsyncStream<Event>.makeStream()

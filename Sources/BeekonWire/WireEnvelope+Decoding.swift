@@ -75,12 +75,13 @@ extension WireEnvelope {
                 guard let v = Quality(rawValue: q) else { throw .invalid(path: "\(p).quality", reason: "unknown value \"\(q)\"") }
                 quality = v
             }
-            locations.append(
-                WireLocation(
-                    id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
-                    trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
-                    accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
-                    activity: activity, quality: quality, privacyZone: l.privacy_zone))
+            var location = WireLocation(
+                id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
+                trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
+                accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
+                activity: activity, quality: quality, privacyZone: l.privacy_zone)
+            if let r = l.locate_request_id { location.locateRequestId = try uuid(r, "\(p).locate_request_id") }
+            locations.append(location)
         }
         var events: [WireGeofenceEvent] = []
         for (i, g) in raw.geofence_events.enumerated() {
@@ -215,15 +216,26 @@ private struct RawLocation: Decodable {
     var altitude: Double?
     var activity: String?
     var quality: String?
-    /// Must-ignore: a value that is not a string is ignored.
-    var privacy_zone: String?
+            var location = WireLocation(
+                id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
+                trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
+                accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
+                activity: activity, quality: quality, privacyZone: l.privacy_zone)
+            if let r = l.locate_request_id { location.locateRequestId = try uuid(r, "\(p).locate_request_id") }
+            locations.append(location)
     /// Optional fields sent as an explicit `null`: schema v1 omits an absent optional,
     /// so a null is a producer bug the validator names (JSONDecoder alone reads it as absent).
     var nullOptionals: [String] = []
 
     private enum CodingKeys: String, CodingKey {
         case id, timestamp, trigger, motion, is_mock, latitude, longitude, accuracy, speed, bearing, altitude, activity, quality,
-            privacy_zone
+            var location = WireLocation(
+                id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
+                trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
+                accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
+                activity: activity, quality: quality, privacyZone: l.privacy_zone)
+            if let r = l.locate_request_id { location.locateRequestId = try uuid(r, "\(p).locate_request_id") }
+            locations.append(location)
     }
 
     init(from decoder: any Decoder) throws {
@@ -241,8 +253,13 @@ private struct RawLocation: Decodable {
         altitude = try c.decodeIfPresent(Double.self, forKey: .altitude)
         activity = try c.decodeIfPresent(String.self, forKey: .activity)
         quality = try c.decodeIfPresent(String.self, forKey: .quality)
-        privacy_zone = try? c.decodeIfPresent(String.self, forKey: .privacy_zone)
-        for key in [CodingKeys.accuracy, .speed, .bearing, .altitude, .activity, .quality] where c.contains(key) {
+            var location = WireLocation(
+                id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
+                trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
+                accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
+                activity: activity, quality: quality, privacyZone: l.privacy_zone)
+            if let r = l.locate_request_id { location.locateRequestId = try uuid(r, "\(p).locate_request_id") }
+            locations.append(location)
             if try c.decodeNil(forKey: key) { nullOptionals.append(key.stringValue) }
         }
     }

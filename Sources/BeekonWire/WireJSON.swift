@@ -107,6 +107,10 @@ public struct WireJSONWriter: Sendable {
             raw(",\"quality\":")
             string(q.rawValue)
         }
+        if let r = l.locateRequestId {
+            raw(",\"locate_request_id\":")
+            string(r.wireString)
+        }
         if let z = l.privacyZone {
             raw(",\"privacy_zone\":")
             string(z)

@@ -31,6 +31,9 @@ public struct WireLocation: Hashable, Sendable {
     /// The privacy zone whose centre replaced this fix's position (`privacy_zone`, optional,
     /// must-ignore; SPEC BY-4). Omitted when nil.
     public var privacyZone: String?
+    /// The locate request this fix answers (`locate_request_id`, optional, must-ignore for
+    /// receivers that do not know it); nil for every other fix.
+    public var locateRequestId: UUID? = nil
 
     /// Creates a wire location.
     public init(

@@ -24,12 +24,19 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds the event log keeps events; older Last-Event-IDs get a reset event.") var eventRetention = 7 * 86_400
     @Option(help: "Base URL printed in share links (default: the request's Host).") var publicUrl: String?
     @Option(help: "Reporting interval in seconds assumed for devices that declare none (device status).") var expectedInterval = 300
+    @Option(help: "Locate rate limit: seconds per request per device (0 = no limit).") var locateInterval = 60.0
+    @Option(help: "Locate rate limit: requests a device may get back to back.") var locateBurst = 3
+    @Option(help: "Seconds after which an unanswered locate request expires.") var locateExpiry = 120
+    @Option(help: "XYZ tile URL template for the dashboard map, e.g. https://tiles.example.com/{z}/{x}/{y}.png.") var tileUrl: String?
 
     func validate() throws {
         guard (1...300).contains(databaseTimeout) else { throw ValidationError("--database-timeout must be 1 to 300 seconds") }
         guard liveHeartbeat >= 0.05, liveHeartbeat <= 3_600 else { throw ValidationError("--live-heartbeat must be 0.05 to 3600 seconds") }
         guard expectedInterval >= 1 else { throw ValidationError("--expected-interval must be at least 1 second") }
         guard eventRetention >= 60 else { throw ValidationError("--event-retention must be at least 60 seconds") }
+        guard locateInterval >= 0, locateInterval <= 86_400 else { throw ValidationError("--locate-interval must be 0 to 86400 seconds") }
+        guard (1...1_000).contains(locateBurst) else { throw ValidationError("--locate-burst must be 1 to 1000") }
+        guard (1...86_400).contains(locateExpiry) else { throw ValidationError("--locate-expiry must be 1 to 86400 seconds") }
     }
 
     func run() async throws {
@@ -49,6 +56,10 @@ struct Serve: AsyncParsableCommand {
         config.eventRetentionSeconds = eventRetention
         config.publicURL = publicUrl
         config.expectedIntervalSeconds = expectedInterval
+        config.locateIntervalSeconds = locateInterval
+        config.locateBurst = locateBurst
+        config.locateExpirySeconds = locateExpiry
+        config.tileURL = tileUrl
         let app = try IngestServer.buildApplication(
             config, logger: db.logger(),
             onListening: { host, port in

@@ -36,6 +36,7 @@ struct ShareCommand: AsyncParsableCommand {
         @Option(help: "Lifetime, e.g. 2h, 7d (default: no expiry).") var expires: String?
         @Option(help: "How far back fixes are visible, e.g. 24h (default: all).") var history: String?
         @Flag(help: "Include the live stream.") var live = false
+        @Flag(help: "Allow its viewers to request a fresh fix (locate now).") var locate = false
         @Option(help: "Coarsen positions to this many metres (1-100000).") var precision: Double?
         @Option(help: "A label, e.g. who the share is for.") var label: String?
         @Option(help: "Base URL for the printed link.") var publicUrl = "http://127.0.0.1:8080"
@@ -47,7 +48,7 @@ struct ShareCommand: AsyncParsableCommand {
                 spec = try ShareSpec(
                     devices: devices.map { $0.split(separator: ",").map(String.init) }, all: all,
                     expiresInSeconds: try expires.map(ShareSpec.seconds), historySeconds: try history.map(ShareSpec.seconds),
-                    live: live, precisionMetres: precision, label: label)
+                    live: live, precisionMetres: precision, label: label, locate: locate)
             } catch {
                 throw ValidationError(error.description)
             }

@@ -7,13 +7,14 @@ import Testing
 /// Runs `body` against a live server on a fresh database of `backend`.
 func withServer(
     _ backend: Backend, configure: (inout IngestConfiguration) -> Void = { _ in },
+    now: @escaping @Sendable () -> Date = { Date() },
     _ body: @Sendable (TestServer, TestDatabase) async throws -> Void
 ) async throws {
     let db = try backend.freshDatabase()
     defer { db.remove() }
     var config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
     configure(&config)
-    let server = try await TestServer.start(config)
+    let server = try await TestServer.start(config, now: now)
     do {
         try await body(server, db)
     } catch {

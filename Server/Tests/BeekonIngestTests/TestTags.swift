@@ -15,11 +15,13 @@ extension Tag {
     @Tag static var fuzz: Self
     /// Takes more than a few seconds of wall time (real processes, real-time replays).
     @Tag static var slow: Self
+    /// Drives a real headless browser (Debian `chromium`).
+    @Tag static var browser: Self
 }
 
 /// The tags a run can skip, by the names `BEEKON_SKIP_TAGS` uses.
 enum SkippableTag: String, Sendable {
-    case chaos, postgres, fuzz, slow
+    case chaos, postgres, fuzz, slow, browser
 
     /// Whether `BEEKON_SKIP_TAGS` (comma-separated) names this tag.
     var isSkipped: Bool { PostgresCluster.skippedTags.contains(rawValue) }

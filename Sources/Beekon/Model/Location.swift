@@ -55,11 +55,16 @@ public struct Location: Sendable, Hashable, Identifiable {
         self.quality = quality
     }
 
+    /// The locate request this fix answers (`Beekon.handleLocateRequest(id:)`); nil otherwise.
+    public var locateRequestId: UUID? = nil
+
     /// The schema-v1 form of this fix.
     package var wire: WireLocation {
-        WireLocation(
+        var w = WireLocation(
             id: id, timestamp: WireTimestamp(timestamp), trigger: trigger, motion: motion, isMock: isMock,
             latitude: latitude, longitude: longitude, accuracy: accuracy, speed: speed, bearing: bearing,
             altitude: altitude, activity: activity, quality: quality)
+        w.locateRequestId = locateRequestId
+        return w
     }
 }

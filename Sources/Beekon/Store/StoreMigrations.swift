@@ -128,6 +128,10 @@ enum StoreMigrations {
                     CREATE INDEX diagnostic_ts ON diagnostic(ts);
                     """)
         }
+        m.registerMigration("v7-locate") { db in
+            // The locate request a fix answers (issue 15), uploaded as locate_request_id.
+            try db.execute(sql: "ALTER TABLE location ADD COLUMN locate_request_id TEXT")
+        }
         return m
     }
 }

@@ -88,11 +88,17 @@ public enum IngestServer {
             interval: .milliseconds(Int(config.statusCheckSeconds * 1000)), now: now,
             logger: logger, onPublished: { hub.poke() })
         let access = ViewerAccess(auth: auth, shares: ShareService(store: store, now: now))
+        let ids = UUIDv7Generator(now: now)
+        let locates = LocateService(
+            store: store.locates,
+            limit: LocateRateLimit(intervalSeconds: config.locateIntervalSeconds, burst: config.locateBurst),
+            expirySeconds: config.locateExpirySeconds, now: now, makeID: { ids.next() }, onChange: { hub.poke() })
         IngestController(
             store: store, auth: auth, metrics: metrics, maxBodyBytes: config.maxBodyBytes,
-            maxDecompressedBytes: config.maxDecompressedBytes, now: now, hub: hub, monitor: monitor
+            maxDecompressedBytes: config.maxDecompressedBytes, now: now, hub: hub, monitor: monitor, locates: locates
         )
         .register(on: router, path: config.ingestPath)
+        LocateController(locates: locates, auth: auth, access: access, hub: hub).register(on: router)
         LiveController(
             store: store, hub: hub, access: access, retryMillis: config.liveRetryMillis, now: now
         ).register(on: router)
@@ -102,11 +108,12 @@ public enum IngestServer {
         HealthController(store: store, metrics: metrics, auth: auth).register(on: router)
         ShareController(shares: access.shares!, store: store, auth: auth, publicURL: config.publicURL).register(on: router)
         ContractController().register(on: router)
+        DashboardController(history: store.history, access: access, tileURL: config.tileURL, now: now).register(on: router)
         // Last, so that it only sees requests no route matched: a known path with another
         // method gets 405 and `Allow`, an unknown path 404.
         router.add(
             middleware: MethodNotAllowedMiddleware<BasicRequestContext>(
                 routes: router.routes.map { (path: $0.path.description, method: $0.method.rawValue) }))
-        return (router, [hub, monitor])
+        return (router, [hub, monitor, LocateExpiry(locates: locates, logger: logger)])
     }
 }

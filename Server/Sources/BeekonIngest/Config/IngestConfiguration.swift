@@ -41,6 +41,15 @@ public struct IngestConfiguration: Sendable {
     public var statusCheckSeconds: Double = 5
     /// The base URL printed in share links (e.g. `https://track.example.com`); nil: the request's Host.
     public var publicURL: String?
+    /// Per-device locate limit: one request per this many seconds refills the bucket (default 60; 0 = no limit).
+    public var locateIntervalSeconds: Double = 60
+    /// Per-device locate burst: requests that may be made back to back (default 3).
+    public var locateBurst: Int = 3
+    /// Seconds after which an unanswered locate request expires (default 120).
+    public var locateExpirySeconds: Int = 120
+    /// An XYZ tile URL template (`https://tiles.example.com/{z}/{x}/{y}.png`) the dashboard draws
+    /// under its map; nil: the map is drawn without tiles (no internet needed).
+    public var tileURL: String?
 
     /// Creates a configuration; every value has the documented default.
     public init(

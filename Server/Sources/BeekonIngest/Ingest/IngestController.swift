@@ -22,6 +22,8 @@ struct IngestController: Sendable {
     let hub: LiveHub?
     /// Re-evaluated after every accepted upload (last contact changed).
     var monitor: DeviceStatusMonitor? = nil
+    /// Answers carried by the upload's fixes, and the device's open requests for the 2xx body.
+    var locates: LocateService? = nil
 
     func register(on router: Router<BasicRequestContext>, path: String) {
         router.post(RouterPath(path)) { request, context in
@@ -96,7 +98,11 @@ struct IngestController: Sendable {
                     "batch_id": "\(envelope.batchId.wireString)", "stored": "\(result.locationsStored)",
                     "duplicate": "\(result.locationsDuplicate)", "duplicate_batch": "\(result.duplicateBatch)",
                 ])
-            return APIResponse.encode(.ok, result)
+            guard let locates else { return APIResponse.encode(.ok, result) }
+            await locates.recordAnswers(batch, logger: logger)
+            // Must-ignore for old SDKs: the device's open locate requests, now delivered.
+            let pending = (try? await locates.deliver(to: envelope.device.installId)) ?? []
+            return APIResponse.encode(.ok, IngestReply(result: result, locateRequests: pending))
         } catch {
             metrics.storeFailures.increment()
             logger.error("batch not stored", metadata: ["batch_id": "\(envelope.batchId.wireString)", "error": "\(error)"])

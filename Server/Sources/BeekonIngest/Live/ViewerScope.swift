@@ -12,6 +12,8 @@ struct ViewerScope: Sendable, Equatable {
     var precisionMetres: Double?
     /// Whether the live stream is allowed.
     var live: Bool = true
+    /// Whether locate requests may be made (for its devices).
+    var locate: Bool = true
 
     /// Everything (admin keys, auth off).
     static let everything = ViewerScope(devices: nil, historySeconds: nil, precisionMetres: nil)
@@ -36,7 +38,9 @@ struct ViewerScope: Sendable, Equatable {
     /// geofence events) its time inside the history window.
     func admits(_ event: LiveEvent, nowMillis: Int64) -> Bool {
         guard sees(event.installId) else { return false }
-        if event.kind != .device, let start = windowStart(nowMillis: nowMillis), event.millis < start { return false }
+        if event.kind != .device, event.kind != .locate, let start = windowStart(nowMillis: nowMillis), event.millis < start {
+            return false
+        }
         return true
     }
 

@@ -21,11 +21,13 @@ public struct Share: Sendable, Equatable, Codable {
     public var precisionMetres: Double?
     /// When it was revoked (Unix ms); nil while active.
     public var revokedAtMillis: Int64?
+    /// Whether its viewers may ask its devices for a fresh fix (`POST /v1/devices/{id}/locate`).
+    public var locate: Bool
 
     /// Creates a share.
     public init(
         id: String, label: String?, devices: [UUID]?, createdAtMillis: Int64, expiresAtMillis: Int64?,
-        historySeconds: Int?, live: Bool, precisionMetres: Double?, revokedAtMillis: Int64? = nil
+        historySeconds: Int?, live: Bool, precisionMetres: Double?, revokedAtMillis: Int64? = nil, locate: Bool = false
     ) {
         self.id = id
         self.label = label
@@ -36,15 +38,17 @@ public struct Share: Sendable, Equatable, Codable {
         self.live = live
         self.precisionMetres = precisionMetres
         self.revokedAtMillis = revokedAtMillis
+        self.locate = locate
     }
 
     /// What it lets a viewer see.
     var scope: ViewerScope {
-        ViewerScope(devices: devices.map(Set.init), historySeconds: historySeconds, precisionMetres: precisionMetres, live: live)
+        ViewerScope(
+            devices: devices.map(Set.init), historySeconds: historySeconds, precisionMetres: precisionMetres, live: live, locate: locate)
     }
 
     enum CodingKeys: String, CodingKey {
-        case id, label, devices, live
+        case id, label, devices, live, locate
         case createdAtMillis = "created_at_ms"
         case expiresAtMillis = "expires_at_ms"
         case historySeconds = "history_seconds"
@@ -63,6 +67,7 @@ public struct Share: Sendable, Equatable, Codable {
         try c.encode(live, forKey: .live)
         try c.encode(precisionMetres, forKey: .precisionMetres)
         try c.encode(revokedAtMillis, forKey: .revokedAtMillis)
+        try c.encode(locate, forKey: .locate)
     }
 }
 

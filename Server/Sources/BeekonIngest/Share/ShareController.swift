@@ -17,11 +17,12 @@ struct ShareController: Sendable {
         var expiresInSeconds: Int?
         var historySeconds: Int?
         var live: Bool?
+        var locate: Bool?
         var precisionM: Double?
         var label: String?
 
         enum CodingKeys: String, CodingKey {
-            case devices, all, live, label
+            case devices, all, live, label, locate
             case expiresInSeconds = "expires_in_seconds"
             case historySeconds = "history_seconds"
             case precisionM = "precision_m"
@@ -88,7 +89,7 @@ struct ShareController: Sendable {
             spec = try ShareSpec(
                 devices: body.devices, all: body.all ?? false, expiresInSeconds: body.expiresInSeconds,
                 historySeconds: body.historySeconds, live: body.live ?? false,
-                precisionMetres: body.precisionM, label: body.label)
+                precisionMetres: body.precisionM, label: body.label, locate: body.locate ?? false)
         } catch {
             return APIResponse.error(.badRequest, "invalid_request", error.description)
         }

@@ -34,13 +34,13 @@ public final class ShareService: Sendable {
     /// Creates a share; returns it and its token (shown once).
     public func create(
         devices: [UUID]?, expiresInSeconds: Int?, historySeconds: Int?, live: Bool,
-        precisionMetres: Double?, label: String?
+        precisionMetres: Double?, label: String?, locate: Bool = false
     ) async throws(StoreError) -> (Share, String) {
         let nowMs = WireTimestamp(now()).millis
         let share = Share(
             id: "sh_" + Self.randomHex(8), label: label, devices: devices, createdAtMillis: nowMs,
             expiresAtMillis: expiresInSeconds.map { nowMs + Int64($0) * 1000 },
-            historySeconds: historySeconds, live: live, precisionMetres: precisionMetres)
+            historySeconds: historySeconds, live: live, precisionMetres: precisionMetres, locate: locate)
         let token = Self.tokenPrefix + Self.randomHex(32)
         try await store.createShare(share, tokenHash: Self.hash(token))
         return (share, token)

@@ -21,11 +21,13 @@ public struct ShareSpec: Sendable, Equatable {
     public var precisionMetres: Double?
     /// Free-text label.
     public var label: String?
+    /// Whether viewers may request a fresh fix from its devices.
+    public var locate: Bool
 
     /// Validates: exactly one of `devices` / `all`; positive durations; precision 1…100,000 m; label ≤ 200 characters.
     public init(
         devices: [String]?, all: Bool, expiresInSeconds: Int?, historySeconds: Int?, live: Bool,
-        precisionMetres: Double?, label: String?
+        precisionMetres: Double?, label: String?, locate: Bool = false
     ) throws(Invalid) {
         switch (devices, all) {
         case (nil, true): self.devices = nil
@@ -57,6 +59,7 @@ public struct ShareSpec: Sendable, Equatable {
         self.live = live
         self.precisionMetres = precisionMetres
         self.label = label
+        self.locate = locate
     }
 
     /// Parses a duration: a number with an optional unit `s`, `m`, `h` or `d` (`90`, `15m`, `2h`, `7d`).
@@ -80,6 +83,6 @@ extension ShareService {
     public func create(_ spec: ShareSpec) async throws(StoreError) -> (Share, String) {
         try await create(
             devices: spec.devices, expiresInSeconds: spec.expiresInSeconds, historySeconds: spec.historySeconds,
-            live: spec.live, precisionMetres: spec.precisionMetres, label: spec.label)
+            live: spec.live, precisionMetres: spec.precisionMetres, label: spec.label, locate: spec.locate)
     }
 }

@@ -15,6 +15,8 @@ public struct LiveEvent: Sendable, Equatable {
         case geofenceEvent = "geofence_event"
         /// A device's reporting state changed.
         case device
+        /// A locate request was created or moved in its lifecycle.
+        case locate
     }
 
     /// Server-assigned, strictly increasing in commit order (the SSE `id:`).

@@ -32,6 +32,10 @@ public protocol LocationStore: Sendable {
     var tokens: any TokenStore { get }
     /// Viewer shares and their access records.
     var shares: any ShareStore { get }
+    /// Locate requests.
+    var locates: any LocateStore { get }
+    /// Lean position reads for the dashboard's map.
+    var history: any HistoryStore { get }
     /// Up to `limit` events with `seq > after`, in sequence order. Never skips one that
     /// becomes visible later (see `LiveEvent`).
     func events(after: Int64, limit: Int) async throws(StoreError) -> [LiveEvent]

@@ -6,9 +6,9 @@ extension PostgresLocationStore {
         try await perform { conn in
             try await conn.query(
                 """
-                INSERT INTO shares (id, token_hash, label, devices, created_at, expires_at, history_seconds, live, precision_m)
+                INSERT INTO shares (id, token_hash, label, devices, created_at, expires_at, history_seconds, live, precision_m, locate)
                 VALUES (\(share.id), \(tokenHash), \(share.label), \(ShareRow.devicesText(share.devices)), \(share.createdAtMillis),
-                        \(share.expiresAtMillis), \(share.historySeconds.map(Int64.init)), \(share.live), \(share.precisionMetres))
+                        \(share.expiresAtMillis), \(share.historySeconds.map(Int64.init)), \(share.live), \(share.precisionMetres), \(share.locate))
                 """, logger: self.logger)
         }
     }
@@ -63,18 +63,18 @@ extension PostgresLocationStore {
         }
     }
 
-    static let shareColumns = "id, label, devices, created_at, expires_at, history_seconds, live, precision_m, revoked_at"
+    static let shareColumns = "id, label, devices, created_at, expires_at, history_seconds, live, precision_m, revoked_at, locate"
 
     func fetchShares(_ conn: PostgresConnection, _ query: PostgresQuery) async throws -> [Share] {
         var out: [Share] = []
         let rows = try await conn.query(query, logger: logger)
-            .decode((String, String?, String?, Int64, Int64?, Int64?, Bool, Double?, Int64?).self)
-        for try await (id, label, devices, created, expires, history, live, precision, revoked) in rows {
+            .decode((String, String?, String?, Int64, Int64?, Int64?, Bool, Double?, Int64?, Bool).self)
+        for try await (id, label, devices, created, expires, history, live, precision, revoked, locate) in rows {
             out.append(
                 Share(
                     id: id, label: label, devices: ShareRow.devices(devices), createdAtMillis: created,
                     expiresAtMillis: expires, historySeconds: history.map { Int($0) }, live: live,
-                    precisionMetres: precision, revokedAtMillis: revoked))
+                    precisionMetres: precision, revokedAtMillis: revoked, locate: locate))
         }
         return out
     }

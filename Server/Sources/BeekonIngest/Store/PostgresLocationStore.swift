@@ -175,8 +175,10 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
 /// The PostgreSQL schema; timestamps are Unix milliseconds (BIGINT) as in the SQLite store.
 enum PostgresSchema {
     /// Every version in order, with its statements.
-    /// Version 4 is "v4-proximity" (PostgresLocationStore+Proximity.swift).
-    static let versions: [(Int, [String])] = [(1, v1), (2, v2), (3, v3), (4, PostgresLocationStore.proximitySchema)]
+    /// Version 4 is "v4-proximity" (PostgresLocationStore+Proximity.swift), version 5 "v5-locate".
+    static let versions: [(Int, [String])] = [
+        (1, v1), (2, v2), (3, v3), (4, PostgresLocationStore.proximitySchema), (5, PostgresLocateSchema.v5),
+    ]
 
     /// Device status: the interval a device declared, and the last published status.
     static let v3 = [

@@ -2,18 +2,18 @@ import Foundation
 import GRDB
 
 extension SQLiteLocationStore {
-    static let shareColumns = "id, label, devices, created_at, expires_at, history_seconds, live, precision_m, revoked_at"
+    static let shareColumns = "id, label, devices, created_at, expires_at, history_seconds, live, precision_m, revoked_at, locate"
 
     public func createShare(_ share: Share, tokenHash: String) async throws(StoreError) {
         try await write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO shares (id, token_hash, label, devices, created_at, expires_at, history_seconds, live, precision_m)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO shares (id, token_hash, label, devices, created_at, expires_at, history_seconds, live, precision_m, locate)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     share.id, tokenHash, share.label, ShareRow.devicesText(share.devices), share.createdAtMillis,
-                    share.expiresAtMillis, share.historySeconds, share.live, share.precisionMetres,
+                    share.expiresAtMillis, share.historySeconds, share.live, share.precisionMetres, share.locate,
                 ])
         }
     }
@@ -60,7 +60,7 @@ extension SQLiteLocationStore {
     static func share(_ row: Row) -> Share {
         Share(
             id: row[0], label: row[1], devices: ShareRow.devices(row[2]), createdAtMillis: row[3], expiresAtMillis: row[4],
-            historySeconds: row[5], live: row[6], precisionMetres: row[7], revokedAtMillis: row[8])
+            historySeconds: row[5], live: row[6], precisionMetres: row[7], revokedAtMillis: row[8], locate: row[9])
     }
 }
 

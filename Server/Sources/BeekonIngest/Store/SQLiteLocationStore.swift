@@ -46,6 +46,9 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         migrator.registerMigration("v4-proximity") { db in
             try db.execute(sql: Self.proximitySchema)
         }
+        migrator.registerMigration("v5-locate") { db in
+            try db.execute(sql: SQLiteLocateSchema.v5)
+        }
         do {
             try migrator.migrate(pool)
         } catch {

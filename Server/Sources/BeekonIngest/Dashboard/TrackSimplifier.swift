@@ -1,0 +1,97 @@
+import Foundation
+
+/// One point of a device's history: fix time (Unix ms) and position.
+public struct TrackPoint: Sendable, Equatable {
+    /// Fix time, Unix ms.
+    public var millis: Int64
+    /// Degrees, WGS 84.
+    public var latitude: Double, longitude: Double
+
+    /// Creates a point.
+    public init(millis: Int64, latitude: Double, longitude: Double) {
+        self.millis = millis
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+}
+
+/// Server-side simplification of dense histories for the map: a radial-distance pass
+/// (drops points closer than the tolerance to the last kept one, O(n)) followed by
+/// Douglas–Peucker, with the tolerance one screen pixel at the requested Web Mercator
+/// zoom level. The first and last points are always kept.
+public struct TrackSimplifier: Sendable {
+    /// Tolerance in metres.
+    public var toleranceMetres: Double
+
+    /// A simplifier whose tolerance is `pixels` screen pixels at `zoom` (0…22) at `latitude`.
+    public init(zoom: Int, latitude: Double, pixels: Double = 1) {
+        let metresPerPixel = 156_543.033_928 * cos(latitude * .pi / 180) / pow(2, Double(min(max(zoom, 0), 22)))
+        toleranceMetres = max(0.01, metresPerPixel * pixels)
+    }
+
+    /// A simplifier with an explicit tolerance in metres.
+    public init(toleranceMetres: Double) {
+        self.toleranceMetres = max(0, toleranceMetres)
+    }
+
+    /// The simplified track (a subsequence of `points`, in order).
+    public func simplify(_ points: [TrackPoint]) -> [TrackPoint] {
+        guard points.count > 2, toleranceMetres > 0 else { return points }
+        // Local equirectangular projection to metres around the first point: exact enough
+        // for a tolerance of pixels.
+        let lat0 = points[0].latitude * .pi / 180
+        let kx = 111_320 * cos(lat0)
+        let ky = 110_540.0
+        var xs: [Double] = []
+        var ys: [Double] = []
+        var index: [Int] = []
+        xs.reserveCapacity(points.count / 4)
+        ys.reserveCapacity(points.count / 4)
+        let t2 = toleranceMetres * toleranceMetres
+        for (i, p) in points.enumerated() {
+            let x = p.longitude * kx
+            let y = p.latitude * ky
+            if let lx = xs.last, let ly = ys.last, i != points.count - 1 {
+                let dx = x - lx
+                let dy = y - ly
+                if dx * dx + dy * dy < t2 { continue }
+            }
+            xs.append(x)
+            ys.append(y)
+            index.append(i)
+        }
+        var keep = [Bool](repeating: false, count: xs.count)
+        keep[0] = true
+        keep[xs.count - 1] = true
+        var stack: [(Int, Int)] = [(0, xs.count - 1)]
+        while let (a, b) = stack.popLast() {
+            guard b > a + 1 else { continue }
+            let dx = xs[b] - xs[a]
+            let dy = ys[b] - ys[a]
+            let len2 = dx * dx + dy * dy
+            var worst = -1.0
+            var at = a
+            for i in (a + 1)..<b {
+                let d2: Double
+                if len2 == 0 {
+                    d2 = (xs[i] - xs[a]) * (xs[i] - xs[a]) + (ys[i] - ys[a]) * (ys[i] - ys[a])
+                } else {
+                    let cross = dx * (ys[i] - ys[a]) - dy * (xs[i] - xs[a])
+                    d2 = cross * cross / len2
+                }
+                if d2 > worst {
+                    worst = d2
+                    at = i
+                }
+            }
+            if worst > t2 {
+                keep[at] = true
+                stack.append((a, at))
+                stack.append((at, b))
+            }
+        }
+        var out: [TrackPoint] = []
+        for (k, kept) in keep.enumerated() where kept { out.append(points[index[k]]) }
+        return out
+    }
+}

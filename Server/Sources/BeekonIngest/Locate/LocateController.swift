@@ -1,0 +1,172 @@
+import BeekonWire
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// Locate on demand (SPEC BY-2, BY-3):
+///
+/// - `POST /v1/devices/{install_id}/locate` (admin key, or a share with `locate` that covers
+///   the device) → 202 with the new request; 429 + `Retry-After` over the per-device limit.
+/// - `GET /v1/devices/{install_id}/locate/{request_id}` → the request as it stands.
+/// - `GET /v1/devices/{install_id}/commands?wait=S` (the device's own credential): long-poll
+///   command channel; answers at once with the open requests (marking them delivered), or
+///   after up to `S` seconds (default 25, at most 60) with an empty list.
+/// - `POST /v1/devices/{install_id}/locate/{request_id}/answer` (device credential):
+///   `{"outcome":"refused","reason":"…"}`. A fix answers by carrying `locate_request_id`
+///   in an ordinary upload.
+struct LocateController: Sendable {
+    let locates: LocateService
+    let auth: Authenticator
+    let access: ViewerAccess
+    let hub: LiveHub
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.post("/v1/devices/:install/locate") { request, context in
+            await self.viewer(request, context, "locate") { grant, install in
+                guard grant.scope.locate else {
+                    return APIResponse.error(.forbidden, "forbidden", "this share does not allow locate requests")
+                }
+                switch try await self.locates.create(installId: install, requestedBy: grant.shareId ?? "admin") {
+                case .created(let r):
+                    var headers = HTTPFields()
+                    headers[.location] = "/v1/devices/\(install.wireString)/locate/\(r.id.wireString)"
+                    return APIResponse.json(.accepted, Array(r.json().utf8), headers: headers)
+                case .limited(let seconds):
+                    var headers = HTTPFields()
+                    headers[.retryAfter] = "\(seconds)"
+                    return APIResponse.error(
+                        .tooManyRequests, "rate_limited", "too many locate requests for this device; retry in \(seconds) s",
+                        headers: headers)
+                }
+            }
+        }
+        router.get("/v1/devices/:install/locate/:request") { request, context in
+            await self.viewer(request, context, "locate") { grant, install in
+                guard let id = ReadController.uuid(context.parameters.get("request")) else { return ReadController.badID("request_id") }
+                guard let r = try await self.locates.request(id: id), r.installId == install else { return Self.unknown() }
+                let coarsen = grant.scope.precisionMetres.map { Coarsening(metres: $0).payload } ?? { $0 }
+                return APIResponse.json(.ok, Array(r.json(coarsen: coarsen).utf8))
+            }
+        }
+        router.get("/v1/devices/:install/commands") { request, context in
+            await self.device(request, context) { install in
+                let wait = request.uri.queryParameters["wait"].map { Double(String($0)) } ?? 25
+                guard let wait, wait.isFinite, (0...60).contains(wait) else {
+                    return ReadController.badParameter("wait", "seconds 0…60")
+                }
+                let pending = try await self.poll(install, wait: .milliseconds(Int(wait * 1000)))
+                return APIResponse.json(.ok, Array(Self.commands(pending).utf8))
+            }
+        }
+        router.post("/v1/devices/:install/locate/:request/answer") { request, context in
+            await self.device(request, context) { install in
+                guard let id = ReadController.uuid(context.parameters.get("request")) else { return ReadController.badID("request_id") }
+                let body = try? await request.body.collect(upTo: 16_384)
+                guard let body, let answer = try? JSONDecoder().decode(Answer.self, from: Data(buffer: body)),
+                    answer.outcome == "refused", let reason = answer.reason, !reason.isEmpty
+                else {
+                    return APIResponse.error(
+                        .badRequest, "invalid_request",
+                        "send {\"outcome\":\"refused\",\"reason\":\"…\"}; a fix answers by carrying locate_request_id in an upload")
+                }
+                guard let current = try await self.locates.request(id: id), current.installId == install else { return Self.unknown() }
+                let r = try await self.locates.apply(.refuse(reason: reason), to: id) ?? current
+                return APIResponse.json(.ok, Array(r.json().utf8))
+            }
+        }
+    }
+
+    /// The device's answer to a request it will not fulfil.
+    struct Answer: Decodable {
+        var outcome: String
+        var reason: String?
+    }
+
+    /// The open requests (marked delivered) as soon as there are any, or none after `wait`.
+    func poll(_ install: UUID, wait: Duration) async throws(StoreError) -> [LocateRequest] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + wait
+        let (subscriber, signals, _) = hub.subscribe()
+        defer { hub.unsubscribe(subscriber) }
+        while true {
+            let pending = try await locates.deliver(to: install)
+            if !pending.isEmpty || clock.now >= deadline || Task.isCancelled || Task.isShuttingDownGracefully { return pending }
+            // Woken by any new event (a locate request is one), else re-checked every second.
+            let slice = min(deadline - clock.now, .seconds(1))
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    var iterator = signals.makeAsyncIterator()
+                    _ = await iterator.next()
+                }
+                group.addTask { try? await Task.sleep(for: slice) }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// `{"locate_requests":[{"id","created_at","expires_at"}…]}` — also the must-ignore
+    /// field of an ingest 2xx body.
+    static func commands(_ pending: [LocateRequest]) -> String {
+        "{\"locate_requests\":" + notices(pending) + "}"
+    }
+
+    /// The JSON array of open requests as devices see them.
+    static func notices(_ pending: [LocateRequest]) -> String {
+        var w = WireJSONWriter(capacity: 64 + pending.count * 120)
+        w.raw("[")
+        for (i, r) in pending.enumerated() {
+            if i > 0 { w.raw(",") }
+            w.raw("{\"id\":")
+            w.string(r.id.wireString)
+            w.raw(",\"created_at\":")
+            w.string(WireTimestamp(millis: r.createdAtMillis).description)
+            w.raw(",\"expires_at\":")
+            w.string(WireTimestamp(millis: r.expiresAtMillis).description)
+            w.raw("}")
+        }
+        w.raw("]")
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+
+    static func unknown() -> Response {
+        APIResponse.error(.notFound, "not_found", "no such locate request for this device")
+    }
+
+    /// Viewer routes: admin key, share (covering the device) or auth off.
+    private func viewer(
+        _ request: Request, _ context: BasicRequestContext, _ what: String,
+        _ body: (ViewerGrant, UUID) async throws -> Response
+    ) async -> Response {
+        guard let install = ReadController.uuid(context.parameters.get("install")) else { return ReadController.badID("install_id") }
+        switch await access.grant(for: request, what: what) {
+        case .refused(let response): return response
+        case .granted(let grant):
+            guard grant.scope.sees(install) else { return ReadController.notShared() }
+            return await Self.mapFailure(context) { try await body(grant, install) }
+        }
+    }
+
+    /// Device routes: any credential that may upload (API key, access token, auth off).
+    private func device(
+        _ request: Request, _ context: BasicRequestContext, _ body: (UUID) async throws -> Response
+    ) async -> Response {
+        guard let install = ReadController.uuid(context.parameters.get("install")) else { return ReadController.badID("install_id") }
+        guard auth.principal(of: request.headers) != nil else {
+            return APIResponse.unauthorized("send the device's API key or access token: Authorization: Bearer <token>")
+        }
+        return await Self.mapFailure(context) { try await body(install) }
+    }
+
+    private static func mapFailure(
+        _ context: BasicRequestContext, _ body: () async throws -> Response
+    ) async -> Response {
+        do {
+            return try await body()
+        } catch {
+            context.logger.error("locate request failed", metadata: ["error": "\(error)"])
+            return APIResponse.unavailable("the database could not be reached; retry later")
+        }
+    }
+}

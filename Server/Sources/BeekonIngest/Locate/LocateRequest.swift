@@ -1,0 +1,147 @@
+import BeekonWire
+import Foundation
+
+/// One "where are you now?" request for a device (`POST /v1/devices/{id}/locate`) and
+/// where it stands: `pending → delivered → answered | refused`, or `expired` when no
+/// answer came before `expiresAtMillis`. The final states never change again; an answer
+/// that arrives after the expiry is kept (`lateFixId`) but does not flip the state.
+public struct LocateRequest: Sendable, Equatable {
+    /// Lifecycle states.
+    public enum State: String, Sendable, CaseIterable {
+        /// Created; no device has fetched it yet.
+        case pending
+        /// Handed to the device (command channel or an ingest response).
+        case delivered
+        /// The device uploaded a fix carrying the request id.
+        case answered
+        /// The device declined (e.g. sharing is off), with its reason.
+        case refused
+        /// No answer before the expiry.
+        case expired
+
+        /// Whether the request can still change.
+        public var isOpen: Bool { self == .pending || self == .delivered }
+    }
+
+    /// The request id (also the `locate_request_id` the answering fix carries).
+    public var id: UUID
+    /// The device asked.
+    public var installId: UUID
+    /// Where it stands.
+    public var state: State
+    /// Who asked: `admin` or a share id.
+    public var requestedBy: String
+    /// Times in Unix ms.
+    public var createdAtMillis: Int64, expiresAtMillis: Int64
+    /// When it was first delivered to the device.
+    public var deliveredAtMillis: Int64?
+    /// When it reached a final state.
+    public var finishedAtMillis: Int64?
+    /// The device's reason for a refusal.
+    public var reason: String?
+    /// The answering fix's id and its read-API JSON object.
+    public var fixId: UUID?
+    /// The answering fix as the read API renders it.
+    public var fixJSON: String?
+    /// A fix that answered after the request had expired (stored, but the state stays `expired`).
+    public var lateFixId: UUID?
+
+    /// Creates a request.
+    public init(
+        id: UUID, installId: UUID, state: State = .pending, requestedBy: String, createdAtMillis: Int64, expiresAtMillis: Int64,
+        deliveredAtMillis: Int64? = nil, finishedAtMillis: Int64? = nil, reason: String? = nil, fixId: UUID? = nil,
+        fixJSON: String? = nil, lateFixId: UUID? = nil
+    ) {
+        self.id = id
+        self.installId = installId
+        self.state = state
+        self.requestedBy = requestedBy
+        self.createdAtMillis = createdAtMillis
+        self.expiresAtMillis = expiresAtMillis
+        self.deliveredAtMillis = deliveredAtMillis
+        self.finishedAtMillis = finishedAtMillis
+        self.reason = reason
+        self.fixId = fixId
+        self.fixJSON = fixJSON
+        self.lateFixId = lateFixId
+    }
+
+    /// A change the device or the clock makes to a request.
+    public enum Change: Sendable, Equatable {
+        /// Handed to the device.
+        case deliver
+        /// A fix with this id (and read-API JSON) answered it.
+        case answer(fixId: UUID, fixJSON: String)
+        /// The device declined.
+        case refuse(reason: String)
+        /// The clock passed the expiry.
+        case expire
+    }
+
+    /// Applies `change` at `nowMillis`; returns whether the lifecycle moved (an event to publish).
+    /// A request past its expiry expires first, so a late answer only records `lateFixId`.
+    public mutating func apply(_ change: Change, nowMillis: Int64) -> Bool {
+        if state.isOpen, nowMillis >= expiresAtMillis {
+            state = .expired
+            finishedAtMillis = expiresAtMillis
+            if case .answer(let fixId, _) = change { lateFixId = fixId }
+            return true
+        }
+        switch (change, state) {
+        case (.deliver, .pending):
+            state = .delivered
+            deliveredAtMillis = nowMillis
+            return true
+        case (.answer(let fixId, let json), .pending), (.answer(let fixId, let json), .delivered):
+            state = .answered
+            self.fixId = fixId
+            fixJSON = json
+            finishedAtMillis = nowMillis
+            return true
+        case (.answer(let fixId, _), _) where lateFixId == nil && self.fixId != fixId:
+            lateFixId = fixId
+            return false
+        case (.refuse(let reason), .pending), (.refuse(let reason), .delivered):
+            state = .refused
+            self.reason = String(reason.prefix(200))
+            finishedAtMillis = nowMillis
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The JSON object the API and the live stream show; `fix` (the answering fix) only
+    /// when `includeFix`, with `coarsen` applied to it (a share's precision).
+    public func json(includeFix: Bool = true, coarsen: (String) -> String = { $0 }) -> String {
+        var w = WireJSONWriter(capacity: 400)
+        w.raw("{\"id\":")
+        w.string(id.wireString)
+        w.raw(",\"install_id\":")
+        w.string(installId.wireString)
+        w.raw(",\"state\":")
+        w.string(state.rawValue)
+        w.raw(",\"requested_by\":")
+        w.string(requestedBy)
+        w.raw(",\"created_at\":")
+        w.string(WireTimestamp(millis: createdAtMillis).description)
+        w.raw(",\"expires_at\":")
+        w.string(WireTimestamp(millis: expiresAtMillis).description)
+        for (key, value) in [("delivered_at", deliveredAtMillis), ("finished_at", finishedAtMillis)] {
+            w.raw(",\"\(key)\":")
+            if let value { w.string(WireTimestamp(millis: value).description) } else { w.raw("null") }
+        }
+        w.raw(",\"reason\":")
+        if let reason { w.string(reason) } else { w.raw("null") }
+        w.raw(",\"fix_id\":")
+        if let fixId { w.string(fixId.wireString) } else { w.raw("null") }
+        w.raw(",\"late_fix_id\":")
+        if let lateFixId { w.string(lateFixId.wireString) } else { w.raw("null") }
+        if includeFix {
+            w.raw(",\"fix\":")
+            w.raw(fixJSON.map(coarsen) ?? "null")
+        }
+        w.raw("}")
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+}

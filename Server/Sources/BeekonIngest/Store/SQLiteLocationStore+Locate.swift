@@ -1,0 +1,131 @@
+import BeekonWire
+import Foundation
+import GRDB
+
+extension SQLiteLocationStore: LocateStore {
+    public var locates: any LocateStore { self }
+
+    static let locateColumns = """
+        id, install_id, state, requested_by, created_at, expires_at, delivered_at, finished_at, reason, fix_id, fix, late_fix_id
+        """
+
+    public func insertLocate(_ r: LocateRequest, payload: String) async throws(StoreError) {
+        try await write { db in
+            try db.execute(
+                sql: "INSERT INTO locate_requests (\(Self.locateColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                arguments: Self.arguments(r))
+            try Self.appendLocateEvent(r, payload: payload, db: db)
+        }
+    }
+
+    public func locateRequest(id: UUID) async throws(StoreError) -> LocateRequest? {
+        try await run { db in
+            try Row.fetchOne(db, sql: "SELECT \(Self.locateColumns) FROM locate_requests WHERE id = ?", arguments: [id.wireString])
+                .flatMap(Self.locate)
+        }
+    }
+
+    public func openLocateRequests(installId: UUID) async throws(StoreError) -> [LocateRequest] {
+        try await run { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Self.locateColumns) FROM locate_requests
+                    WHERE install_id = ? AND state IN ('pending', 'delivered') ORDER BY created_at, id
+                    """, arguments: [installId.wireString]
+            ).compactMap(Self.locate)
+        }
+    }
+
+    public func dueLocateRequests(nowMillis: Int64) async throws(StoreError) -> [LocateRequest] {
+        try await run { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Self.locateColumns) FROM locate_requests
+                    WHERE state IN ('pending', 'delivered') AND expires_at <= ? ORDER BY expires_at LIMIT 1000
+                    """, arguments: [nowMillis]
+            ).compactMap(Self.locate)
+        }
+    }
+
+    public func locateCreationTimes(installId: UUID, sinceMillis: Int64) async throws(StoreError) -> [Int64] {
+        try await run { db in
+            try Int64.fetchAll(
+                db, sql: "SELECT created_at FROM locate_requests WHERE install_id = ? AND created_at >= ? ORDER BY created_at",
+                arguments: [installId.wireString, sinceMillis])
+        }
+    }
+
+    public func updateLocate(_ r: LocateRequest, from: LocateRequest.State, payload: String?) async throws(StoreError) -> Bool {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    UPDATE locate_requests SET state = ?, delivered_at = ?, finished_at = ?, reason = ?, fix_id = ?, fix = ?,
+                    late_fix_id = ? WHERE id = ? AND state = ?
+                    """,
+                arguments: [
+                    r.state.rawValue, r.deliveredAtMillis, r.finishedAtMillis, r.reason, r.fixId?.wireString, r.fixJSON,
+                    r.lateFixId?.wireString, r.id.wireString, from.rawValue,
+                ])
+            guard db.changesCount == 1 else { return false }
+            if let payload { try Self.appendLocateEvent(r, payload: payload, db: db) }
+            return true
+        }
+    }
+
+    static func appendLocateEvent(_ r: LocateRequest, payload: String, db: Database) throws {
+        let at = r.finishedAtMillis ?? r.deliveredAtMillis ?? r.createdAtMillis
+        try appendEvents(
+            [PendingEvent(kind: .locate, id: r.id, millis: at, payload: payload)], installId: r.installId.wireString,
+            received: at, db: db)
+    }
+
+    static func arguments(_ r: LocateRequest) -> StatementArguments {
+        [
+            r.id.wireString, r.installId.wireString, r.state.rawValue, r.requestedBy, r.createdAtMillis, r.expiresAtMillis,
+            r.deliveredAtMillis, r.finishedAtMillis, r.reason, r.fixId?.wireString, r.fixJSON, r.lateFixId?.wireString,
+        ]
+    }
+
+    static func locate(_ row: Row) -> LocateRequest? {
+        guard let id = UUID(uuidString: row[0]), let install = UUID(uuidString: row[1]),
+            let state = LocateRequest.State(rawValue: row[2])
+        else { return nil }
+        return LocateRequest(
+            id: id, installId: install, state: state, requestedBy: row[3], createdAtMillis: row[4], expiresAtMillis: row[5],
+            deliveredAtMillis: row[6], finishedAtMillis: row[7], reason: row[8],
+            fixId: (row[9] as String?).flatMap { UUID(uuidString: $0) },
+            fixJSON: row[10], lateFixId: (row[11] as String?).flatMap { UUID(uuidString: $0) })
+    }
+}
+
+/// Locate requests, and the share flag that allows them (migration `v5-locate`).
+enum SQLiteLocateSchema {
+    static let v5 = """
+        CREATE TABLE locate_requests (
+            id TEXT PRIMARY KEY, install_id TEXT NOT NULL, state TEXT NOT NULL, requested_by TEXT NOT NULL,
+            created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, delivered_at INTEGER, finished_at INTEGER,
+            reason TEXT, fix_id TEXT, fix TEXT, late_fix_id TEXT);
+        CREATE INDEX locate_requests_device ON locate_requests (install_id, created_at);
+        CREATE INDEX locate_requests_open ON locate_requests (state, expires_at);
+        ALTER TABLE shares ADD COLUMN locate INTEGER NOT NULL DEFAULT 0;
+        """
+}
+
+extension SQLiteLocationStore: HistoryStore {
+    public var history: any HistoryStore { self }
+
+    public func trackPoints(installId: UUID, fromMillis: Int64, toMillis: Int64, limit: Int) async throws(StoreError) -> [TrackPoint] {
+        try await run { db in
+            var out: [TrackPoint] = []
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT ts, latitude, longitude FROM locations WHERE install_id = ? AND ts >= ? AND ts < ? ORDER BY ts, id LIMIT ?
+                    """, arguments: [installId.wireString, fromMillis, toMillis, limit])
+            while let row = try rows.next() { out.append(TrackPoint(millis: row[0], latitude: row[1], longitude: row[2])) }
+            return out
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import BeekonIngest
+import BeekonWire
+import Foundation
+import Testing
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension Ingest {
+    /// The dashboard in a real headless browser (BY-1, BY-3; issue 15).
+    @Suite(.tags(.browser), .skippable(.browser)) struct DashboardBrowser {
+        static let admin = ["X-API-Key": "admin-k"]
+
+        static func config(_ path: String) -> IngestConfiguration {
+            var c = IngestConfiguration(database: .sqlite(path: path), authMode: .required, apiKeys: ["admin-k"])
+            c.livePollSeconds = 0.2
+            return c
+        }
+
+        static func recent(_ install: UUID, minutesAgo: Double, model: String) -> WireEnvelope {
+            let start = WireTimestamp(Date()).millis - Int64(minutesAgo * 60_000)
+            var e = Fixtures.envelope(Fixtures.locations(3, startMillis: start - 120_000, stepMillis: 60_000), install: install)
+            e.device.model = model
+            return e
+        }
+
+        /// POSTs an envelope body, gzipped like the SDK does.
+        static func upload(_ base: String, _ envelope: WireEnvelope, headers: [String: String]) async throws -> HTTPResult {
+            try await HTTP.send(
+                "POST", base + "/v1/locations", body: Gzip.deflate([UInt8](WireJSONWriter.encode(envelope))),
+                headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"].merging(headers) { $1 })
+        }
+
+        /// `beekon-ingest` as a real process on `port` (so it can be killed with SIGKILL).
+        static func spawn(_ path: String, port: Int, dir: ChaosDir) async throws -> ChildProcess {
+            let child = try ChildProcess(
+                try ChaosBinaries.ingest(),
+                [
+                    "--port", "\(port)", "--database", "sqlite:\(path)", "--auth", "required", "--api-key", "admin-k",
+                    "--log-level", "error",
+                ], dir: dir, name: "ingest")
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !child.stdout.contains("listening on"), child.process.isRunning, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))  // polling the start-up line, bounded by the deadline
+            }
+            guard child.stdout.contains("listening on") else { throw TestFailure("beekon-ingest did not start: \(child.stderr)") }
+            return child
+        }
+
+        /// BY-3: every device in the roster with the server's state and an honest "last seen";
+        /// a fix ingested after load appears without reload; after a server restart the page
+        /// reconnects and shows the fix stored while it was down (Last-Event-ID); a share URL
+        /// shows only its devices.
+        @Test func rosterLiveUpdatesReconnectAndShareScope() async throws {
+            let dir = try ChaosDir()
+            let path = dir.path("ingest.sqlite")
+            // A port below the ephemeral range, so no client socket can take it while the server is down.
+            let port = Int.random(in: 20_000..<30_000)
+            var process = try await Self.spawn(path, port: port, dir: dir)
+            defer { kill(process.pid, SIGKILL) }
+            let base = "http://127.0.0.1:\(port)"
+            let a = Fixtures.ids.next()
+            let b = Fixtures.ids.next()
+            for e in [Self.recent(a, minutesAgo: 5, model: "truck-a"), Self.recent(b, minutesAgo: 180, model: "van-b")] {
+                #expect(try await Self.upload(base, e, headers: Self.admin).status == 200)
+            }
+            let created = try await HTTP.send(
+                "POST", base + "/v1/shares", body: Array(#"{"devices":["\#(a.wireString)"],"live":true}"#.utf8), headers: Self.admin)
+            let shareToken = try #require(try created.json()["token"] as? String)
+            let states = try await HTTP.send("GET", base + "/v1/devices", headers: Self.admin).json()
+            let expected = Dictionary(
+                uniqueKeysWithValues: (states["devices"] as? [[String: Any]] ?? []).map {
+                    ($0["install_id"] as! String, $0["status"] as! String)
+                })
+
+            let page = try HeadlessChromium(url: base + "/#key=admin-k")
+            try page.waitUntil("document.querySelectorAll('tr[data-device]').length === 2", timeout: 20)
+            for (id, status) in expected {
+                let shown = try page.evaluate("document.querySelector('tr[data-device=\"\(id)\"] .state').dataset.state") as? String
+                #expect(shown == status, "device \(id)")
+            }
+            let seenA = try page.evaluate("document.querySelector('tr[data-device=\"\(a.wireString)\"] .seen').textContent") as? String
+            let seenB = try page.evaluate("document.querySelector('tr[data-device=\"\(b.wireString)\"] .seen').textContent") as? String
+            #expect(seenA == "last seen 5 min ago" || seenA == "last seen 6 min ago", "\(seenA ?? "nil")")
+            #expect(seenB == "last seen 3 h ago", "\(seenB ?? "nil")")
+            try page.waitUntil("document.getElementById('conn').dataset.state === 'live'", timeout: 10)
+
+            // A fix ingested after the page loaded.
+            let fresh = Fixtures.envelope(Fixtures.locations(1, startMillis: WireTimestamp(Date()).millis), install: a)
+            #expect(try await Self.upload(base, fresh, headers: Self.admin).status == 200)
+            let rowA = "document.querySelector('tr[data-device=\"\(a.wireString)\"]')"
+            let took = try page.waitUntil("\(rowA).dataset.lastFix === '\(fresh.locations[0].id.wireString)'", timeout: 10)
+            print("dashboard: fix visible \(Int(took * 1000)) ms after the upload's 200")
+            #expect(try page.evaluate("\(rowA).querySelector('.seen').textContent") as? String == "last seen 0 s ago")
+
+            // Kill the server (SIGKILL), store a fix while it is down, restart it on the same port.
+            kill(process.pid, SIGKILL)
+            _ = try await process.finish(timeout: .seconds(10))
+            try page.waitUntil("document.getElementById('conn').dataset.state === 'reconnecting'", timeout: 10)
+            #expect((try page.evaluate("document.getElementById('conn').textContent") as? String)?.hasPrefix("reconnecting…") == true)
+            let meanwhile = Fixtures.envelope(Fixtures.locations(1, startMillis: WireTimestamp(Date()).millis + 1_000), install: a)
+            let store = try SQLiteLocationStore(path: path, logger: testLogger)
+            _ = try await store.ingest(IngestBatch(envelope: meanwhile, receivedAt: WireTimestamp(Date())))
+            process = try await Self.spawn(path, port: port, dir: dir)
+            try page.waitUntil("\(rowA).dataset.lastFix === '\(meanwhile.locations[0].id.wireString)'", timeout: 40)
+            try page.waitUntil("document.getElementById('conn').dataset.state === 'live'", timeout: 5)
+            if let out = ProcessInfo.processInfo.environment["BEEKON_DASHBOARD_SCREENSHOT"] {
+                try page.screenshot().write(to: URL(fileURLWithPath: out))
+            }
+
+            // A share URL: only its device.
+            let shared = try HeadlessChromium(url: base + "/?share=\(shareToken)")
+            try shared.waitUntil("document.querySelectorAll('tr[data-device]').length >= 1", timeout: 20)
+            let ids = try shared.evaluate("[...document.querySelectorAll('tr[data-device]')].map(r => r.dataset.device)") as? [String]
+            #expect(ids == [a.wireString])
+        }
+    }
+}

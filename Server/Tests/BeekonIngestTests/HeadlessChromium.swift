@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real headless Chromium (Debian `chromium`) driven over the DevTools protocol on
+/// `--remote-debugging-pipe` (fd 3 in, fd 4 out, NUL-terminated JSON messages): no
+/// WebSocket client and no third-party code needed. One page per instance.
+final class HeadlessChromium: @unchecked Sendable {
+    /// The browser binary, or nil when it is not installed.
+    static var binary: String? {
+        ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+    }
+
+    private let pid: pid_t
+    private let toBrowser: Int32
+    private let fromBrowser: Int32
+    private let profile: String
+    private var nextID = 1
+    private var buffer: [UInt8] = []
+    private var session: String = ""
+
+    /// Starts the browser and opens `url` in a 1200×800 page.
+    init(url: String) throws {
+        guard let binary = Self.binary else { throw TestFailure("chromium is not installed (apt-get install chromium)") }
+        profile = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-chromium-\(UUID().uuidString)").path
+        var input: [Int32] = [0, 0]
+        var output: [Int32] = [0, 0]
+        guard pipe(&input) == 0, pipe(&output) == 0 else { throw TestFailure("pipe() failed") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input[0], 3)
+        posix_spawn_file_actions_adddup2(&actions, output[1], 4)
+        let devnull = open("/dev/null", O_WRONLY)
+        posix_spawn_file_actions_adddup2(&actions, devnull, 1)
+        posix_spawn_file_actions_adddup2(&actions, devnull, 2)
+        let args = [
+            binary, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", "--no-first-run",
+            "--disable-extensions", "--disable-background-networking", "--user-data-dir=\(profile)", "--window-size=1200,800",
+            "about:blank",
+        ]
+        var argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, binary, &actions, nil, &argv, environ)
+        close(devnull)
+        close(input[0])
+        close(output[1])
+        guard rc == 0 else { throw TestFailure("cannot start \(binary): \(rc)") }
+        pid = child
+        toBrowser = input[1]
+        fromBrowser = output[0]
+        let target = try call("Target.createTarget", ["url": url])
+        let targetId = try #require(target["targetId"] as? String)
+        let attached = try call("Target.attachToTarget", ["targetId": targetId, "flatten": true])
+        session = try #require(attached["sessionId"] as? String)
+    }
+
+    deinit {
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        close(toBrowser)
+        close(fromBrowser)
+        try? FileManager.default.removeItem(atPath: profile)
+    }
+
+    /// Evaluates `expression` in the page (awaiting a promise) and returns its JSON value.
+    func evaluate(_ expression: String) throws -> Any? {
+        let r = try call("Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true], session: session)
+        return (r["result"] as? [String: Any])?["value"]
+    }
+
+    /// Re-evaluates `expression` until it is `true` or `timeout` passes; the time it took.
+    @discardableResult
+    func waitUntil(_ expression: String, timeout: Double) throws -> Double {
+        let start = Date()
+        while Date().timeIntervalSince(start) < timeout {
+            if try evaluate(expression) as? Bool == true { return Date().timeIntervalSince(start) }
+            usleep(20_000)  // polling the page, bounded by the timeout
+        }
+        throw TestFailure("the page never satisfied: \(expression)")
+    }
+
+    /// A PNG of the page as it is drawn now.
+    func screenshot() throws -> Data {
+        let r = try call("Page.captureScreenshot", ["format": "png"], session: session)
+        let text = try #require(r["data"] as? String)
+        return try #require(Data(base64Encoded: text))
+    }
+
+    private func call(_ method: String, _ params: [String: Any], session: String? = nil) throws -> [String: Any] {
+        let id = nextID
+        nextID += 1
+        var message: [String: Any] = ["id": id, "method": method, "params": params]
+        if let session { message["sessionId"] = session }
+        var bytes = [UInt8](try JSONSerialization.data(withJSONObject: message))
+        bytes.append(0)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { write(toBrowser, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw TestFailure("the browser closed its pipe") }
+            sent += n
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let reply = try readMessage()
+            guard reply["id"] as? Int == id else { continue }  // events and other replies
+            if let error = reply["error"] { throw TestFailure("\(method) failed: \(error)") }
+            return reply["result"] as? [String: Any] ?? [:]
+        }
+        throw TestFailure("\(method) got no answer")
+    }
+
+    private func readMessage() throws -> [String: Any] {
+        while true {
+            if let end = buffer.firstIndex(of: 0) {
+                let message = Array(buffer[..<end])
+                buffer.removeSubrange(...end)
+                return (try JSONSerialization.jsonObject(with: Data(message)) as? [String: Any]) ?? [:]
+            }
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let n = chunk.withUnsafeMutableBytes { read(fromBrowser, $0.baseAddress, $0.count) }
+            guard n > 0 else { throw TestFailure("the browser closed its pipe") }
+            buffer.append(contentsOf: chunk[..<n])
+        }
+    }
+}

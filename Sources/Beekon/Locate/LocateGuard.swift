@@ -1,0 +1,47 @@
+import Foundation
+
+/// The device-side guards for locate requests (SPEC BY-2, BY-3), configurable with
+/// `Beekon.setLocatePolicy(_:)`.
+public struct LocatePolicy: Sendable, Equatable {
+    /// Whether this device shares its position on request; off: every request is refused
+    /// with the reason `sharing_off`.
+    public var sharingEnabled: Bool
+    /// Least time between two answered requests (battery guard); a request sooner is
+    /// refused with `too_soon`. Default 30 s.
+    public var minIntervalSeconds: Double
+    /// How long to wait for a fresh fix; without one the request is refused with `no_fix`
+    /// (a cached fix is never sent as an answer: it would put a new timestamp on old data).
+    /// Default 15 s.
+    public var timeoutSeconds: Double
+
+    /// Creates a policy.
+    public init(sharingEnabled: Bool = true, minIntervalSeconds: Double = 30, timeoutSeconds: Double = 15) {
+        self.sharingEnabled = sharingEnabled
+        self.minIntervalSeconds = max(0, minIntervalSeconds)
+        self.timeoutSeconds = max(0.1, timeoutSeconds)
+    }
+}
+
+/// How the SDK answered a locate request.
+public enum LocateAnswer: Sendable, Equatable {
+    /// One fresh fix, stored (trigger `manual`, carrying the request id) and uploaded.
+    case answered(Location)
+    /// Declined, with the reason sent to the server: `sharing_off`, `too_soon`, `no_fix`
+    /// or `store_failed`.
+    case refused(reason: String)
+}
+
+/// The guard state: the policy and when a request was last answered.
+struct LocateGuard: Sendable, Equatable {
+    var policy = LocatePolicy()
+    var lastAnswered: Date?
+
+    /// The refusal reason before asking the source, or nil to go ahead.
+    func refusal(now: Date) -> String? {
+        guard policy.sharingEnabled else { return "sharing_off" }
+        if let lastAnswered, now.timeIntervalSince(lastAnswered) < policy.minIntervalSeconds, now >= lastAnswered {
+            return "too_soon"
+        }
+        return nil
+    }
+}

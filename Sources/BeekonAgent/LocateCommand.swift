@@ -1,0 +1,93 @@
+import ArgumentParser
+import Beekon
+import BeekonSources
+import Foundation
+
+/// `beekon locate`: answers one pending locate request and exits (cron- or hook-driven
+/// devices). Exit 0 when a request was answered or refused, or when none was pending.
+struct LocateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "locate",
+        abstract: "Answer one pending locate request from the server and exit.",
+        discussion: """
+            Asks the server's command channel for an open request (waiting up to --wait
+            seconds), takes one fresh fix from --source, stores it (trigger manual, with the
+            request id) and uploads it; or refuses with a reason (config key locate.sharing
+            false, locate.minIntervalSeconds, no fix within locate.timeoutSeconds).
+            """)
+
+    @Option(name: .long, help: "Location source: replay:PATH, gpsd[://HOST:PORT] or nmea:DEVICE[?baud=N].")
+    var source: String
+
+    @Option(name: .long, help: "Path of the agent's SQLite database (default: STATE_DIR/beekon.sqlite).")
+    var db: String?
+
+    @Option(name: .long, help: "State directory for the database.")
+    var stateDir: String?
+
+    @Option(name: .long, help: "JSON config file (SDK field names); needs a sync block.")
+    var config: String
+
+    @Option(name: .long, help: "Seconds to wait for a request to arrive (0-60).")
+    var wait: Double = 0
+
+    @OptionGroup var log: LogOptions
+
+    func run() async throws {
+        let logger = log.bootstrap()
+        let agentConfig = try loadConfig(config)
+        guard agentConfig?.sdk.sync != nil else {
+            Terminal.error("locate needs a config with a sync block (the server to ask)")
+            throw ExitCode(2)
+        }
+        guard wait.isFinite, (0...60).contains(wait) else {
+            Terminal.error("--wait must be 0 to 60 seconds")
+            throw ExitCode(2)
+        }
+        let spec: SourceSpec
+        do { spec = try SourceSpec(argument: source) } catch {
+            Terminal.error(error.description)
+            throw ExitCode(2)
+        }
+        let dbPath: String
+        do { dbPath = try StateLocation.databasePath(db: db, stateDir: stateDir) } catch {
+            Terminal.error(error.description)
+            throw ExitCode(2)
+        }
+        let clock = ReplayClock()
+        let provider: any LocationProvider
+        do {
+            provider = try LiveSources.provider(
+                for: spec, pace: .asFastAsPossible, rebase: true, clock: clock, grace: 10, events: SourceEventLog(logger: logger))
+        } catch {
+            Terminal.error("\(error)")
+            throw ExitCode(1)
+        }
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(
+                databasePath: dbPath, provider: FreshFixProvider(provider, clock: clock.realClock), logger: logger,
+                transport: try AgentTransport.make(agentConfig)))
+        do {
+            if let agentConfig {
+                try await beekon.configure(agentConfig.sdk)
+                if let policy = agentConfig.locate { await beekon.setLocatePolicy(policy) }
+            }
+        } catch {
+            Terminal.error(error.description)
+            throw ExitCode(1)
+        }
+        let ids = await beekon.pendingLocateRequests(wait: .milliseconds(Int(wait * 1000)))
+        guard let id = ids.first else {
+            Terminal.out("no pending locate request")
+            await beekon.shutdown()
+            return
+        }
+        switch await beekon.handleLocateRequest(id: id) {
+        case .answered(let location):
+            Terminal.out("answered locate request \(id.wireString) with fix \(location.id.wireString)")
+        case .refused(let reason):
+            Terminal.out("refused locate request \(id.wireString): \(reason)")
+        }
+        await beekon.shutdown()
+    }
+}
