@@ -216,26 +216,16 @@ private struct RawLocation: Decodable {
     var altitude: Double?
     var activity: String?
     var quality: String?
-            var location = WireLocation(
-                id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
-                trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
-                accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
-                activity: activity, quality: quality, privacyZone: l.privacy_zone)
-            if let r = l.locate_request_id { location.locateRequestId = try uuid(r, "\(p).locate_request_id") }
-            locations.append(location)
+    /// Must-ignore: a value that is not a string is ignored.
+    var privacy_zone: String?
+    var locate_request_id: String?
     /// Optional fields sent as an explicit `null`: schema v1 omits an absent optional,
     /// so a null is a producer bug the validator names (JSONDecoder alone reads it as absent).
     var nullOptionals: [String] = []
 
     private enum CodingKeys: String, CodingKey {
         case id, timestamp, trigger, motion, is_mock, latitude, longitude, accuracy, speed, bearing, altitude, activity, quality,
-            var location = WireLocation(
-                id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
-                trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
-                accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
-                activity: activity, quality: quality, privacyZone: l.privacy_zone)
-            if let r = l.locate_request_id { location.locateRequestId = try uuid(r, "\(p).locate_request_id") }
-            locations.append(location)
+            privacy_zone, locate_request_id
     }
 
     init(from decoder: any Decoder) throws {
@@ -253,13 +243,9 @@ private struct RawLocation: Decodable {
         altitude = try c.decodeIfPresent(Double.self, forKey: .altitude)
         activity = try c.decodeIfPresent(String.self, forKey: .activity)
         quality = try c.decodeIfPresent(String.self, forKey: .quality)
-            var location = WireLocation(
-                id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
-                trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
-                accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
-                activity: activity, quality: quality, privacyZone: l.privacy_zone)
-            if let r = l.locate_request_id { location.locateRequestId = try uuid(r, "\(p).locate_request_id") }
-            locations.append(location)
+        privacy_zone = try? c.decodeIfPresent(String.self, forKey: .privacy_zone)
+        locate_request_id = try c.decodeIfPresent(String.self, forKey: .locate_request_id)
+        for key in [CodingKeys.accuracy, .speed, .bearing, .altitude, .activity, .quality, .locate_request_id] where c.contains(key) {
             if try c.decodeNil(forKey: key) { nullOptionals.append(key.stringValue) }
         }
     }
