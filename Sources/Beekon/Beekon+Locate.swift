@@ -46,14 +46,16 @@ extension Beekon {
     /// The open locate requests for this device from the server's command channel
     /// (`GET /v1/devices/{install_id}/commands`), waiting up to `wait` for one; empty without
     /// sync or on any failure.
-    package func pendingLocateRequests(wait: Duration) async -> [UUID] {
-        guard let engine = try? await applySync(), let install = try? await ready().installID(makeID: deps.makeID) else { return [] }
+    package func pendingLocateRequests(wait: Duration) async -> LocatePoll {
+        guard let engine = try? await applySync(), let install = try? await ready().installID(makeID: deps.makeID) else {
+            return .failed
+        }
         let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
         let path = "/v1/devices/\(install.wireString)/commands?wait=\(seconds)"
-        guard let response = await engine.deviceRequest(path: path, method: "GET", body: Data(), timeout: wait + .seconds(15)),
-            response.status == 200
-        else { return [] }
-        return LocateCommands.requestIDs(response.body)
+        guard let response = await engine.deviceRequest(path: path, method: "GET", body: Data(), timeout: wait + .seconds(15)) else {
+            return .failed
+        }
+        return LocatePoll(status: response.status, body: response.body)
     }
 
     private func sendLocateRefusal(id: UUID, reason: String) async {
@@ -68,6 +70,32 @@ extension Beekon {
             logger.warning(
                 "locate refusal not delivered", metadata: ["request_id": "\(id.wireString)", "status": "\(response?.status ?? 0)"])
         }
+    }
+}
+
+/// What one poll of the locate command channel found.
+package enum LocatePoll: Sendable, Equatable {
+    /// The server answered; the requests waiting for this device (possibly none).
+    case requests([UUID])
+    /// The server has no command channel (404, 405 or 501: e.g. a backend that only
+    /// implements uploads); polling it again soon would only repeat the answer.
+    case unsupported(status: Int)
+    /// No usable answer (network error, 5xx, 401 after a refresh, sync off): try again later.
+    case failed
+
+    /// Classifies a command-channel answer.
+    init(status: Int, body: Data) {
+        switch status {
+        case 200: self = .requests(LocateCommands.requestIDs(body))
+        case 404, 405, 501: self = .unsupported(status: status)
+        default: self = .failed
+        }
+    }
+
+    /// The request ids found (none unless `.requests`).
+    package var ids: [UUID] {
+        if case .requests(let ids) = self { return ids }
+        return []
     }
 }
 

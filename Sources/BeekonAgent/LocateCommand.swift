@@ -76,8 +76,13 @@ struct LocateCommand: AsyncParsableCommand {
             Terminal.error(error.description)
             throw ExitCode(1)
         }
-        let ids = await beekon.pendingLocateRequests(wait: .milliseconds(Int(wait * 1000)))
-        guard let id = ids.first else {
+        let poll = await beekon.pendingLocateRequests(wait: .milliseconds(Int(wait * 1000)))
+        if case .unsupported(let status) = poll {
+            Terminal.error("the server has no locate command channel (HTTP \(status) on /v1/devices/…/commands)")
+            await beekon.shutdown()
+            throw ExitCode(1)
+        }
+        guard let id = poll.ids.first else {
             Terminal.out("no pending locate request")
             await beekon.shutdown()
             return

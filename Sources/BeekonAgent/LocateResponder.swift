@@ -12,13 +12,24 @@ struct LocateResponder: Sendable {
     var wait: Duration = .seconds(25)
     /// Pause after a failed poll (no answer at all), so a dead server is not hammered.
     var pauseAfterFailure: Duration = .seconds(2)
+    /// Pause after the server said it has no command channel (404/405/501): a backend
+    /// that only implements uploads is asked again this rarely.
+    var pauseWhenUnsupported: Duration = .seconds(600)
     /// The clock for that pause.
     var clock: any BeekonClock = SystemClock()
 
     func run() async {
         while !Task.isCancelled {
             let started = clock.now()
-            let ids = await beekon.pendingLocateRequests(wait: wait)
+            let poll = await beekon.pendingLocateRequests(wait: wait)
+            if case .unsupported(let status) = poll {
+                logger.notice(
+                    "the server has no locate command channel; asking again later",
+                    metadata: ["status": "\(status)", "retry_seconds": "\(pauseWhenUnsupported.components.seconds)"])
+                try? await clock.sleep(for: pauseWhenUnsupported)
+                continue
+            }
+            let ids = poll.ids
             for id in ids {
                 let answer = await beekon.handleLocateRequest(id: id)
                 switch answer {

@@ -85,6 +85,7 @@ final class FaultyReceiver: @unchecked Sendable {
     private let script: [Action]
     private let defaultAction: Action
     private var requests: [Request] = []
+    private var commandPolls = 0
     private var heldFDs: Set<Int32> = []
     private var acceptedConnections = 0
     private var released = false
@@ -114,6 +115,9 @@ final class FaultyReceiver: @unchecked Sendable {
 
     /// Every request so far, in arrival order.
     var received: [Request] { lock.withLock { requests } }
+
+    /// Polls of the locate command channel answered 404 (not counted as requests).
+    var locateCommandPolls: Int { lock.withLock { commandPolls } }
 
     /// Every request as one line each, for failure messages.
     var log: String { received.map(\.summary).joined(separator: "\n") }
@@ -179,6 +183,13 @@ final class FaultyReceiver: @unchecked Sendable {
             }
             guard let bytes = reader.readBody(headers: headers) else { return }
             let body = Data(bytes)
+            // An upload-only backend: the locate command channel (BY-2) does not exist here,
+            // and such a poll is neither an upload nor scripted.
+            if method == "GET", path.contains("/commands") {
+                lock.withLock { commandPolls += 1 }
+                guard LoopbackSocket.sendAll(fd, Data("HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\n{}".utf8)) else { return }
+                continue
+            }
             let (action, nextDrops) = record(method: method, path: path, headers: headers, body: body)
             switch action {
             case .status(let code, let extra):

@@ -1,0 +1,85 @@
+import Beekon
+import BeekonTesting
+import Foundation
+import Testing
+
+@testable import Beekon
+
+/// BY-2, BY-3: the device side of locate on demand, with the scripted provider and the
+/// test clock (no server: sync is off, so nothing is sent).
+@Suite("Locate requests on the device")
+struct LocateRequestTests {
+    @Test func anAnswerIsOneFreshManualFixCarryingTheRequestIDAndBypassingTheGate() async throws {
+        let h = Harness()
+        let beekon = h.beekon()
+        // A gate that would reject anything within an hour or a kilometre of the last fix.
+        try await beekon.configure(BeekonConfig(minTimeBetweenLocationsSeconds: 3_600, minDistanceBetweenLocationsMeters: 1_000))
+        try await beekon.start()
+        await h.provider.send(fix(0))
+        await h.provider.setOneShotFix(fix(1, north: 3))
+        let request = UUID()
+        let answer = await beekon.handleLocateRequest(id: request)
+        guard case .answered(let location) = answer else {
+            Issue.record("expected an answer, got \(answer)")
+            return
+        }
+        #expect(location.trigger == .manual)
+        #expect(location.locateRequestId == request)
+        let rows = try await beekon.history(from: .distantPast, to: .distantFuture)
+        #expect(rows.count == 2, "the tracked fix and the answer, stored past the gate")
+        #expect(rows.last?.locateRequestId == request)
+        #expect(await h.provider.isRunning, "tracking goes on as before")
+        try await beekon.stop()
+    }
+
+    @Test func guardsRefuseWithTheirReasonAndStoreNothing() async throws {
+        let h = Harness()
+        let beekon = h.beekon()
+        try await beekon.configure(BeekonConfig())
+        // No fix from the source within the timeout: refused, never a cached fix.
+        await beekon.setLocatePolicy(LocatePolicy(timeoutSeconds: 1))
+        #expect(await beekon.handleLocateRequest(id: UUID()) == .refused(reason: "no_fix"))
+        // An answer, then one sooner than the battery guard allows.
+        await h.provider.setOneShotFix(fix(0))
+        await beekon.setLocatePolicy(LocatePolicy(minIntervalSeconds: 30))
+        guard case .answered = await beekon.handleLocateRequest(id: UUID()) else {
+            Issue.record("the first request is answered")
+            return
+        }
+        #expect(await beekon.handleLocateRequest(id: UUID()) == .refused(reason: "too_soon"))
+        h.clock.advance(by: .seconds(31))
+        guard case .answered = await beekon.handleLocateRequest(id: UUID()) else {
+            Issue.record("answered again once the interval has passed")
+            return
+        }
+        // Sharing off: refused whatever the source has.
+        await beekon.setLocatePolicy(LocatePolicy(sharingEnabled: false, minIntervalSeconds: 0))
+        #expect(await beekon.handleLocateRequest(id: UUID()) == .refused(reason: "sharing_off"))
+        let rows = try await beekon.history(from: .distantPast, to: .distantFuture)
+        #expect(rows.count == 2, "only the two answers are stored")
+    }
+
+    @Test func theGuardRule() {
+        var g = LocateGuard()
+        let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(g.refusal(now: t0) == nil)
+        g.lastAnswered = t0
+        g.policy = LocatePolicy(minIntervalSeconds: 30)
+        #expect(g.refusal(now: t0.addingTimeInterval(29.9)) == "too_soon")
+        #expect(g.refusal(now: t0.addingTimeInterval(30)) == nil)
+        // A clock that stepped back does not lock the device out.
+        #expect(g.refusal(now: t0.addingTimeInterval(-600)) == nil)
+        g.policy.sharingEnabled = false
+        #expect(g.refusal(now: t0.addingTimeInterval(3_600)) == "sharing_off")
+    }
+
+    @Test func aCommandChannelAnswerIsClassified() {
+        let id = UUID()
+        let body = Data("{\"locate_requests\":[{\"id\":\"\(id.uuidString.lowercased())\"}],\"future\":1}".utf8)
+        #expect(LocatePoll(status: 200, body: body) == .requests([id]))
+        #expect(LocatePoll(status: 200, body: Data("not json".utf8)) == .requests([]))
+        // An upload-only backend: asked again only rarely by the agent.
+        for status in [404, 405, 501] { #expect(LocatePoll(status: status, body: Data()) == .unsupported(status: status)) }
+        for status in [401, 429, 500, 503] { #expect(LocatePoll(status: status, body: Data()) == .failed) }
+    }
+}
