@@ -169,6 +169,8 @@ open class CLLocationManager: NSObject {
     @available(tvOS, unavailable)
     open func startUpdatingLocation() { _shim() as Void }
     open func stopUpdatingLocation() { _shim() as Void }
+    @available(iOS 9.0, macOS 10.14, *)
+    open func requestLocation() { _shim() as Void }
     @available(iOS 4.0, macOS 10.7, *) @available(watchOS, unavailable) @available(tvOS, unavailable)
     open func startMonitoringSignificantLocationChanges() { _shim() as Void }
     @available(iOS 4.0, macOS 10.7, *) @available(watchOS, unavailable) @available(tvOS, unavailable)

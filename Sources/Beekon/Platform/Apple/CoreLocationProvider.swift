@@ -27,6 +27,9 @@
         private var paging = RegionPaging()
         private var baseAccess = LocationAccess()
         private var running = false
+        /// One-shot requests waiting for a fresh fix (``OneShotFixRule``).
+        private var oneShots: [Int: (rule: OneShotFixRule, continuation: CheckedContinuation<RawFix?, Never>)] = [:]
+        private var nextOneShot = 0
 
         /// Creates the provider; CoreLocation is touched only when tracking starts.
         public init() {}
@@ -60,6 +63,30 @@
             await bridge?.stopSignificantChanges()
             await removeRegions(paging.reset())
             finish(throwing: nil)
+        }
+
+        /// One fresh fix for locate on demand (BY-2): `requestLocation()`, answered by the first
+        /// fix no older than ``OneShotFixRule`` allows; nil after `timeout`. Tracking is not
+        /// touched (paused stays paused).
+        public func currentLocation(timeout: Duration, mode: PowerMode) async throws -> RawFix? {
+            let bridge = await managerBridge()
+            if case .stop(let reason) = await bridge.access.decision { throw LocationAccess.providerError(for: reason) }
+            nextOneShot += 1
+            let id = nextOneShot
+            let rule = OneShotFixRule(requestedAt: Date())
+            let timer = Task { [weak self] in
+                try? await Task.sleep(for: timeout)
+                await self?.answerOneShot(id, with: nil)
+            }
+            defer { timer.cancel() }
+            return await withCheckedContinuation { continuation in
+                oneShots[id] = (rule, continuation)
+                Task { @MainActor in bridge.requestOneLocation() }
+            }
+        }
+
+        private func answerOneShot(_ id: Int, with fix: RawFix?) {
+            oneShots.removeValue(forKey: id)?.continuation.resume(returning: fix)
         }
 
         /// Re-pages the OS region slots for a new fence set.
@@ -105,6 +132,9 @@
         }
 
         private func receive(_ samples: [LocationSample]) async {
+            for (id, waiting) in oneShots {
+                if let fix = waiting.rule.answer(from: samples) { answerOneShot(id, with: fix) }
+            }
             guard running else { return }
             let fixes = samples.compactMap(\.rawFix)
             for fix in fixes { continuation?.yield(fix) }

@@ -56,6 +56,8 @@
         func startUpdates() { manager.startUpdatingLocation() }
         /// `stopUpdatingLocation()`.
         func stopUpdates() { manager.stopUpdatingLocation() }
+        /// `requestLocation()`: one location, delivered through the same delegate callback.
+        func requestOneLocation() { manager.requestLocation() }
         /// `startMonitoringSignificantLocationChanges()`: what relaunches a terminated app.
         func startSignificantChanges() { manager.startMonitoringSignificantLocationChanges() }
         /// `stopMonitoringSignificantLocationChanges()`.
