@@ -16,6 +16,7 @@ extension Beekon {
     /// reason when sync is configured.
     @discardableResult
     public func handleLocateRequest(id: UUID) async -> LocateAnswer {
+        guard locateGuard.claim(id) else { return .refused(reason: "already_handled") }
         let answer = await answerLocate(id: id)
         switch answer {
         case .answered:

@@ -67,6 +67,12 @@ extension Beekon {
             makeID: deps.makeID, randomUnit: deps.randomUnit, status: broadcasts.syncStatus,
             logger: logger, installID: installID, auth: refresher, budget: deps.executionBudget)
         syncEngine = engine
+        // Locate requests listed in an upload's answer are answered on their own task: the
+        // answer itself syncs, which must not wait inside the drain that delivered them.
+        await engine.setLocateRequestHandler { [weak self] ids in
+            guard let self else { return }
+            Task { for id in ids { await self.handleLocateRequest(id: id) } }
+        }
         await engine.start()
         logger.info("sync on", metadata: ["url": "\(EndpointRule.redacted(wanted.url))", "batch": "\(wanted.effectiveBatchSize)"])
         return engine

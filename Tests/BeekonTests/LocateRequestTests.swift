@@ -83,3 +83,32 @@ struct LocateRequestTests {
         for status in [401, 429, 500, 503] { #expect(LocatePoll(status: status, body: Data()) == .failed) }
     }
 }
+
+/// BY-2: a request listed in an upload's answer (the piggybacked delivery) is answered by
+/// the SDK on its own, once, even when the same id arrives again.
+@Suite("Locate requests delivered in upload answers")
+struct LocatePiggybackTests {
+    @Test func aRequestInAnUploadAnswerIsAnsweredOnceWithAManualFix() async throws {
+        let h = Harness()
+        let transport = ScriptedTransport()
+        let beekon = h.beekon(transport: transport)
+        try await configureSync(beekon, syncConfig())
+        await h.provider.setOneShotFix(fix(5, north: 7))
+        let request = UUID()
+        let listing = Data("{\"locations_stored\":1,\"locate_requests\":[{\"id\":\"\(request.uuidString.lowercased())\"}]}".utf8)
+        // The same request listed in two answers in a row: answered once.
+        await transport.enqueue(.success(HTTPResponse(status: 200, body: listing)), .success(HTTPResponse(status: 200, body: listing)))
+        try await beekon.start()
+        await h.provider.send(fix(1))
+        try await beekon.stop()  // session stop: the first upload, whose answer lists the request
+        await transport.waitForRequests(2)
+        let answer = await transport.requests[1].envelope.locations
+        #expect(answer.count == 1)
+        #expect(answer.first?.trigger == .manual)
+        #expect(answer.first?.locateRequestId == request)
+        _ = try await beekon.sync()
+        let rows = try await beekon.history(from: .distantPast, to: .distantFuture)
+        #expect(rows.filter { $0.locateRequestId == request }.count == 1, "answered once though listed twice")
+        #expect(await beekon.handleLocateRequest(id: request) == .refused(reason: "already_handled"))
+    }
+}

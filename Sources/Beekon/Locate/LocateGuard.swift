@@ -27,7 +27,8 @@ public enum LocateAnswer: Sendable, Equatable {
     /// One fresh fix, stored (trigger `manual`, carrying the request id) and uploaded.
     case answered(Location)
     /// Declined, with the reason sent to the server: `sharing_off`, `too_soon`, `no_fix`
-    /// or `store_failed`.
+    /// or `store_failed`; `already_handled` (not sent) when the same request id was handled
+    /// before, e.g. delivered both in an upload's answer and on the command channel.
     case refused(reason: String)
 }
 
@@ -35,6 +36,18 @@ public enum LocateAnswer: Sendable, Equatable {
 struct LocateGuard: Sendable, Equatable {
     var policy = LocatePolicy()
     var lastAnswered: Date?
+    /// The most recent request ids handled (a request can arrive twice: in an upload's
+    /// answer and on the command channel); at most `rememberedLimit`.
+    private(set) var handled: [UUID] = []
+    static let rememberedLimit = 64
+
+    /// Records `id` as handled; false when it already was (the caller then does nothing).
+    mutating func claim(_ id: UUID) -> Bool {
+        guard !handled.contains(id) else { return false }
+        handled.append(id)
+        if handled.count > Self.rememberedLimit { handled.removeFirst(handled.count - Self.rememberedLimit) }
+        return true
+    }
 
     /// The refusal reason before asking the source, or nil to go ahead.
     func refusal(now: Date) -> String? {

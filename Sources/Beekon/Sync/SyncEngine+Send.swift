@@ -46,6 +46,10 @@ extension SyncEngine {
                 // Marked acknowledged by the drain, overlapping the next batch's upload.
                 consecutiveFailures = 0
                 logger.debug("batch accepted", metadata: meta)
+                if let onLocateRequests, case .success(let response) = result {
+                    let ids = LocateCommands.requestIDs(response.body)
+                    if !ids.isEmpty { onLocateRequests(ids) }
+                }
                 return true
             case .rejected(let s):
                 try await store.reject(batch, status: s, at: clock.now())

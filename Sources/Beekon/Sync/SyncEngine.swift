@@ -47,6 +47,9 @@ actor SyncEngine {
     var hold: Hold?
     var consecutiveFailures = 0
     private var stopped = false
+    /// Called with the locate requests an accepted upload's answer listed (BY-2: delivery
+    /// piggybacked on the ingest response, a must-ignore field old SDKs skip).
+    var onLocateRequests: (@Sendable ([UUID]) -> Void)?
 
     init(
         config: SyncConfig, store: LocationStore, transport: any HTTPTransport, clock: any BeekonClock,
@@ -69,6 +72,9 @@ actor SyncEngine {
             sdkVersion: DeviceInfo.sdkVersion, model: DeviceInfo.model,
             syncIntervalSeconds: Int(config.effectiveIntervalSeconds.rounded()))
     }
+
+    /// Sets the handler for locate requests listed in upload answers.
+    func setLocateRequestHandler(_ handler: @escaping @Sendable ([UUID]) -> Void) { onLocateRequests = handler }
 
     /// Starts the loop and the interval timer.
     func start() {
