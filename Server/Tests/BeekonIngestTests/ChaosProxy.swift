@@ -114,6 +114,12 @@ final class ChaosProxy: @unchecked Sendable {
                 guard LoopbackSocket.sendAll(fd, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
             }
             guard let body = reader.readBody(headers: request.headers) else { return }
+            // The locate command channel's long poll (BY-2) is relayed untouched: faults are
+            // scripted per upload, and a poll is not one.
+            if request.method == "GET", request.path.contains("/commands") {
+                guard let answer = forward(request, body: body), LoopbackSocket.sendAll(fd, answer.bytes) else { return }
+                continue
+            }
             let (index, fault) = record(path: request.path, body: body, headers: request.headers)
             switch fault {
             case .status(let code, let retryAfter):
