@@ -160,6 +160,12 @@ private struct RawEnvelope: Decodable {
         extras = try c.decodeIfPresent([String: String].self, forKey: .extras)
         locations = try c.decode([RawLocation].self, forKey: .locations)
         geofence_events = try c.decode([RawEvent].self, forKey: .geofence_events)
+        // Optional, but an array when present: an explicit null is a producer bug (schema v1).
+        if c.contains(.proximity_events), try c.decodeNil(forKey: .proximity_events) {
+            throw DecodingError.typeMismatch(
+                [RawProximityEvent].self,
+                .init(codingPath: [CodingKeys.proximity_events], debugDescription: "proximity_events must be an array, not null"))
+        }
         proximity_events = try c.decodeIfPresent([RawProximityEvent].self, forKey: .proximity_events)
         nullExtras = try c.contains(.extras) && c.decodeNil(forKey: .extras)
     }
@@ -216,7 +222,7 @@ private struct RawLocation: Decodable {
     var altitude: Double?
     var activity: String?
     var quality: String?
-    /// Must-ignore: a value that is not a string is ignored.
+    /// A string when present (schema v1), like every other optional field.
     var privacy_zone: String?
     var locate_request_id: String?
     /// Optional fields sent as an explicit `null`: schema v1 omits an absent optional,
@@ -243,9 +249,10 @@ private struct RawLocation: Decodable {
         altitude = try c.decodeIfPresent(Double.self, forKey: .altitude)
         activity = try c.decodeIfPresent(String.self, forKey: .activity)
         quality = try c.decodeIfPresent(String.self, forKey: .quality)
-        privacy_zone = try? c.decodeIfPresent(String.self, forKey: .privacy_zone)
+        privacy_zone = try c.decodeIfPresent(String.self, forKey: .privacy_zone)
         locate_request_id = try c.decodeIfPresent(String.self, forKey: .locate_request_id)
-        for key in [CodingKeys.accuracy, .speed, .bearing, .altitude, .activity, .quality, .locate_request_id] where c.contains(key) {
+        for key in [CodingKeys.accuracy, .speed, .bearing, .altitude, .activity, .quality, .locate_request_id, .privacy_zone]
+        where c.contains(key) {
             if try c.decodeNil(forKey: key) { nullOptionals.append(key.stringValue) }
         }
     }
