@@ -3,32 +3,6 @@ import Foundation
 
 // MARK: - P1-pipeline and D1 (issue 16)
 
-/// One SDK run over `fixes` with `config`, until every fix is emitted: seconds per fix.
-private func sdkPerFix(_ fixes: [RawFix], config: BeekonConfig, path: String) async throws -> (Double, [Location]) {
-    removeDatabase(path)
-    defer { removeDatabase(path) }
-    let n = fixes.count
-    let beekon = Beekon(dependencies: BeekonDependencies(databasePath: path, provider: ArrayProvider(fixes: fixes), logger: quietLogger))
-    try await beekon.configure(config)
-    let stream = beekon.positions
-    let consumer = Task { () -> Int in
-        var seen = 0
-        for await _ in stream {
-            seen += 1
-            if seen == n { break }
-        }
-        return seen
-    }
-    let t = try await measure {
-        try await beekon.start()
-        let seen = await consumer.value
-        guard seen == n else { throw BenchError(description: "P1-pipeline: \(seen) of \(n) fixes emitted") }
-    }
-    try await beekon.stop()
-    let rows = try await beekon.history(from: .distantPast, to: .distantFuture)
-    return (t / Double(n), rows)
-}
-
 /// P1 with the activity classifier, a heartbeat and the privacy blur on, against P1 in the
 /// same run (interleaved). The blur runs as a batch is encoded for upload, once per fix: its
 /// measured per-fix cost over the same rows is added to the pipeline's.
@@ -44,8 +18,12 @@ func p1Pipeline(runs: Int, dir: URL) async throws -> Comparison {
     var base: [Double] = []
     var activities = 0
     for run in 0...runs {
-        let (b, _) = try await sdkPerFix(fixes, config: plain, path: dir.appendingPathComponent("p1p-plain-\(run).sqlite").path)
-        let (p, rows) = try await sdkPerFix(fixes, config: piped, path: dir.appendingPathComponent("p1p-pipe-\(run).sqlite").path)
+        let (b, _) = try await sdkPerFix(
+            fixes, config: plain, path: dir.appendingPathComponent("p1p-plain-\(run).sqlite").path, label: "P1"
+        ) { _ in }
+        let (p, rows) = try await sdkPerFix(
+            fixes, config: piped, path: dir.appendingPathComponent("p1p-pipe-\(run).sqlite").path, label: "P1-pipeline"
+        ) { beekon in try await beekon.history(from: .distantPast, to: .distantFuture) }
         let wires = rows.map(\.wire)
         var kept = 0
         let blur = await measure { for w in wires where filter.apply(w) != nil { kept += 1 } } / Double(max(1, wires.count))

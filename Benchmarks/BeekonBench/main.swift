@@ -174,6 +174,35 @@ func benchFixes() -> (fixes: [RawFix], source: String) {
 
 // MARK: - P1
 
+/// One SDK run over `fixes` with `config` on a fresh database at `path`, timed from `start()`
+/// until every fix is emitted on `positions`: seconds per fix, and what `inspect` reads from
+/// the stopped SDK before the database is removed.
+func sdkPerFix<T>(
+    _ fixes: [RawFix], config: BeekonConfig, path: String, label: String, inspect: (Beekon) async throws -> T
+) async throws -> (secondsPerFix: Double, inspected: T) {
+    removeDatabase(path)
+    defer { removeDatabase(path) }
+    let n = fixes.count
+    let beekon = Beekon(dependencies: BeekonDependencies(databasePath: path, provider: ArrayProvider(fixes: fixes), logger: quietLogger))
+    try await beekon.configure(config)
+    let stream = beekon.positions
+    let consumer = Task { () -> Int in
+        var seen = 0
+        for await _ in stream {
+            seen += 1
+            if seen == n { break }
+        }
+        return seen
+    }
+    let t = try await measure {
+        try await beekon.start()
+        let seen = await consumer.value
+        guard seen == n else { throw BenchError(description: "\(label): \(seen) of \(n) fixes emitted") }
+    }
+    try await beekon.stop()
+    return (t / Double(n), try await inspect(beekon))
+}
+
 func p1(runs: Int, dir: URL) async throws -> [Comparison] {
     let (fixes, source) = benchFixes()
     let n = fixes.count
@@ -187,34 +216,20 @@ func p1(runs: Int, dir: URL) async throws -> [Comparison] {
     for run in 0...runs {  // run 0 warms up and is not counted
         // Ours: the SDK actor end to end.
         let path = dir.appendingPathComponent("p1-sdk-\(run).sqlite").path
-        removeDatabase(path)
-        let beekon = Beekon(
-            dependencies: BeekonDependencies(databasePath: path, provider: ArrayProvider(fixes: fixes), logger: quietLogger))
-        try await beekon.configure(BeekonConfig(minTimeBetweenLocationsSeconds: 0, minDistanceBetweenLocationsMeters: 0))
-        let stream = beekon.positions
-        let consumer = Task { () -> Int in
-            var seen = 0
-            for await _ in stream {
-                seen += 1
-                if seen == n { break }
-            }
-            return seen
+        let (perFix, firstRun) = try await sdkPerFix(
+            fixes, config: BeekonConfig(minTimeBetweenLocationsSeconds: 0, minDistanceBetweenLocationsMeters: 0), path: path, label: "P1"
+        ) { beekon -> (rows: [Location], ddl: [String])? in
+            let stats = await beekon.statistics
+            guard stats.stored == n else { throw BenchError(description: "P1: stored \(stats.stored) of \(n)") }
+            guard run == 0 else { return nil }
+            return (try await beekon.history(from: .distantPast, to: .distantFuture), try locationDDL(fromSDKDatabaseAt: path))
         }
-        let t = try await measure {
-            try await beekon.start()
-            let seen = await consumer.value
-            guard seen == n else { throw BenchError(description: "P1: \(seen) of \(n) fixes emitted") }
-        }
-        try await beekon.stop()
-        let stats = await beekon.statistics
-        guard stats.stored == n else { throw BenchError(description: "P1: stored \(stats.stored) of \(n)") }
-        if run == 0 {
-            rows = try await beekon.history(from: .distantPast, to: .distantFuture)
-            ddl = try locationDDL(fromSDKDatabaseAt: path)
+        if let firstRun {
+            rows = firstRun.rows
+            ddl = firstRun.ddl
         } else {
-            ours.append(t / Double(n))
+            ours.append(perFix)
         }
-        removeDatabase(path)
 
         // The same fixes with error-bounded admission at 25 m (BY-9): per raw fix, until the
         // source ended and stop() stored the held fix.

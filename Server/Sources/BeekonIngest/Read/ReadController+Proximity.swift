@@ -8,15 +8,12 @@ extension ReadController {
     /// followed by `session_id`, `batch_id` and `received_at`.
     func proximityEvents(_ installId: UUID, _ params: Parameters, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
         var query = ProximityQuery(installId: installId)
-        switch Self.window(params) {
+        switch window(params, scope) {
         case .bad(let response): return response
         case .ok(let from, let to, let limit):
             query.from = from
             query.to = to
             query.limit = limit ?? query.limit
-        }
-        if let start = scope.windowStart(nowMillis: WireTimestamp(now()).millis) {
-            query.from = WireTimestamp(millis: max(query.from?.millis ?? .min, start))
         }
         let events = try await store.proximityEvents(query)
         var w = WireJSONWriter(capacity: 128 + events.count * 300)
@@ -42,22 +39,26 @@ extension ReadController {
         case bad(Response)
     }
 
-    /// Parses `from` and `to` (ISO 8601) and `limit` (1…maxPage), each optional.
-    static func window(_ params: Parameters) -> Window {
+    /// Parses `from` and `to` (ISO 8601) and `limit` (1…maxPage), each optional; `from` is
+    /// raised to the start of `scope`'s history window (a share sees nothing older).
+    func window(_ params: Parameters, _ scope: ViewerScope) -> Window {
         var from: WireTimestamp?
         var to: WireTimestamp?
         var limit: Int?
         if let text = params["from"] {
-            guard let t = WireTimestamp(iso8601: String(text)) else { return .bad(badParameter("from", "an ISO 8601 time")) }
+            guard let t = WireTimestamp(iso8601: String(text)) else { return .bad(Self.badParameter("from", "an ISO 8601 time")) }
             from = t
         }
         if let text = params["to"] {
-            guard let t = WireTimestamp(iso8601: String(text)) else { return .bad(badParameter("to", "an ISO 8601 time")) }
+            guard let t = WireTimestamp(iso8601: String(text)) else { return .bad(Self.badParameter("to", "an ISO 8601 time")) }
             to = t
         }
         if let text = params["limit"] {
-            guard let n = Int(text), (1...maxPage).contains(n) else { return .bad(badParameter("limit", "1...\(maxPage)")) }
+            guard let n = Int(text), (1...Self.maxPage).contains(n) else { return .bad(Self.badParameter("limit", "1...\(Self.maxPage)")) }
             limit = n
+        }
+        if let start = scope.windowStart(nowMillis: WireTimestamp(now()).millis) {
+            from = WireTimestamp(millis: max(from?.millis ?? .min, start))
         }
         return .ok(from: from, to: to, limit: limit)
     }

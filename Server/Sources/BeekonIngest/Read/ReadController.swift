@@ -160,7 +160,7 @@ struct ReadController: Sendable {
 
     func fixes(_ installId: UUID, _ params: Parameters, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
         var query = FixQuery(installId: installId)
-        switch Self.window(params) {
+        switch window(params, scope) {
         case .bad(let response): return response
         case .ok(let from, let to, let limit):
             query.from = from
@@ -170,9 +170,6 @@ struct ReadController: Sendable {
         if let cursor = params["cursor"] {
             guard let c = FixCursor(token: String(cursor)) else { return Self.badParameter("cursor", "a next_cursor value") }
             query.after = c
-        }
-        if let start = scope.windowStart(nowMillis: WireTimestamp(now()).millis) {
-            query.from = WireTimestamp(millis: max(query.from?.millis ?? .min, start))
         }
         var page = try await store.fixes(query)
         if let metres = scope.precisionMetres { page.fixes = page.fixes.map(Coarsening(metres: metres).fix) }
