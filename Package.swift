@@ -89,7 +89,9 @@ let package = Package(
         // The beacon fuzzers live here, next to the track-reader fuzzers whose knobs and tally they share.
         .testTarget(
             name: "BeekonSourcesTests",
-            dependencies: ["BeekonSources", "BeekonBeacons", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport"]),
+            dependencies: [
+                "BeekonSources", "BeekonBeacons", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonLoopback",
+            ]),
         .testTarget(name: "BeekonBeaconsTests", dependencies: ["BeekonBeacons", "Beekon", "BeekonTesting"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
         .testTarget(
@@ -109,25 +111,36 @@ let package = Package(
 )
 
 // Linux only: type-check the Apple glue (Sources/Beekon/Platform/Apple, reached through the
-// symlink Shims/BeekonAppleGlueCheck/Apple) against shims of CoreLocation, UIKit, Security and
-// BackgroundTasks declared from Apple's published iOS 18.0 SDK interfaces (Shims/README.md).
+// symlink Shims/BeekonAppleGlueCheck/Apple) against shims of CoreLocation, CoreMotion, UIKit,
+// Security and BackgroundTasks declared from Apple's published iOS 18.0 SDK interfaces (Shims/README.md).
 // On Apple platforms these targets do not exist: the real frameworks are used, and the
 // glue is compiled into `Beekon` itself.
 #if os(Linux)
     package.targets += [
         .target(name: "CoreLocation", path: "Shims/AppleSDK/CoreLocation"),
+        .target(name: "CoreMotion", path: "Shims/AppleSDK/CoreMotion"),
         .target(name: "UIKit", path: "Shims/AppleSDK/UIKit"),
         .target(name: "BackgroundTasks", path: "Shims/AppleSDK/BackgroundTasks"),
         .target(name: "Security", path: "Shims/AppleSDK/Security"),
         .target(
             name: "BeekonAppleGlueCheck",
-            dependencies: ["Beekon", "CoreLocation", "UIKit", "BackgroundTasks", "Security"],
+            dependencies: ["Beekon", "CoreLocation", "CoreMotion", "UIKit", "BackgroundTasks", "Security"],
             path: "Shims/BeekonAppleGlueCheck",
+            swiftSettings: [.define("BEEKON_APPLE_SHIM")]
+        ),
+        // The beacon module's CoreLocation ranging glue (Sources/BeekonBeacons/Apple), likewise.
+        .target(
+            name: "BeekonBeaconsAppleGlueCheck",
+            dependencies: ["Beekon", "BeekonBeacons", "CoreLocation"],
+            path: "Shims/BeekonBeaconsAppleGlueCheck",
             swiftSettings: [.define("BEEKON_APPLE_SHIM")]
         ),
     ]
     // Compiling the tests compiles the glue: a shim signature the glue does not match fails CI.
     for target in package.targets where target.name == "BeekonPlatformTests" {
         target.dependencies.append("BeekonAppleGlueCheck")
+    }
+    for target in package.targets where target.name == "BeekonBeaconsTests" {
+        target.dependencies.append("BeekonBeaconsAppleGlueCheck")
     }
 #endif

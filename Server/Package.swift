@@ -14,6 +14,10 @@ let package = Package(
     dependencies: [
         .package(name: "Beekon", path: ".."),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        // Already resolved through Hummingbird; named for the event-driven live stream's NIO pipeline.
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", exact: "1.35.2"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
@@ -30,6 +34,11 @@ let package = Package(
             dependencies: [
                 .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -43,7 +52,7 @@ let package = Package(
             resources: [
                 .embedInCode("Contract/openapi.json"), .embedInCode("Contract/envelope-v1.schema.json"),
                 // The dashboard page (issue 15): one self-contained file served at / and /dashboard.
-                .embedInCode("Dashboard/dashboard.html"),
+                .embedInCode("Dashboard/dashboard.html"), .embedInCode("Dashboard/dashboard_map.js"),
             ]
         ),
         .executableTarget(
@@ -56,7 +65,22 @@ let package = Package(
             ]
         ),
         // A throw-away PostgreSQL cluster for the tests and the benchmark (not a product).
-        .target(name: "PostgresTestCluster"),
+        .target(name: "PostgresTestCluster", dependencies: ["IngestLoopback"]),
+        // The fault-injecting proxy, child processes and server process of the Server tests
+        // and the chaos harness: one implementation for both (not a product).
+        .target(
+            name: "BeekonChaos",
+            dependencies: ["BeekonIngest", "IngestLoopback", .product(name: "BeekonWire", package: "Beekon")]
+        ),
+        // The long chaos run (scripts/chaos.sh): real agents and servers, SIGKILLs, live viewers.
+        .executableTarget(
+            name: "beekon-chaos",
+            dependencies: [
+                "BeekonChaos", "PostgresTestCluster", "IngestLoopback",
+                .product(name: "BeekonTesting", package: "Beekon"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // The root package's POSIX loopback sockets for test servers and proxies: the same
         // source file, through a symlink (it is test plumbing, not a product of the SDK).
         .target(name: "IngestLoopback", path: "Tests/IngestLoopback"),
@@ -75,7 +99,7 @@ let package = Package(
         .executableTarget(
             name: "LiveBench",
             dependencies: [
-                "BeekonIngest", "PostgresTestCluster", "IngestLoopback",
+                "BeekonIngest", "BeekonChaos", "PostgresTestCluster", "IngestLoopback",
                 .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "BeekonTesting", package: "Beekon"),
                 .product(name: "Logging", package: "swift-log"),
@@ -83,16 +107,30 @@ let package = Package(
             ],
             path: "Benchmarks/LiveBench"
         ),
+        // Time to first render of a month of 1 Hz history, overview tier vs raw (issue 15; scripts/bench.sh).
+        .executableTarget(
+            name: "HistoryBench",
+            dependencies: [
+                "BeekonIngest", "PostgresTestCluster",
+                .product(name: "BeekonWire", package: "Beekon"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/HistoryBench"
+        ),
         .testTarget(
             name: "BeekonIngestTests",
             dependencies: [
-                "BeekonIngest", "PostgresTestCluster", "IngestLoopback",
+                "BeekonIngest", "BeekonChaos", "PostgresTestCluster", "IngestLoopback",
                 .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "BeekonTesting", package: "Beekon"),
                 .product(name: "BeekonSources", package: "Beekon"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
     ],

@@ -16,6 +16,8 @@
 #   P1-pipeline (issue 16): P1 with the activity classifier, a heartbeat and a 200 m blur vs P1 (target ≤ 1.1×)
 #   D1 diagnostic log ring buffer: database + WAL size after 10k/100k/1M events (bounded by the cap)
 #   Activity: `beekon activity` confusion table for every track in Tests/Data/gpx (walk: walking, bus: automotive)
+#   H  history (issue 15): a 30-day 1 Hz device history (2.6 M fixes; --quick: 30 days at 0.1 Hz) — the dashboard's
+#      first-render request (overview tier) vs the raw track, time and bytes, and the page's first render in chromium
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=5; json=""; quick=0
@@ -36,7 +38,7 @@ stage "building (release)"
 # Every binary from the Server package's build, which depends on this package: the
 # dependencies both share (swift-crypto with its BoringSSL, GRDB, swift-argument-parser,
 # swift-log) are compiled once instead of once per package.
-for product in beekon-ingest IngestBench LiveBench beekon BeekonBench; do
+for product in beekon-ingest IngestBench LiveBench HistoryBench beekon BeekonBench; do
   (cd Server && swift build -c release --product "$product" >/dev/null)
 done
 bin=Server/.build/release
@@ -51,6 +53,10 @@ fixes=100000; [ "$quick" = 1 ] && fixes=20000
 stage "L live stream (LiveBench)"
 viewers=1000; backfill=100000; [ "$quick" = 1 ] && viewers=200 && backfill=20000
 "$bin/LiveBench" --viewers "$viewers" --backfill "$backfill" | tee "$out/live.txt"
+
+stage "H history first render (HistoryBench)"
+hfixes=2592000; hbackend=both; [ "$quick" = 1 ] && hfixes=259200 && hbackend=sqlite
+BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/HistoryBench" --fixes "$hfixes" --backend "$hbackend" | tee "$out/history.txt"
 
 stage "P7 peak RSS"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -119,6 +125,9 @@ for r in rows:
 print("\nlive stream (LiveBench; targets: p99 < 100 ms at 1,000 viewers, backfill ≥ 50,000 events/s, < 20 MiB per 1,000 idle viewers)")
 for line in open(os.path.join(out, "live.txt")):
     if line.startswith("(") or line.startswith("    baseline"): print("  " + line.rstrip())
+print("\nhistory (HistoryBench; target: first render < 1 s and < 1 MB for 30 days at 1 Hz)")
+for line in open(os.path.join(out, "history.txt")):
+    if not line.startswith(("History benchmark", "---")): print("  " + line.rstrip())
 print("\nfidelity (stored % of raw fixes, max / p95 distance from raw fixes to the stored polyline, m)")
 for track, items in fid.items():
     print("  " + track)

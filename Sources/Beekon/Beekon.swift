@@ -43,6 +43,8 @@ public actor Beekon {
     var geofenceEngine = GeofenceEngine()
     /// Device-side guards for locate requests (see `Beekon+Locate`).
     var locateGuard = LocateGuard()
+    /// Following the app's lifecycle (see `Beekon+Lifecycle`).
+    var lifecycle = LifecycleRun()
     /// Claimed by the first stream subscription of an auto-resuming instance.
     nonisolated let firstSubscription = OnceFlag()
 
@@ -227,6 +229,7 @@ public actor Beekon {
             opening.configLoaded = true
             if !fences.isEmpty { await geofencesDidChange() }
         }
+        observeAppLifecycle()
         if !opening.launchDecided { await decideLaunch(store: store) }
         return store
     }

@@ -43,6 +43,10 @@ public struct BeekonDependencies: Sendable {
     /// `SpeedActivityClassifier`. On Apple platforms a provider may set CoreMotion's activity
     /// on the fix itself, which is kept.
     public var activityClassifier: any ActivityClassifier = SpeedActivityClassifier()
+    /// The app's lifecycle, which switches the foreground/background profile by itself
+    /// (BY-4) unless `BeekonConfig.followsAppLifecycle` is off; nil (default) means the host
+    /// calls `Beekon.setAppState(_:)`. `apple(databasePath:)` sets UIKit's on iOS.
+    public var appLifecycle: (any AppLifecycleSource)?
 
     /// Creates dependencies; ids default to UUIDv7 read from `clock`.
     public init(

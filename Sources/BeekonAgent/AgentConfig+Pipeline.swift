@@ -62,6 +62,13 @@ extension AgentConfig {
         return PrivacyZone(id: c.id, latitude: c.latitude, longitude: c.longitude, radiusMeters: c.radiusMeters, action: action)
     }
 
+    static func pipelineBool(_ key: String, _ value: JSONValue) throws(Problem) -> Bool {
+        guard case .bool(let b) = value else {
+            throw Problem(description: "key '\(key)' must be a boolean, got \(value.typeName)")
+        }
+        return b
+    }
+
     static func pipelineNumber(_ key: String, _ value: JSONValue) throws(Problem) -> Double {
         guard case .number(let n) = value, n.isFinite, n >= 0 else {
             throw Problem(description: "key '\(key)' must be a number ≥ 0, got \(value.typeName)")
@@ -74,7 +81,7 @@ extension AgentConfig {
 extension AgentConfig {
     static let pipelineKeys = [
         "classifyActivity", "heartbeatSeconds", "foregroundProfile", "backgroundProfile", "diagnosticLogLevel",
-        "diagnosticLogCapacity", "appState",
+        "diagnosticLogCapacity", "appState", "followsAppLifecycle",
     ]
     static let knownProfileKeys = [
         "preset", "minTimeBetweenLocationsSeconds", "minDistanceBetweenLocationsMeters", "whenStationary",
@@ -84,11 +91,8 @@ extension AgentConfig {
     /// Applies one pipeline key; returns false when `key` is not one of them.
     mutating func applyPipelineKey(_ key: String, _ value: JSONValue) throws(Problem) -> Bool {
         switch key {
-        case "classifyActivity":
-            guard case .bool(let b) = value else {
-                throw Problem(description: "key 'classifyActivity' must be a boolean, got \(value.typeName)")
-            }
-            sdk.classifyActivity = b
+        case "classifyActivity": sdk.classifyActivity = try Self.pipelineBool(key, value)
+        case "followsAppLifecycle": sdk.followsAppLifecycle = try Self.pipelineBool(key, value)
         case "heartbeatSeconds": sdk.heartbeatSeconds = try Self.pipelineNumber(key, value)
         case "foregroundProfile": sdk.foregroundProfile = try Self.parseProfile(value, path: key)
         case "backgroundProfile": sdk.backgroundProfile = try Self.parseProfile(value, path: key)

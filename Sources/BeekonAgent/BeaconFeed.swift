@@ -1,5 +1,6 @@
 import Beekon
 import BeekonBeacons
+import BeekonSources
 import Foundation
 import Logging
 
@@ -9,7 +10,7 @@ import Logging
 struct BeaconFeed: Sendable {
     /// Where readings come from.
     enum Source: Sendable, Equatable {
-        /// A btsnoop capture or JSON scan log, replayed as fast as it reads.
+        /// A btsnoop capture or JSON scan log, replayed at ``BeaconFeed/pace`` like the track.
         case replay(path: String)
         /// The kernel's HCI monitor channel (Linux, `CAP_NET_RAW`).
         case hciMonitor
@@ -22,6 +23,10 @@ struct BeaconFeed: Sendable {
     let logger: Logger
     /// The time of hearing for live readings.
     var clock: any BeekonClock = SystemClock()
+    /// How fast a replay delivers its readings: `beekon track --speed`, as for the track (SRC-4).
+    var pace = ReplaySpeed.asFastAsPossible
+    /// The real clock a paced replay waits on: the track replay's (`ReplayClock.realClock`).
+    var realClock: any BeekonClock = SystemClock()
 
     /// Parses `replay:FILE` or `hci`; nil otherwise.
     static func source(_ argument: String) -> Source? {
@@ -35,21 +40,37 @@ struct BeaconFeed: Sendable {
     func run(into beekon: Beekon) async throws(Failure) -> Int {
         switch source {
         case .replay(let path):
-            var tracker = config.makeTracker()
             let result = BeaconRecording.read(contentsOf: URL(fileURLWithPath: path), scanner: scannerName)
             for message in result.messages { logger.warning("beacon recording", metadata: ["problem": "\(message)"]) }
             guard !result.readings.isEmpty || result.errorCount == 0 else {
                 throw Failure(description: "\(path): no beacon readings (\(result.summary))")
             }
-            let events = BeaconReplay.events(of: result.readings, tracker: &tracker)
-            try await record(events, into: beekon)
-            logger.info("beacon replay done", metadata: ["file": "\(path)", "events": "\(events.count)"])
-            return events.count
+            let count = try await replay(result.readings, into: beekon)
+            logger.info("beacon replay done", metadata: ["file": "\(path)", "events": "\(count)"])
+            return count
         case .hciMonitor:
             let socket: HCIMonitorSocket
             do { socket = try HCIMonitorSocket() } catch { throw Failure(description: error.description) }
             return try await live(socket, into: beekon)
         }
+    }
+
+    /// Ranges recorded readings in time order, paced by ``pace`` on ``realClock`` as the track
+    /// replay is, recording each event when its reading is delivered; returns how many were
+    /// recorded. Ends early (without error) when the task is cancelled.
+    func replay(_ readings: [BeaconReading], into beekon: Beekon) async throws(Failure) -> Int {
+        var tracker = config.makeTracker()
+        var pacer = ReplayPacer(speed: pace)
+        var count = 0
+        for reading in BeaconReplay.ordered(readings) {
+            if let delay = pacer.delay(before: reading.time, realNow: realClock.now()), delay > 0 {
+                do { try await realClock.sleep(for: .seconds(delay)) } catch { break }
+            }
+            let events = tracker.observe(reading)
+            try await record(events, into: beekon)
+            count += events.count
+        }
+        return count
     }
 
     /// Ranges the frames `reader` returns (one monitor frame per call) until it throws,

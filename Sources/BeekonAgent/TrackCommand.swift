@@ -46,7 +46,7 @@ struct TrackCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = log.bootstrap()
         let agentConfig = try loadConfig(config)
-        let beaconFeed = try beaconOptions.feed(logger: logger)
+        var beaconFeed = try beaconOptions.feed(logger: logger)
         let spec: SourceSpec
         do { spec = try SourceSpec(argument: source) } catch {
             Terminal.error(error.description)
@@ -66,6 +66,9 @@ struct TrackCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let clock = ReplayClock()
+        // A replayed beacon log follows --speed on the track replay's real clock (SRC-4).
+        beaconFeed?.pace = pace
+        beaconFeed?.realClock = clock.realClock
         let events = SourceEventLog(logger: logger)
         let provider: any LocationProvider
         do {

@@ -46,8 +46,12 @@ public actor BeaconRangingSession {
     }
 
     /// Runs one wake over the readings `next` delivers (nil: no more), stopping when the
-    /// allowance is spent even if no reading arrives.
-    public func wake(named name: String = "beekon.beacons", next: @escaping @Sendable () async -> BeaconReading?) async -> Wake {
+    /// allowance is spent even if no reading arrives. `onEvents`, if given, receives each
+    /// reading's events as they are decided, while the lease still runs.
+    public func wake(
+        named name: String = "beekon.beacons", onEvents: (@Sendable ([ProximityEvent]) async -> Void)? = nil,
+        next: @escaping @Sendable () async -> BeaconReading?
+    ) async -> Wake {
         let lease = await budget.beginLease(named: name)
         let start = clock.now()
         if let saved = store.load() { tracker.state = saved }
@@ -66,7 +70,11 @@ public actor BeaconRangingSession {
                 break
             }
             count += 1
-            events += tracker.observe(reading)
+            let decided = tracker.observe(reading)
+            if !decided.isEmpty {
+                events += decided
+                await onEvents?(decided)
+            }
         }
         try? store.save(tracker.state)
         await lease.end()

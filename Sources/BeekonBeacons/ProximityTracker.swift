@@ -47,7 +47,9 @@ public struct ProximityTracker: Sendable {
                         type: type, timestamp: reading.time, distance: distance))
             }
             state.entries[key] = entry
-            state.nextSilence = min(state.nextSilence ?? .infinity, entry.trigger.silenceDeadline ?? .infinity)
+            // nil, not infinity, when nothing is inside: the state is persisted as JSON, which has no infinity.
+            let next = min(state.nextSilence ?? .infinity, entry.trigger.silenceDeadline ?? .infinity)
+            state.nextSilence = next.isFinite ? next : nil
         }
         return events
     }

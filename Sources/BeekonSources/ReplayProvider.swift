@@ -42,12 +42,11 @@ public actor ReplayProvider: LocationProvider {
     /// The last fix delivered (rebased), if any.
     public private(set) var lastDelivered: RawFix?
 
-    private let trackOffsets: [TimeInterval]
+    private var pacer: ReplayPacer
     private var nextIndex = 0
     private var generation = 0
     private var rebaseOffset: TimeInterval = 0
     private var rebased = false
-    private var pacingAnchor: (real: TimeInterval, track: TimeInterval)?
     private var pacingTask: Task<Void, Never>?
 
     /// Creates a replay of `fixes` at `speed`, driving `clock`.
@@ -80,18 +79,7 @@ public actor ReplayProvider: LocationProvider {
         self.rebaseToNow = rebaseToNow
         self.maxGap = maxGap
         self.diagnostics = diagnostics
-        let cap = max(0, maxGap.seconds)
-        var offsets: [TimeInterval] = []
-        offsets.reserveCapacity(fixes.count)
-        var total: TimeInterval = 0
-        for (i, fix) in fixes.enumerated() {
-            if i > 0 {
-                let gap = fix.timestamp.timeIntervalSince(fixes[i - 1].timestamp)
-                total += gap.isFinite ? min(max(gap, 0), cap) : 0
-            }
-            offsets.append(total)
-        }
-        self.trackOffsets = offsets
+        self.pacer = ReplayPacer(speed: speed, maxGap: maxGap)
     }
 
     /// How many fixes are still to be delivered.
@@ -102,7 +90,7 @@ public actor ReplayProvider: LocationProvider {
         lastRequestedMode = mode
         generation += 1
         pacingTask?.cancel()
-        pacingAnchor = nil
+        pacer.restart()
         isRunning = true
         if rebaseToNow, !rebased, let first = fixes.first {
             rebaseOffset = clock.realNow().timeIntervalSince(first.timestamp)
@@ -133,7 +121,7 @@ public actor ReplayProvider: LocationProvider {
             return nil
         }
         let index = nextIndex
-        if let delay = pacingDelay(index), delay > 0 {
+        if let delay = pacer.delay(before: fixes[index].timestamp, realNow: clock.realNow()), delay > 0 {
             let sleeper = clock.realClock
             let task = Task<Void, Never> { _ = try? await sleeper.sleep(for: .seconds(delay)) }
             pacingTask = task
@@ -152,16 +140,5 @@ public actor ReplayProvider: LocationProvider {
         deliveredCount += 1
         lastDelivered = fix
         return fix
-    }
-
-    /// Real seconds to wait before delivering fix `index`; nil when not paced.
-    private func pacingDelay(_ index: Int) -> TimeInterval? {
-        guard let rate = speed.rate else { return nil }
-        let real = clock.realNow().timeIntervalSince1970
-        guard let anchor = pacingAnchor else {
-            pacingAnchor = (real, trackOffsets[index])
-            return nil
-        }
-        return anchor.real + (trackOffsets[index] - anchor.track) / rate - real
     }
 }

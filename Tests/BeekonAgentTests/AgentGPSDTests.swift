@@ -1,3 +1,4 @@
+import BeekonLoopback
 import BeekonTestSupport
 import Foundation
 import Testing
@@ -11,14 +12,14 @@ struct AgentGPSDTests {
     /// Stores fixes from gpsd; SIGTERM + restart continues the same session; gpsd
     /// gone for good → exit 1 with a clear message and the intent kept.
     @Test func tracksFromGPSDResumesAfterSIGTERMAndExitsWhenGPSDIsGone() async throws {
-        guard FakeGPSD.available() else { return }
+        guard GPSFake.available() else { return }
         let tmp = try TempDir()
         // 4,000 lines at 0.02 s: 80 s of feed, so a restart on a loaded machine still finds
         // gpsd feeding (1,200 lines ran out before the second agent read on a loaded run);
         // the test stops the feed itself once it has seen what it needs.
-        let log = try FakeGPSD.slice(Fixtures.walkNMEA, lines: 4000, into: tmp)
-        let port = FakeGPSD.freePort()
-        let fake = try FakeGPSD(log: log, port: port, cycle: 0.02)
+        let log = try GPSFake.slice(Fixtures.walkNMEA, lines: 4000, into: tmp)
+        let port = LoopbackSocket.freePort()
+        let fake = try GPSFake(log: log, port: port, cycle: 0.02)
         let db = tmp.path("gpsd.sqlite")
         let args = [
             "track", "--source", "gpsd://127.0.0.1:\(port)", "--db", db,
@@ -155,74 +156,11 @@ final class NotifyListener {
     }
 }
 
-/// gpsfake serving a log on a loopback port (see Tests/BeekonSourcesTests/GPSDTestSupport.swift).
-final class FakeGPSD: @unchecked Sendable {
-    static let python = "/usr/bin/python3", gpsfake = "/usr/bin/gpsfake", gpsd = "/usr/sbin/gpsd"
-
-    /// Missing gpsd fails the test unless BEEKON_SKIP_GPSD=1.
-    static func available(sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
-        let missing = [gpsd, gpsfake, python].filter { !FileManager.default.isExecutableFile(atPath: $0) }
-        if missing.isEmpty { return true }
-        if ProcessInfo.processInfo.environment["BEEKON_SKIP_GPSD"] == "1" { return false }
-        Issue.record(
-            "needs \(missing.joined(separator: ", ")) (apt-get install gpsd gpsd-clients python3-gps), or set BEEKON_SKIP_GPSD=1",
-            sourceLocation: sourceLocation)
-        return false
-    }
-
-    private let process = Process()
-    private let exited: AsyncStream<Void>
-
-    init(log: String, port: Int, cycle: Double) throws {
-        // Unblock the signals the test's threads block (a child inherits the mask), own process group, exec gpsfake.
-        let wrapper =
-            "import os, signal, sys\nsignal.pthread_sigmask(signal.SIG_SETMASK, [])\n"
-            + "try:\n    os.setpgid(0, 0)\nexcept OSError:\n    pass\nos.execv(sys.argv[1], sys.argv[1:])\n"
-        process.executableURL = URL(fileURLWithPath: Self.python)
-        process.arguments = ["-c", wrapper, Self.python, Self.gpsfake, "-1", "-q", "-P", String(port), "-c", String(cycle), log]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        let (stream, continuation) = AsyncStream<Void>.makeStream()
-        exited = stream
-        process.terminationHandler = { _ in continuation.finish() }
-        try process.run()
-    }
-
-    /// Kills gpsfake and its gpsd (the process group) and waits for gpsfake's exit.
-    func stop() async throws {
-        let pid = process.processIdentifier
-        if process.isRunning {
-            kill(-pid, SIGKILL)
-            kill(pid, SIGKILL)
-        }
-        for await _ in exited {}
-    }
-
-    deinit {
-        let pid = process.processIdentifier
-        if process.isRunning {
-            kill(-pid, SIGKILL)
-            kill(pid, SIGKILL)
-        }
-    }
-
+extension GPSFake {
     /// The first `lines` lines of an NMEA log (after its comment line) in `dir`.
     static func slice(_ path: String, lines: Int, into dir: TempDir) throws -> String {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         let kept = text.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("$") }.prefix(lines)
         return try dir.write("slice.nmea", kept.joined(separator: "\r\n") + "\r\n")
-    }
-
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return Int(UInt16(bigEndian: addr.sin_port))
     }
 }

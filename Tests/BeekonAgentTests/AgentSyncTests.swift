@@ -200,7 +200,11 @@ struct AgentSyncTests {
 
         let afterKill = try await AgentStatus.read(db: db)
         let stored = try await HistoryRow.read(db: db)
-        #expect(afterKill.int("open_batches") == 1, "the batch in flight is persisted: \(afterKill.raw)")
+        // The batch in flight is persisted; behind a full one the drain may already have
+        // assembled (and persisted) the next one — it goes out after the held one (SY-6).
+        let openAfterKill = afterKill.int("open_batches")
+        #expect((1...2).contains(openAfterKill), "the batch in flight is persisted: \(afterKill.raw)")
+        #expect(openAfterKill == 1 || held.locations.count == 100, "only a full batch is prepared ahead: \(afterKill.raw)")
         #expect(afterKill.int("pending_uploads") == stored.count, "nothing was acknowledged: \(afterKill.raw)")
         receiver.releaseHeld()
 

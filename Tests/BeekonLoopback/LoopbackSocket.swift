@@ -70,11 +70,14 @@ public enum LoopbackSocket {
         }
     }
 
-    /// A connection to 127.0.0.1:`port` whose reads give up after `receiveTimeout` seconds;
-    /// nil when nothing listens there.
-    public static func connect(port: Int, receiveTimeout: Int = 40) -> Int32? {
+    /// A connection to 127.0.0.1:`port` whose reads give up after `receiveTimeout` seconds,
+    /// with a receive buffer of `receiveBuffer` bytes when given (set before connecting, so the
+    /// window announced to the peer is small: a reader that stops reading); nil when nothing
+    /// listens there.
+    public static func connect(port: Int, receiveTimeout: Int = 40, receiveBuffer: Int32? = nil) -> Int32? {
         let fd = socket(AF_INET, streamType, 0)
         guard fd >= 0 else { return nil }
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = loopback(port: port)
@@ -106,6 +109,14 @@ public enum LoopbackSocket {
             }
             return true
         }
+    }
+
+    /// A TCP port on 127.0.0.1 that was free a moment ago (for a server started by a test,
+    /// e.g. gpsfake or PostgreSQL, that must be told its port).
+    public static func freePort() -> Int {
+        guard let (fd, port) = try? listen(backlog: 1) else { return 0 }
+        close(fd)
+        return port
     }
 
     static func loopback(port: Int) -> sockaddr_in {
@@ -157,6 +168,15 @@ public struct HTTPMessageReader {
             guard let chunk = read(count: size), readUntil([13, 10]) != nil else { return nil }
             body += chunk
         }
+    }
+
+    /// The payload of the next chunk of a chunked body, read one at a time (a stream that
+    /// never ends); nil at EOF, on a read timeout or on the last (zero-size) chunk.
+    public mutating func readChunk() -> [UInt8]? {
+        guard let line = readUntil([13, 10]), let size = Int(line.split(separator: ";").first ?? "", radix: 16), size > 0,
+            let chunk = read(count: size), readUntil([13, 10]) != nil
+        else { return nil }
+        return chunk
     }
 
     /// The text before `separator` (consumed with it); nil at EOF.

@@ -15,6 +15,9 @@
             #expect(deps.provider is CoreLocationProvider)
             #expect(deps.resumesOnFirstUse)
             #expect(deps.executionBudget is BackgroundTaskBudget)
+            // BY-4: the UIKit lifecycle and CoreMotion's activity (nothing is asked of either until used).
+            #expect(deps.appLifecycle is UIKitLifecycleSource)
+            #expect((deps.activityClassifier as? MotionActivityClassifier)?.feed.source == nil)
         }
     }
 #endif

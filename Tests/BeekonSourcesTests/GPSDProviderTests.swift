@@ -1,3 +1,4 @@
+import BeekonLoopback
 import BeekonTestSupport
 import Foundation
 import Testing
@@ -19,7 +20,7 @@ struct GPSDProviderTests {
         let log = try nmeaSlice(Self.walk, from: 1, count: 240, dir: dir)
         let expected = try parsedFixes(log)
         #expect(expected.count == 80)
-        let port = GPSFake.freePort()
+        let port = LoopbackSocket.freePort()
         let collector = StreamCollector()
         let provider = GPSDProvider(
             configuration: .init(port: port, policy: .init(gracePeriod: .seconds(20)), settle: 0.5),
@@ -62,7 +63,7 @@ struct GPSDProviderTests {
         let expectedTimes = Set(expected.map(\.millisOfDay))
         #expect(expected.count >= 30)
         let awaited = expected[expected.count - 2].millisOfDay
-        let port = GPSFake.freePort()
+        let port = LoopbackSocket.freePort()
         let collector = StreamCollector()
         let provider = GPSDProvider(configuration: .init(port: port, policy: .init(gracePeriod: .seconds(20)), settle: 0.5))
         collector.consume(try await provider.start(mode: .high))
@@ -89,7 +90,7 @@ struct GPSDProviderTests {
         let first = try nmeaSlice(Self.walk, from: 1, count: 600, dir: dir)
         let second = try nmeaSlice(Self.walk, from: 1201, count: 600, dir: dir)
         let secondStart = try parsedFixes(second).first!.timestamp
-        let port = GPSFake.freePort()
+        let port = LoopbackSocket.freePort()
         let grace = 3.0
         let collector = StreamCollector()
         let provider = GPSDProvider(
@@ -128,7 +129,7 @@ struct GPSDProviderTests {
 
     /// Nothing listening at all: the provider keeps trying for the grace period, then throws.
     @Test func unreachableFromTheStartGivesUpAfterGrace() async throws {
-        let port = GPSFake.freePort()
+        let port = LoopbackSocket.freePort()
         let collector = StreamCollector()
         let provider = GPSDProvider(
             configuration: .init(port: port, policy: .init(gracePeriod: .milliseconds(800))),

@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import Foundation
 import Testing
 import Beekon

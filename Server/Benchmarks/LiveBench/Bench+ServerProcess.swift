@@ -1,3 +1,4 @@
+import BeekonChaos
 import Foundation
 #if canImport(Glibc)
     import Glibc
@@ -20,35 +21,18 @@ extension Bench {
     static func separateServerRSS(binary: String, dir: String, viewers: Int, path: String = "/v1/live") async throws -> (
         before: Int, idle: Int
     ) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "serve", "--port", "0", "--database", "sqlite:" + dir + "/rss-\(path.count).sqlite", "--auth", "off", "--log-level", "error",
-        ]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        var text = ""
-        while !text.contains("\n") {
-            let chunk = out.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw BenchFailure("beekon-ingest exited before listening") }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on") }),
-            let port = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
-        else { throw BenchFailure("no 'listening on' line from beekon-ingest: \(text)") }
+        let server = try await ServerProcess.start(
+            binary: URL(fileURLWithPath: binary), database: "sqlite:" + dir + "/rss-\(path.count).sqlite", directory: dir,
+            extra: ["--auth", "off"])
+        defer { server.terminate() }
+        let port = server.port
         // One upload and one stream first, so lazily built state (store, router, hub) is in the baseline.
         _ = try upload(port, envelope(fixes: 1, install: ids.next()))
         let probe = try ViewerFleet(port: port, count: 1, lastEventID: "0")
         try await waitUntil { probe.received >= 1 }
         probe.close()
         try await Task.sleep(for: .seconds(1))
-        let before = rssKiB(pid: process.processIdentifier)
+        let before = rssKiB(pid: server.pid)
         // Every stream resumes from 0, so each is known to be open once it has the stored fix.
         let fleet = try ViewerFleet(port: port, count: viewers, path: path, lastEventID: "0")
         defer { fleet.close() }
@@ -58,7 +42,7 @@ extension Bench {
             try await waitUntil { fleet.answered >= viewers }
         }
         try await Task.sleep(for: .seconds(2))
-        return (before, rssKiB(pid: process.processIdentifier))
+        return (before, rssKiB(pid: server.pid))
     }
 
     /// Resident set size of process `pid`, KiB.

@@ -1,4 +1,5 @@
 import Foundation
+import IngestLoopback
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -46,19 +47,32 @@ package final class PostgresCluster: Sendable {
         guard FileManager.default.isExecutableFile(atPath: "\(binDir)/initdb") else { throw Failure.missingBinaries(binDir) }
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-pg-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let cluster = PostgresCluster(dir: dir, port: freePort())
+        let cluster = PostgresCluster(dir: dir, port: LoopbackSocket.freePort())
         if getuid() == 0 {
             try run("/bin/chown", ["postgres", dir])
         }
         try cluster.asOwner("\(binDir)/initdb", ["-D", "\(dir)/data", "-A", "trust", "-U", cluster.user, "--no-sync"])
-        try cluster.asOwner(
-            "\(binDir)/pg_ctl",
+        try cluster.launch(fsync: fsync)
+        return cluster
+    }
+
+    /// Starts the server on the existing data directory (waits until it accepts connections).
+    private func launch(fsync: Bool) throws {
+        try asOwner(
+            "\(Self.binDir)/pg_ctl",
             [
-                "-D", "\(dir)/data", "-w", "-l", "\(dir)/log",
-                "-o", "-p \(cluster.port) -k \(dir) -c listen_addresses=127.0.0.1 -c fsync=\(fsync ? "on" : "off") -c max_connections=200",
+                "-D", "\(dir)/data", "-w", "-t", "60", "-l", "\(dir)/log",
+                "-o", "-p \(port) -k \(dir) -c listen_addresses=127.0.0.1 -c fsync=\(fsync ? "on" : "off") -c max_connections=200",
                 "start",
             ])
-        return cluster
+    }
+
+    /// Stops the server (fast shutdown: open connections are cut) and starts it again on the
+    /// same port and data, as a database outage of the chaos harness; returns once it accepts
+    /// connections. Blocks for the time the restart takes.
+    package func restart(fsync: Bool = false) throws {
+        try asOwner("\(Self.binDir)/pg_ctl", ["-D", "\(dir)/data", "-m", "fast", "-w", "-t", "60", "stop"])
+        try launch(fsync: fsync)
     }
 
     /// Creates an empty database and returns its name.
@@ -121,23 +135,5 @@ package final class PostgresCluster: Sendable {
             throw Failure.command(([tool] + args).joined(separator: " "), exited ? code : -1, output)
         }
         return output
-    }
-
-    /// A port the OS just handed out on 127.0.0.1.
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) }
-        }
-        _ = withUnsafeMutablePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
-        }
-        return Int(UInt16(bigEndian: addr.sin_port))
     }
 }

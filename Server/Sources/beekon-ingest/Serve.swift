@@ -21,6 +21,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds after which a device's newest fix counts as stale.") var staleAfter = 900
     @Option(help: "Seconds a request may wait for PostgreSQL before it is answered 503 (1-300).") var databaseTimeout = 10
     @Option(help: "Seconds between heartbeat comments on GET /v1/live.") var liveHeartbeat = 15.0
+    @Option(help: "Seconds a new connection may take to send its first request line before it is closed.") var firstRequestTimeout = 30.0
     @Option(help: "Seconds the event log keeps events; older Last-Event-IDs get a reset event.") var eventRetention = 7 * 86_400
     @Option(help: "Base URL printed in share links (default: the request's Host).") var publicUrl: String?
     @Option(help: "Reporting interval in seconds assumed for devices that declare none (device status).") var expectedInterval = 300
@@ -32,6 +33,9 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard (1...300).contains(databaseTimeout) else { throw ValidationError("--database-timeout must be 1 to 300 seconds") }
         guard liveHeartbeat >= 0.05, liveHeartbeat <= 3_600 else { throw ValidationError("--live-heartbeat must be 0.05 to 3600 seconds") }
+        guard firstRequestTimeout >= 0.1, firstRequestTimeout <= 3_600 else {
+            throw ValidationError("--first-request-timeout must be 0.1 to 3600 seconds")
+        }
         guard expectedInterval >= 1 else { throw ValidationError("--expected-interval must be at least 1 second") }
         guard eventRetention >= 60 else { throw ValidationError("--event-retention must be at least 60 seconds") }
         guard locateInterval >= 0, locateInterval <= 86_400 else { throw ValidationError("--locate-interval must be 0 to 86400 seconds") }
@@ -53,6 +57,7 @@ struct Serve: AsyncParsableCommand {
             maxBodyBytes: maxBodyBytes, maxDecompressedBytes: maxDecompressedBytes, staleAfterSeconds: staleAfter,
             databaseTimeoutSeconds: databaseTimeout)
         config.liveHeartbeatSeconds = liveHeartbeat
+        config.firstRequestTimeoutSeconds = firstRequestTimeout
         config.eventRetentionSeconds = eventRetention
         config.publicURL = publicUrl
         config.expectedIntervalSeconds = expectedInterval

@@ -1,3 +1,4 @@
+import BeekonChaos
 import BeekonWire
 import Foundation
 import Testing
@@ -132,59 +133,11 @@ enum AgentBinary {
     }
 }
 
-/// A child process run to completion with its output collected; killed when it overruns.
+/// A child process run to completion with its output collected; killed when it overruns
+/// (a `ChildProcess` in a directory of its own).
 enum Subprocess {
-    struct Outcome: Sendable {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    static func run(_ executable: URL, _ arguments: [String], timeout: Duration) async throws -> Outcome {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-sub-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let outURL = dir.appendingPathComponent("stdout")
-        let errURL = dir.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        let (exits, continuation) = AsyncStream.makeStream(of: Int32.self)
-        process.terminationHandler = { p in
-            continuation.yield(p.terminationStatus)
-            continuation.finish()
-        }
-        try process.run()
-        try? out.close()
-        try? err.close()
-        let status: Int32? = await withTaskGroup(of: Int32?.self) { group in
-            group.addTask {
-                for await status in exits { return status }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)  // a deadline, not synchronisation
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-        let stdout = String(decoding: (try? Data(contentsOf: outURL)) ?? Data(), as: UTF8.self)
-        let stderr = String(decoding: (try? Data(contentsOf: errURL)) ?? Data(), as: UTF8.self)
-        guard let status else {
-            kill(process.processIdentifier, SIGKILL)
-            throw TestFailure(
-                "\(executable.lastPathComponent) \(arguments.joined(separator: " ")) did not finish within \(timeout); stdout:\n\(stdout.suffix(2000))\nstderr:\n\(stderr.suffix(2000))"
-            )
-        }
-        return Outcome(status: status, stdout: stdout, stderr: stderr)
+    static func run(_ executable: URL, _ arguments: [String], timeout: Duration) async throws -> ChildProcess.Outcome {
+        let dir = try ChaosDir()
+        return try await ChildProcess(executable, arguments, dir: dir, name: executable.lastPathComponent).finish(timeout: timeout)
     }
 }

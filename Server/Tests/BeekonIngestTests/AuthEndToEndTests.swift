@@ -1,3 +1,4 @@
+import BeekonChaos
 import BeekonIngest
 import BeekonWire
 import Foundation

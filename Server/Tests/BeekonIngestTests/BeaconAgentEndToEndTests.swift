@@ -1,3 +1,4 @@
+import BeekonChaos
 import BeekonWire
 import Foundation
 import Testing

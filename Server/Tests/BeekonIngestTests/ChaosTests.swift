@@ -1,3 +1,4 @@
+import BeekonChaos
 import BeekonIngest
 import BeekonWire
 import Foundation
@@ -37,7 +38,7 @@ struct ChaosTests {
         _ body: (ServerProcess) async throws -> Void
     ) async throws {
         let dir = try ChaosDir()
-        let server = try ServerProcess(database: database ?? dir.path("ingest.sqlite"), dir: dir, extra: extra)
+        let server = try await ServerProcess.start(database: database ?? dir.path("ingest.sqlite"), dir: dir, extra: extra)
         do {
             try await body(server)
         } catch {
@@ -114,6 +115,7 @@ struct ChaosTests {
             URL(fileURLWithPath: "/usr/bin/env"),
             [
                 "BEEKON_BINARY=\(try ChaosBinaries.agent().path)", "BEEKON_INGEST_BINARY=\(try ChaosBinaries.ingest().path)",
+                "BEEKON_CHAOS_BINARY=\(try ChaosBinaries.sibling("beekon-chaos").path)",
                 "bash", root.appendingPathComponent("scripts/chaos.sh").path,
                 "--trials", "2", "--jobs", "2", "--duration", "5", "--seed", "8", "--speeds", "max,240", "--auth", "mixed",
             ], dir: dir, name: "chaos"
@@ -138,7 +140,7 @@ struct ChaosTests {
     static func serverKilledAndRestarted() async throws {
         let dir = try ChaosDir()
         let database = dir.path("ingest.sqlite")
-        var server = try ServerProcess(database: database, dir: dir)
+        var server = try await ServerProcess.start(database: database, dir: dir)
         var servers = [server]
         defer { for s in servers { s.terminate() } }
         let victim = Victim()
@@ -153,7 +155,7 @@ struct ChaosTests {
         #expect(server.waitForExit(timeout: 10) == SIGKILL)
         // Down for a moment (the agent meets refused connections), then up on the same file.
         try await proxy.waitFor("an upload while the server is down", timeout: .seconds(20)) { $0.count > 5 }
-        server = try ServerProcess(database: database, dir: dir)
+        server = try await ServerProcess.start(database: database, dir: dir)
         servers.append(server)
         proxy.setUpstream(port: server.port)
 
@@ -233,17 +235,6 @@ enum Delivery {
 
 // MARK: - Processes
 
-/// A temporary directory removed on deinit.
-final class ChaosDir: @unchecked Sendable {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-chaos-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(at: url) }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-}
-
 /// Binaries: the agent (`BEEKON_BINARY`, else the root package's `.build/debug/beekon`) and
 /// `beekon-ingest` next to this test bundle.
 enum ChaosBinaries {
@@ -258,9 +249,12 @@ enum ChaosBinaries {
         return url
     }
 
-    static func ingest() throws -> URL {
-        let url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("beekon-ingest")
-        guard FileManager.default.isExecutableFile(atPath: url.path) else { throw TestFailure("build beekon-ingest first: \(url.path)") }
+    static func ingest() throws -> URL { try sibling("beekon-ingest") }
+
+    /// An executable of this package built next to this test bundle.
+    static func sibling(_ name: String) throws -> URL {
+        let url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
+        guard FileManager.default.isExecutableFile(atPath: url.path) else { throw TestFailure("build \(name) first: \(url.path)") }
         return url
     }
 
@@ -277,66 +271,6 @@ enum ChaosBinaries {
             throw TestFailure("issue-token printed \(issued.stdout)")
         }
         return (access, refresh)
-    }
-}
-
-/// A child process with stdout/stderr in files, SIGKILL-able, waited for with a deadline.
-final class ChildProcess: @unchecked Sendable {
-    struct Outcome: Sendable {
-        var status: Int32
-        var signalled: Bool
-        var stdout: String
-        var stderr: String
-        /// Session ids from `started session …` / `resumed session …` lines.
-        var sessions: [String] {
-            stdout.split(separator: "\n").compactMap { line -> String? in
-                for p in ["started session ", "resumed session "] where line.hasPrefix(p) { return String(line.dropFirst(p.count)) }
-                return nil
-            }
-        }
-    }
-
-    let process = Process()
-    private let out: String, err: String
-
-    init(_ executable: URL, _ arguments: [String], dir: ChaosDir, name: String) throws {
-        out = dir.path("\(name)-\(UUID().uuidString.prefix(6)).out")
-        err = out + ".err"
-        _ = FileManager.default.createFile(atPath: out, contents: nil)
-        _ = FileManager.default.createFile(atPath: err, contents: nil)
-        let o = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-        let e = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = dir.url
-        process.standardOutput = o
-        process.standardError = e
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        try? o.close()
-        try? e.close()
-    }
-
-    var pid: Int32 { process.processIdentifier }
-    var stdout: String { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
-    var stderr: String { (try? String(contentsOfFile: err, encoding: .utf8)) ?? "" }
-
-    /// Waits for the exit (polling, bounded); SIGKILLs and throws on overrun.
-    func finish(timeout: Duration) async throws -> Outcome {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            guard ContinuousClock.now < deadline else {
-                kill(pid, SIGKILL)
-                throw TestFailure(
-                    "\(process.arguments?.prefix(2).joined(separator: " ") ?? "") did not finish within \(timeout); stdout:\n\(stdout.suffix(1500))\nstderr:\n\(stderr.suffix(1500))"
-                )
-            }
-            try await Task.sleep(for: .milliseconds(20))  // polling the exit, bounded by the deadline
-        }
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
-            stdout: stdout, stderr: stderr)
     }
 }
 
@@ -415,57 +349,10 @@ final class Victim: @unchecked Sendable {
 
 private func sigkill(_ pid: Int32) { _ = kill(pid, SIGKILL) }
 
-/// `beekon-ingest` as a subprocess on `--port 0` (SQLite), so it can be SIGKILLed.
-struct ServerProcess {
-    let child: ChildProcess
-    let port: Int
-
-    init(database: String, dir: ChaosDir, extra: [String] = []) throws {
-        child = try ChildProcess(
-            try ChaosBinaries.ingest(),
-            [
-                "--port", "0", "--database", "sqlite:\(database)",
-                "--log-level", "error",
-            ] + extra, dir: dir, name: "ingest")
-        let deadline = Date().addingTimeInterval(60)
-        var port: Int?
-        while port == nil, Date() < deadline, child.process.isRunning {
-            if let line = child.stdout.split(separator: "\n").first(where: { $0.hasPrefix("listening on 127.0.0.1:") }) {
-                port = Int(line.dropFirst("listening on 127.0.0.1:".count))
-            } else {
-                Thread.sleep(forTimeInterval: 0.02)  // polling the start-up line, bounded by the deadline
-            }
-        }
-        guard let port else {
-            kill(child.pid, SIGKILL)
-            throw TestFailure("beekon-ingest did not start: \(child.stdout) \(child.stderr)")
-        }
-        self.port = port
-    }
-
-    var pid: Int32 { child.pid }
-    var output: String { child.stdout + child.stderr }
-    /// The base URL of its read API.
-    var base: String { "http://127.0.0.1:\(port)" }
-
-    /// Waits for the exit; the signal number when killed, else the status; nil on overrun.
-    func waitForExit(timeout: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while child.process.isRunning {
-            if Date() > deadline { return nil }
-            Thread.sleep(forTimeInterval: 0.02)  // polling the exit, bounded by the deadline
-        }
-        return child.process.terminationStatus
-    }
-
-    /// SIGTERM and wait; the exit status (nil if it had to be SIGKILLed).
-    @discardableResult
-    func terminate() -> Int32? {
-        guard child.process.isRunning else { return child.process.terminationStatus }
-        kill(pid, SIGTERM)
-        if let status = waitForExit(timeout: 20) { return status }
-        kill(pid, SIGKILL)
-        return nil
+extension ServerProcess {
+    /// `beekon-ingest` (next to this test bundle) on a SQLite file.
+    static func start(database: String, dir: ChaosDir, extra: [String] = []) async throws -> ServerProcess {
+        try await start(binary: ChaosBinaries.ingest(), database: "sqlite:\(database)", directory: dir.url.path, extra: extra)
     }
 }
 

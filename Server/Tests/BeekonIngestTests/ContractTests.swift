@@ -139,13 +139,13 @@ extension Ingest {
         }
 
         @Test("golden envelopes validate against the JSON Schema, and the schema and the server's decoder agree on breaks")
-        func schemaAndDecoderAgree() throws {
+        func schemaAndDecoderAgree() async throws {
             let cases = try Self.judgedEnvelopes()
             for c in cases {
                 let decoded = (try? WireEnvelope.decode(Data(c.json.utf8))) != nil
                 #expect(decoded == c.valid, "the decoder judged '\(c.name)' \(decoded ? "valid" : "invalid")")
             }
-            let verdicts = try PythonCheck.run(
+            let verdicts = try await PythonCheck.run(
                 """
                 import json, sys, jsonschema
                 schema = json.load(open(sys.argv[1]))
@@ -209,8 +209,8 @@ extension Ingest {
         }
 
         @Test("openapi.json validates as OpenAPI 3.1 (openapi-spec-validator)")
-        func documentIsValidOpenAPI() throws {
-            let out = try PythonCheck.run(
+        func documentIsValidOpenAPI() async throws {
+            let out = try await PythonCheck.run(
                 """
                 import json, sys
                 from openapi_spec_validator import validate
@@ -226,7 +226,11 @@ extension Ingest {
 /// Runs a short Python program (jsonschema and openapi-spec-validator from PyPI; `.ci/run`
 /// installs them) and returns its standard output; a non-zero exit is a test failure.
 enum PythonCheck {
-    static func run(_ program: String, arguments: [String] = [], input: Data = Data()) throws -> String {
+    static func run(_ program: String, arguments: [String] = [], input: Data = Data()) async throws -> String {
+        try await blockingThrowing { try runNow(program, arguments: arguments, input: input) }
+    }
+
+    private static func runNow(_ program: String, arguments: [String], input: Data) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", program] + arguments

@@ -1,3 +1,4 @@
+import BeekonChaos
 import BeekonIngest
 import BeekonWire
 import Foundation
@@ -73,46 +74,100 @@ extension Ingest {
                     ($0["install_id"] as! String, $0["status"] as! String)
                 })
 
-            let page = try HeadlessChromium(url: base + "/#key=admin-k")
-            try page.waitUntil("document.querySelectorAll('tr[data-device]').length === 2", timeout: 20)
+            let page = try await HeadlessChromium.launch(base + "/#key=admin-k")
+            try await page.waitUntil("document.querySelectorAll('tr[data-device]').length === 2", timeout: 20)
             for (id, status) in expected {
-                let shown = try page.evaluate("document.querySelector('tr[data-device=\"\(id)\"] .state').dataset.state") as? String
+                let shown = try await page.evaluate(
+                    "document.querySelector('tr[data-device=\"\(id)\"] .state').dataset.state", as: String.self)
                 #expect(shown == status, "device \(id)")
             }
-            let seenA = try page.evaluate("document.querySelector('tr[data-device=\"\(a.wireString)\"] .seen').textContent") as? String
-            let seenB = try page.evaluate("document.querySelector('tr[data-device=\"\(b.wireString)\"] .seen').textContent") as? String
+            let seenA = try await page.evaluate(
+                "document.querySelector('tr[data-device=\"\(a.wireString)\"] .seen').textContent", as: String.self)
+            let seenB = try await page.evaluate(
+                "document.querySelector('tr[data-device=\"\(b.wireString)\"] .seen').textContent", as: String.self)
             #expect(seenA == "last seen 5 min ago" || seenA == "last seen 6 min ago", "\(seenA ?? "nil")")
             #expect(seenB == "last seen 3 h ago", "\(seenB ?? "nil")")
-            try page.waitUntil("document.getElementById('conn').dataset.state === 'live'", timeout: 10)
+            try await page.waitUntil("document.getElementById('conn').dataset.state === 'live'", timeout: 10)
 
             // A fix ingested after the page loaded.
             let fresh = Fixtures.envelope(Fixtures.locations(1, startMillis: WireTimestamp(Date()).millis), install: a)
             #expect(try await Self.upload(base, fresh, headers: Self.admin).status == 200)
             let rowA = "document.querySelector('tr[data-device=\"\(a.wireString)\"]')"
-            let took = try page.waitUntil("\(rowA).dataset.lastFix === '\(fresh.locations[0].id.wireString)'", timeout: 10)
+            let took = try await page.waitUntil("\(rowA).dataset.lastFix === '\(fresh.locations[0].id.wireString)'", timeout: 10)
             print("dashboard: fix visible \(Int(took * 1000)) ms after the upload's 200")
-            #expect(try page.evaluate("\(rowA).querySelector('.seen').textContent") as? String == "last seen 0 s ago")
+            // "Last seen" now counts from the new fix: at most the seconds since its timestamp
+            // (a loaded machine may take more than a second between the upload and this read).
+            let seen = try await page.evaluate("\(rowA).querySelector('.seen').textContent", as: String.self) ?? ""
+            let since = Int(Date().timeIntervalSince(fresh.locations[0].timestamp.date).rounded(.up))
+            let shownSeconds = seen.hasPrefix("last seen ") && seen.hasSuffix(" s ago") ? Int(seen.dropFirst(10).dropLast(6)) : nil
+            #expect(shownSeconds.map { $0 >= 0 && $0 <= since } == true, "\(seen) for a fix \(since) s old")
 
             // Kill the server (SIGKILL), store a fix while it is down, restart it on the same port.
             kill(process.pid, SIGKILL)
             _ = try await process.finish(timeout: .seconds(10))
-            try page.waitUntil("document.getElementById('conn').dataset.state === 'reconnecting'", timeout: 10)
-            #expect((try page.evaluate("document.getElementById('conn').textContent") as? String)?.hasPrefix("reconnecting…") == true)
+            try await page.waitUntil("document.getElementById('conn').dataset.state === 'reconnecting'", timeout: 10)
+            #expect(
+                (try await page.evaluate("document.getElementById('conn').textContent", as: String.self))?.hasPrefix("reconnecting…")
+                    == true)
             let meanwhile = Fixtures.envelope(Fixtures.locations(1, startMillis: WireTimestamp(Date()).millis + 1_000), install: a)
             let store = try SQLiteLocationStore(path: path, logger: testLogger)
             _ = try await store.ingest(IngestBatch(envelope: meanwhile, receivedAt: WireTimestamp(Date())))
             process = try await Self.spawn(path, port: port, dir: dir)
-            try page.waitUntil("\(rowA).dataset.lastFix === '\(meanwhile.locations[0].id.wireString)'", timeout: 40)
-            try page.waitUntil("document.getElementById('conn').dataset.state === 'live'", timeout: 5)
+            try await page.waitUntil("\(rowA).dataset.lastFix === '\(meanwhile.locations[0].id.wireString)'", timeout: 40)
+            try await page.waitUntil("document.getElementById('conn').dataset.state === 'live'", timeout: 5)
             if let out = ProcessInfo.processInfo.environment["BEEKON_DASHBOARD_SCREENSHOT"] {
-                try page.screenshot().write(to: URL(fileURLWithPath: out))
+                try await page.screenshot().write(to: URL(fileURLWithPath: out))
             }
 
             // A share URL: only its device.
-            let shared = try HeadlessChromium(url: base + "/?share=\(shareToken)")
-            try shared.waitUntil("document.querySelectorAll('tr[data-device]').length >= 1", timeout: 20)
-            let ids = try shared.evaluate("[...document.querySelectorAll('tr[data-device]')].map(r => r.dataset.device)") as? [String]
+            let shared = try await HeadlessChromium.launch(base + "/?share=\(shareToken)")
+            try await shared.waitUntil("document.querySelectorAll('tr[data-device]').length >= 1", timeout: 20)
+            let ids = try await shared.evaluate(
+                "[...document.querySelectorAll('tr[data-device]')].map(r => r.dataset.device)", as: [String].self)
             #expect(ids == [a.wireString])
+        }
+
+        /// BY-3: a long history draws from the server's simplified, fitted answer; a wheel zoom of
+        /// two levels asks for the finer level (debounced) and the track is still drawn.
+        @Test func wheelZoomRequestsTheFinerLevelAndStillDrawsTheTrack() async throws {
+            let dir = try ChaosDir()
+            let port = Int.random(in: 20_000..<30_000)
+            let process = try await Self.spawn(dir.path("ingest.sqlite"), port: port, dir: dir)
+            defer { kill(process.pid, SIGKILL) }
+            let base = "http://127.0.0.1:\(port)"
+            let install = Fixtures.ids.next()
+            let fixes = HistoryOverview.wander(8_640, start: WireTimestamp(Date()).millis - 12 * 3_600_000, stepMillis: 5_000)
+            for i in stride(from: 0, to: fixes.count, by: 1_000) {
+                let e = Fixtures.envelope(Array(fixes[i..<min(fixes.count, i + 1_000)]), install: install)
+                #expect(try await Self.upload(base, e, headers: Self.admin).status == 200)
+            }
+            let page = try await HeadlessChromium.launch(base + "/?days=1#key=admin-k")
+            try await page.waitUntil("document.body.dataset.firstRender !== undefined", timeout: 30)
+            func number(_ name: String) async throws -> Int {
+                Int(try await page.evaluate("document.body.dataset.\(name)", as: String.self) ?? "") ?? -1
+            }
+            // Pixels of the device's colour (#1f77b4) on the canvas: the track is really drawn.
+            let inked = """
+                (() => { const c = document.getElementById('map'); const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                let n = 0; for (let i = 0; i < d.length; i += 4) if (d[i] === 31 && d[i + 1] === 119 && d[i + 2] === 180) n++; return n; })()
+                """
+            let zoom = try await number("historyZoom")
+            let drawn = try await number("drawnPoints")
+            #expect(zoom >= 10 && drawn > 1 && drawn < fixes.count, "zoom \(zoom), \(drawn) points")
+            #expect((try await page.evaluate(inked, as: Int.self) ?? 0) > 200)
+            let loads = try await number("historyLoads")
+            _ = try await page.evaluate(
+                """
+                (() => { const c = document.getElementById('map'), r = c.getBoundingClientRect();
+                for (let i = 0; i < 4; i++) c.dispatchEvent(new WheelEvent('wheel', { deltaY: -100, clientX: r.left + r.width / 2,
+                clientY: r.top + r.height / 2, bubbles: true, cancelable: true })); return true; })()
+                """, as: Bool.self)
+            try await page.waitUntil(
+                "document.body.dataset.historyZoom === '\(zoom + 2)' && Number(document.body.dataset.historyLoads) > \(loads)", timeout: 15)
+            let finer = try await number("drawnPoints")
+            #expect(finer > drawn, "\(finer) points at zoom \(zoom + 2) vs \(drawn) at \(zoom)")
+            #expect((try await page.evaluate(inked, as: Int.self) ?? 0) > 200)
+            print("dashboard: zoom \(zoom) → \(zoom + 2): \(drawn) → \(finer) track points")
         }
     }
 }

@@ -14,16 +14,28 @@ extension Ingest {
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("beekon-ingest")
         }
 
-        @Test func versionFlagPrintsTheOneVersionConstant() throws {
-            let process = Process()
-            process.executableURL = Self.binary
-            process.arguments = ["--version"]
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+        /// Runs the binary to its end, off the cooperative pool; its exit status, standard output and error.
+        static func run(_ arguments: [String]) async throws -> (status: Int32, out: String, err: String) {
+            try await blockingThrowing {
+                let process = Process()
+                process.executableURL = Self.binary
+                process.arguments = arguments
+                let out = Pipe()
+                let err = Pipe()
+                process.standardOutput = out
+                process.standardError = err
+                try process.run()
+                // stderr is small (a usage line); read stdout to its end first, then stderr.
+                let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                return (process.terminationStatus, text, message)
+            }
+        }
+
+        @Test func versionFlagPrintsTheOneVersionConstant() async throws {
+            let (status, text, _) = try await Self.run(["--version"])
+            #expect(status == 0)
             #expect(text.trimmingCharacters(in: .whitespacesAndNewlines) == BeekonVersion.current)
         }
 
@@ -41,16 +53,14 @@ extension Ingest {
             process.standardOutput = out
             process.standardError = FileHandle.nullDevice
             try process.run()
-            let line: String = await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
-                    var text = ""
-                    while !text.contains("\n") {
-                        let chunk = out.fileHandleForReading.availableData
-                        if chunk.isEmpty { break }
-                        text += String(decoding: chunk, as: UTF8.self)
-                    }
-                    continuation.resume(returning: text)
+            let line: String = await blocking {
+                var text = ""
+                while !text.contains("\n") {
+                    let chunk = out.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
                 }
+                return text
             }
             let port = try #require(
                 line.split(separator: "\n").first.flatMap { l -> Int? in
@@ -66,23 +76,16 @@ extension Ingest {
                 ).status == 200)
             #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("beekon-ingest.sqlite").path))
             kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
+            await blocking { process.waitUntilExit() }
             #expect(process.terminationReason == .exit)
             #expect(process.terminationStatus == 0)
         }
 
         @Test(arguments: ["0", "301", "ten"])
-        func refusesADatabaseTimeoutOutOfRange(_ value: String) throws {
-            let process = Process()
-            process.executableURL = Self.binary
-            process.arguments = ["--port", "0", "--database", "sqlite:/nonexistent/never-created.sqlite", "--database-timeout", value]
-            let err = Pipe()
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = err
-            try process.run()
-            let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 64, "usage error: \(message)")
+        func refusesADatabaseTimeoutOutOfRange(_ value: String) async throws {
+            let (status, _, message) = try await Self.run(
+                ["--port", "0", "--database", "sqlite:/nonexistent/never-created.sqlite", "--database-timeout", value])
+            #expect(status == 64, "usage error: \(message)")
             // The option's own range check, or its integer parsing: not an unknown option.
             #expect(
                 message.contains(value == "ten" ? "is invalid for '--database-timeout" : "--database-timeout must be 1 to 300"),

@@ -51,6 +51,20 @@ extension Ingest {
             }
         }
 
+        @Test("BY-4: a fix replaced by a privacy zone's centre keeps the zone's id at the server", arguments: Backend.all)
+        func privacyZoneIsStoredAndServed(_ backend: Backend) async throws {
+            try await withServer(backend) { server, _ in
+                var locations = Fixtures.locations(2)
+                locations[0].privacyZone = "home"
+                let e = Fixtures.envelope(locations)
+                #expect(try await HTTP.upload(server, e).status == 200)
+                let read = try await HTTP.send("GET", server.base + "/v1/devices/\(e.device.installId.wireString)/fixes?limit=10")
+                let fixes = try #require(try read.json()["fixes"] as? [[String: Any]])
+                let zones = Dictionary(uniqueKeysWithValues: fixes.map { ($0["id"] as! String, $0["privacy_zone"] as? String) })
+                #expect(zones == [locations[0].id.wireString: "home", locations[1].id.wireString: nil])
+            }
+        }
+
         @Test(arguments: Backend.all)
         func badInputGets4xxAndTheServerStaysHealthy(_ backend: Backend) async throws {
             try await withServer(backend) { server, _ in

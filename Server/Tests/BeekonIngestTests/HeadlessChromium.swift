@@ -8,6 +8,10 @@ import Testing
 /// A real headless Chromium (Debian `chromium`) driven over the DevTools protocol on
 /// `--remote-debugging-pipe` (fd 3 in, fd 4 out, NUL-terminated JSON messages): no
 /// WebSocket client and no third-party code needed. One page per instance.
+///
+/// Every call blocks on the browser's pipe, so the public calls are `async` and run on a
+/// thread of their own (``blockingThrowing(_:)``): a page waited on for 40 s must not hold
+/// one of the cooperative pool's threads, which in-process servers of other tests need.
 final class HeadlessChromium: @unchecked Sendable {
     /// The browser binary, or nil when it is not installed.
     static var binary: String? {
@@ -25,7 +29,11 @@ final class HeadlessChromium: @unchecked Sendable {
     private var session: String = ""
 
     /// Starts the browser and opens `url` in a 1200×800 page.
-    init(url: String) throws {
+    static func launch(_ url: String) async throws -> HeadlessChromium {
+        try await blockingThrowing { try HeadlessChromium(url: url) }
+    }
+
+    private init(url: String) throws {
         guard let binary = Self.binary else { throw TestFailure("chromium is not installed (apt-get install chromium)") }
         profile = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-chromium-\(UUID().uuidString)").path
         var input: [Int32] = [0, 0]
@@ -70,25 +78,37 @@ final class HeadlessChromium: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: profile)
     }
 
-    /// Evaluates `expression` in the page (awaiting a promise) and returns its JSON value.
-    func evaluate(_ expression: String) throws -> Any? {
-        let r = try call("Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true], session: session)
-        return (r["result"] as? [String: Any])?["value"]
+    /// Evaluates `expression` in the page (awaiting a promise); its JSON value as a `T`, nil when it is not one.
+    func evaluate<T: Sendable>(_ expression: String, as type: T.Type) async throws -> T? {
+        try await blockingThrowing { try self.evaluateNow(expression) as? T }
     }
 
     /// Re-evaluates `expression` until it is `true` or `timeout` passes; the time it took.
     @discardableResult
-    func waitUntil(_ expression: String, timeout: Double) throws -> Double {
+    func waitUntil(_ expression: String, timeout: Double) async throws -> Double {
+        try await blockingThrowing { try self.waitNow(expression, timeout: timeout) }
+    }
+
+    /// A PNG of the page as it is drawn now.
+    func screenshot() async throws -> Data {
+        try await blockingThrowing { try self.screenshotNow() }
+    }
+
+    private func evaluateNow(_ expression: String) throws -> Any? {
+        let r = try call("Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true], session: session)
+        return (r["result"] as? [String: Any])?["value"]
+    }
+
+    private func waitNow(_ expression: String, timeout: Double) throws -> Double {
         let start = Date()
         while Date().timeIntervalSince(start) < timeout {
-            if try evaluate(expression) as? Bool == true { return Date().timeIntervalSince(start) }
+            if try evaluateNow(expression) as? Bool == true { return Date().timeIntervalSince(start) }
             usleep(20_000)  // polling the page, bounded by the timeout
         }
         throw TestFailure("the page never satisfied: \(expression)")
     }
 
-    /// A PNG of the page as it is drawn now.
-    func screenshot() throws -> Data {
+    private func screenshotNow() throws -> Data {
         let r = try call("Page.captureScreenshot", ["format": "png"], session: session)
         let text = try #require(r["data"] as? String)
         return try #require(Data(base64Encoded: text))

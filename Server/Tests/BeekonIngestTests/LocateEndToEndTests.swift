@@ -1,3 +1,4 @@
+import BeekonChaos
 import BeekonWire
 import Foundation
 import Testing
@@ -42,7 +43,7 @@ extension Ingest {
 
         @Test func trackingAgentAnswersAndSharingOffRefuses() async throws {
             let dir = try ChaosDir()
-            let server = try ServerProcess(database: dir.path("ingest.sqlite"), dir: dir, extra: ["--locate-interval", "0"])
+            let server = try await ServerProcess.start(database: dir.path("ingest.sqlite"), dir: dir, extra: ["--locate-interval", "0"])
             defer { _ = server.terminate() }
             let agent = try ChaosBinaries.agent()
             let config = try Self.config(dir, "agent.json", url: server.base, locate: #"{"minIntervalSeconds":0,"timeoutSeconds":5}"#)

@@ -1,3 +1,4 @@
+import BeekonChaos
 import IngestLoopback
 import BeekonTesting
 import Foundation

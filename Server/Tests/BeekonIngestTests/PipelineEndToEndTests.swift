@@ -99,10 +99,12 @@ extension Ingest {
                         inHome += 1
                         #expect(got == home && t["speed"] == nil && t["bearing"] == nil && t["altitude"] == nil, "\(t)")
                         #expect((t["accuracy"] as? Double ?? 0) >= 150)
+                        #expect(t["privacy_zone"] as? String == "home", "the server keeps the zone's id: \(t)")
                     } else {
                         blurred += 1
                         #expect(Self.distance(p, got) <= 100, "\(p) → \(got)")
                         #expect((t["accuracy"] as? Double ?? 0) >= 100)
+                        #expect(t["privacy_zone"] == nil)
                         // 100 m cells are ~0.0009°: five decimals at most, where the device knew six.
                         for v in [got.0, got.1] { #expect(abs(v * 1e5 - (v * 1e5).rounded()) < 1e-6, "\(v) is more precise than the blur") }
                     }

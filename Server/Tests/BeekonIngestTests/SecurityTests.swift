@@ -1,3 +1,4 @@
+import BeekonChaos
 import BeekonIngest
 import BeekonWire
 import Foundation
@@ -53,7 +54,7 @@ struct SecurityTests {
     /// and the server still ingests afterwards.
     @Test func oversizedBodiesAndGzipBombsAreRefusedWithBoundedMemory() async throws {
         let dir = try ChaosDir()
-        let server = try ServerProcess(database: dir.path("ingest.sqlite"), dir: dir)
+        let server = try await ServerProcess.start(database: dir.path("ingest.sqlite"), dir: dir)
         defer { server.terminate() }
         let base = "http://127.0.0.1:\(server.port)"
         let gz = ["Content-Type": "application/json", "Content-Encoding": "gzip"]

@@ -1,3 +1,6 @@
+import AsyncHTTPClient
+import NIOCore
+import NIOHTTP1
 import BeekonIngest
 import BeekonWire
 import Foundation
@@ -125,23 +128,37 @@ struct HTTPResult: Sendable {
 
 /// Real HTTP over loopback with URLSession (FoundationNetworking on Linux), the SDK's transport too.
 enum HTTP {
-    static let session: URLSession = {
-        let c = URLSessionConfiguration.ephemeral
-        c.timeoutIntervalForRequest = 60
-        c.httpMaximumConnectionsPerHost = 16
-        return URLSession(configuration: c)
-    }()
+    /// AsyncHTTPClient rather than URLSession: FoundationNetworking's session on Linux can
+    /// wedge for good (its requests and their timeouts stop completing), which stalled whole
+    /// suites on a loaded machine. Redirects are not followed, so a test sees what was answered.
+    static let client = HTTPClient(
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup,
+        configuration: {
+            var c = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(60)))
+            // Tests run in parallel against one server (scale-out sends hundreds of uploads at once).
+            c.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
+            return c
+        }())
 
     static func send(_ method: String, _ url: String, body: [UInt8]? = nil, headers: [String: String] = [:]) async throws -> HTTPResult {
-        var request = URLRequest(url: URL(string: url)!)
-        request.httpMethod = method
-        for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
-        if let body { request.httpBody = Data(body) }
-        let (data, response) = try await session.data(for: request)
-        let http = response as! HTTPURLResponse
+        var request = HTTPClientRequest(url: url)
+        request.method = HTTPMethod(rawValue: method)
+        for (k, v) in headers { request.headers.replaceOrAdd(name: k, value: v) }
+        if let body {
+            // URLSession's default for a body without a type, which the token endpoint's form tests rely on.
+            if !request.headers.contains(name: "Content-Type") {
+                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            }
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        let response = try await client.execute(request, timeout: .seconds(120))
+        let bytes = try await response.body.collect(upTo: 512 << 20)
         var out: [String: String] = [:]
-        for (k, v) in http.allHeaderFields { out[String(describing: k).lowercased()] = String(describing: v) }
-        return HTTPResult(status: http.statusCode, body: [UInt8](data), headers: out)
+        for (k, v) in response.headers {
+            let key = k.lowercased()
+            out[key] = out[key].map { "\($0), \(v)" } ?? v
+        }
+        return HTTPResult(status: Int(response.status.code), body: [UInt8](buffer: bytes), headers: out)
     }
 
     /// POSTs an envelope body, gzipped like the SDK does.

@@ -4,7 +4,7 @@
 // Declares only what Sources/Beekon/Platform/Apple uses, with the names, types and
 // availability of Apple's published interface: iPhoneOS18.0.sdk (Xcode 16.0), the
 // CoreLocation headers (CLLocation.h, CLLocationManager.h, CLRegion.h, CLCircularRegion.h,
-// CLServiceSession.h, CLMonitor.h, CLError.h) and the Swift overlay's CLLocationUpdate /
+// CLBeaconRegion.h, CLBeaconIdentityConstraint.h, CLServiceSession.h, CLMonitor.h, CLError.h) and the Swift overlay's CLLocationUpdate /
 // CLMonitor / CLBackgroundActivitySession / CLServiceSession refinements. Differences,
 // because Linux has no Objective-C runtime: delegate methods that are `@objc optional`
 // on Apple are requirements with empty default implementations here; bodies trap.
@@ -112,6 +112,45 @@ open class CLCircularRegion: CLRegion, @unchecked Sendable {
     public init(center: CLLocationCoordinate2D, radius: CLLocationDistance, identifier: String) { _shim() as Void }
 }
 
+@available(iOS 7.0, macOS 10.10, *)
+public enum CLRegionState: Int, @unchecked Sendable {
+    case unknown = 0
+    case inside = 1
+    case outside = 2
+}
+
+public typealias CLBeaconMajorValue = UInt16
+public typealias CLBeaconMinorValue = UInt16
+
+@available(iOS 13.0, macOS 10.15, *) @available(watchOS, unavailable) @available(tvOS, unavailable)
+open class CLBeaconIdentityConstraint: NSObject, @unchecked Sendable {
+    public init(uuid: UUID) { _shim() as Void }
+    public init(uuid: UUID, major: CLBeaconMajorValue) { _shim() as Void }
+    public init(uuid: UUID, major: CLBeaconMajorValue, minor: CLBeaconMinorValue) { _shim() as Void }
+}
+
+@available(iOS 7.0, macOS 10.15, *) @available(watchOS, unavailable) @available(tvOS, unavailable)
+open class CLBeaconRegion: CLRegion, @unchecked Sendable {
+    @available(iOS 13.0, macOS 10.15, *)
+    public init(beaconIdentityConstraint: CLBeaconIdentityConstraint, identifier: String) { _shim() as Void }
+    @available(iOS 7.0, macOS 10.15, *)
+    open var notifyEntryStateOnDisplay: Bool {
+        get { _shim() }
+        set { _shim() as Void }
+    }
+}
+
+@available(iOS 7.0, macOS 10.15, *) @available(watchOS, unavailable) @available(tvOS, unavailable)
+open class CLBeacon: NSObject, @unchecked Sendable {
+    @available(iOS 13.0, macOS 10.15, *)
+    open var uuid: UUID { _shim() }
+    open var major: NSNumber { _shim() }
+    open var minor: NSNumber { _shim() }
+    open var rssi: Int { _shim() }
+    @available(iOS 13.0, macOS 10.15, *)
+    open var timestamp: Date { _shim() }
+}
+
 public protocol CLLocationManagerDelegate: NSObjectProtocol {
     @available(iOS 6.0, macOS 10.9, *)
     func locationManager(_ manager: CLLocationManager, didUpdateLocations locations: [CLLocation])
@@ -120,6 +159,13 @@ public protocol CLLocationManagerDelegate: NSObjectProtocol {
     func locationManagerDidChangeAuthorization(_ manager: CLLocationManager)
     @available(iOS 4.0, macOS 10.8, *)
     func locationManager(_ manager: CLLocationManager, didExitRegion region: CLRegion)
+    @available(iOS 4.0, macOS 10.8, *)
+    func locationManager(_ manager: CLLocationManager, didEnterRegion region: CLRegion)
+    @available(iOS 7.0, macOS 10.10, *)
+    func locationManager(_ manager: CLLocationManager, didDetermineState state: CLRegionState, for region: CLRegion)
+    @available(iOS 13.0, macOS 10.15, *)
+    func locationManager(
+        _ manager: CLLocationManager, didRange beacons: [CLBeacon], satisfying beaconConstraint: CLBeaconIdentityConstraint)
 }
 
 extension CLLocationManagerDelegate {
@@ -127,6 +173,11 @@ extension CLLocationManagerDelegate {
     public func locationManager(_ manager: CLLocationManager, didFailWithError error: any Error) {}
     public func locationManagerDidChangeAuthorization(_ manager: CLLocationManager) {}
     public func locationManager(_ manager: CLLocationManager, didExitRegion region: CLRegion) {}
+    public func locationManager(_ manager: CLLocationManager, didEnterRegion region: CLRegion) {}
+    public func locationManager(_ manager: CLLocationManager, didDetermineState state: CLRegionState, for region: CLRegion) {}
+    public func locationManager(
+        _ manager: CLLocationManager, didRange beacons: [CLBeacon], satisfying beaconConstraint: CLBeaconIdentityConstraint
+    ) {}
 }
 
 open class CLLocationManager: NSObject {
@@ -181,4 +232,12 @@ open class CLLocationManager: NSObject {
     open func startMonitoring(for region: CLRegion) { _shim() as Void }
     @available(iOS 4.0, macOS 10.8, *) @available(watchOS, unavailable) @available(tvOS, unavailable)
     open func stopMonitoring(for region: CLRegion) { _shim() as Void }
+    @available(iOS 7.0, macOS 10.10, *) @available(watchOS, unavailable) @available(tvOS, unavailable)
+    open func requestState(for region: CLRegion) { _shim() as Void }
+    @available(iOS 7.0, macOS 10.15, *) @available(watchOS, unavailable) @available(tvOS, unavailable)
+    open class func isRangingAvailable() -> Bool { _shim() }
+    @available(iOS 13.0, macOS 10.15, *) @available(watchOS, unavailable) @available(tvOS, unavailable)
+    open func startRangingBeacons(satisfying constraint: CLBeaconIdentityConstraint) { _shim() as Void }
+    @available(iOS 13.0, macOS 10.15, *) @available(watchOS, unavailable) @available(tvOS, unavailable)
+    open func stopRangingBeacons(satisfying constraint: CLBeaconIdentityConstraint) { _shim() as Void }
 }

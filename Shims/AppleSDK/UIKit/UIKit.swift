@@ -1,5 +1,5 @@
 // Linux-only shim of the few UIKit declarations Beekon's Apple glue uses (background
-// tasks), following iPhoneOS18.0.sdk (Xcode 16.0) UIApplication.h and its Swift
+// tasks, application state and lifecycle notification names), following iPhoneOS18.0.sdk (Xcode 16.0) UIApplication.h and its Swift
 // refinements. NEVER built on Apple platforms (Package.swift declares it only on Linux).
 import Foundation
 
@@ -22,4 +22,22 @@ open class UIApplication: NSObject {
     open func endBackgroundTask(_ identifier: UIBackgroundTaskIdentifier) { fatalError("UIKit shim") }
     @available(iOS 4.0, *)
     open var backgroundTimeRemaining: TimeInterval { fatalError("UIKit shim") }
+    @available(iOS 4.0, *)
+    open var applicationState: UIApplication.State { fatalError("UIKit shim") }
+
+    @available(iOS 4.0, *)
+    public enum State: Int, @unchecked Sendable {
+        case active = 0
+        case inactive = 1
+        case background = 2
+    }
+
+    // `class let` in Apple's Swift interface (imported Objective-C constants); a Swift class
+    // cannot declare a stored `class let`, so `static let`, used the same way.
+    @available(iOS 2.0, *)
+    public static let didBecomeActiveNotification = NSNotification.Name("UIApplicationDidBecomeActiveNotification")
+    @available(iOS 4.0, *)
+    public static let didEnterBackgroundNotification = NSNotification.Name("UIApplicationDidEnterBackgroundNotification")
+    @available(iOS 4.0, *)
+    public static let willEnterForegroundNotification = NSNotification.Name("UIApplicationWillEnterForegroundNotification")
 }

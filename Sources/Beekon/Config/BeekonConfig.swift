@@ -42,6 +42,10 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
     public var diagnosticLogLevel: DiagnosticLevel
     /// The diagnostic log's cap in entries (BY-6), oldest dropped first. Default 5000; 100…1000000.
     public var diagnosticLogCapacity: Int
+    /// Switch the foreground/background profile from the app's lifecycle by itself (BY-4; iOS
+    /// UIKit notifications, see `AppLifecycleRule`); default true. Off: the host calls
+    /// `Beekon.setAppState(_:)`. Without a lifecycle source (macOS, Linux) it changes nothing.
+    public var followsAppLifecycle: Bool
 
     /// Creates a configuration.
     public init(
@@ -61,8 +65,10 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         foregroundProfile: LocationProfile? = nil,
         backgroundProfile: LocationProfile? = nil,
         diagnosticLogLevel: DiagnosticLevel = .info,
-        diagnosticLogCapacity: Int = 5000
+        diagnosticLogCapacity: Int = 5000,
+        followsAppLifecycle: Bool = true
     ) {
+        self.followsAppLifecycle = followsAppLifecycle
         self.classifyActivity = classifyActivity
         self.heartbeatSeconds = heartbeatSeconds
         self.foregroundProfile = foregroundProfile
@@ -88,6 +94,7 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
         case stationaryRadiusMeters, checkInIntervalSeconds, turnThresholdDegrees, turnMinTimeSeconds
         case maxDeviationMeters, maxIntervalBetweenLocationsSeconds
         case classifyActivity, heartbeatSeconds, foregroundProfile, backgroundProfile, diagnosticLogLevel, diagnosticLogCapacity
+        case followsAppLifecycle
     }
 
     /// The names of the configuration's keys, in declaration order.
@@ -118,7 +125,8 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
             foregroundProfile: try c.decodeIfPresent(LocationProfile.self, forKey: .foregroundProfile),
             backgroundProfile: try c.decodeIfPresent(LocationProfile.self, forKey: .backgroundProfile),
             diagnosticLogLevel: try c.decodeIfPresent(DiagnosticLevel.self, forKey: .diagnosticLogLevel) ?? d.diagnosticLogLevel,
-            diagnosticLogCapacity: try c.decodeIfPresent(Int.self, forKey: .diagnosticLogCapacity) ?? d.diagnosticLogCapacity)
+            diagnosticLogCapacity: try c.decodeIfPresent(Int.self, forKey: .diagnosticLogCapacity) ?? d.diagnosticLogCapacity,
+            followsAppLifecycle: try c.decodeIfPresent(Bool.self, forKey: .followsAppLifecycle) ?? d.followsAppLifecycle)
     }
 
     /// The time condition in effect: the explicit value, else the preset's.

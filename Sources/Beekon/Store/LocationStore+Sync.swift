@@ -45,71 +45,104 @@ extension LocationStore {
         makeID: @Sendable @escaping () -> UUID
     ) async throws(BeekonError) -> PendingBatch? {
         try await writeUnforced("assembling an upload batch") { db in
-            let excluded = excluding.map(\.wireString)
-            let notExcluded = excluded.isEmpty ? "" : "id NOT IN (\(excluded.map { _ in "?" }.joined(separator: ",")))"
-            // Rows of an excluded batch stay out; a pending row pointing at any other batch id
-            // cannot have a live batch (the open-batch lookup below would have returned it).
-            let freeRow =
-                excluded.isEmpty ? "" : "AND (batch_id IS NULL OR batch_id NOT IN (\(excluded.map { _ in "?" }.joined(separator: ","))))"
-            let open = try Row.fetchOne(
+            try Self.assemble(db, limit: limit, now: now, excluding: excluding, makeID: makeID)
+        }
+    }
+
+    /// Marks `accepted` uploaded (as `acknowledge`) and assembles the next batch (as
+    /// `nextBatch`) in one transaction, so a drain writes once per batch. The mark runs in
+    /// a savepoint: when it fails it alone is undone and returned — its batch stays open
+    /// and out of the assembly — and the assembly goes on.
+    func nextBatch(
+        limit: Int, now: Date, excluding: Set<UUID>, makeID: @Sendable @escaping () -> UUID,
+        acknowledging accepted: UUID?, keepLocations: Bool
+    ) async throws(BeekonError) -> (batch: PendingBatch?, markFailure: BeekonError?) {
+        guard let accepted else { return (try await nextBatch(limit: limit, now: now, excluding: excluding, makeID: makeID), nil) }
+        let result = try await writeUnforced("acknowledging an upload and assembling the next batch") { db in
+            var markFailure: BeekonError?
+            do {
+                try db.inSavepoint {
+                    _ = try Self.markUploaded(db, accepted, keepLocations: keepLocations)
+                    return .commit
+                }
+            } catch {
+                markFailure = Self.storageError(error, "acknowledging an upload")
+            }
+            let batch = try Self.assemble(db, limit: limit, now: now, excluding: excluding.union([accepted]), makeID: makeID)
+            return (batch, markFailure)
+        }
+        if !keepLocations { invalidateRowCount() }
+        return result
+    }
+
+    /// The body of `nextBatch`, inside the caller's transaction.
+    private static func assemble(
+        _ db: Database, limit: Int, now: Date, excluding: Set<UUID>, makeID: () -> UUID
+    ) throws -> PendingBatch? {
+        let excluded = excluding.map(\.wireString)
+        let notExcluded = excluded.isEmpty ? "" : "id NOT IN (\(excluded.map { _ in "?" }.joined(separator: ",")))"
+        // Rows of an excluded batch stay out; a pending row pointing at any other batch id
+        // cannot have a live batch (the open-batch lookup below would have returned it).
+        let freeRow =
+            excluded.isEmpty ? "" : "AND (batch_id IS NULL OR batch_id NOT IN (\(excluded.map { _ in "?" }.joined(separator: ","))))"
+        let open = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT * FROM upload_batch \(notExcluded.isEmpty ? "" : "WHERE " + notExcluded) ORDER BY created_at, id LIMIT 1
+                """, arguments: StatementArguments(excluded))
+        if let open { return try Self.loadBatch(db, open) }
+        // The oldest session with pending fixes: sessions by start time, each probed through
+        // the pending index (a scan of `location` would walk every acknowledged row first,
+        // quadratic in a backlog); rows of a session missing from `session` come last.
+        let session =
+            try String.fetchOne(
                 db,
                 sql: """
-                    SELECT * FROM upload_batch \(notExcluded.isEmpty ? "" : "WHERE " + notExcluded) ORDER BY created_at, id LIMIT 1
+                    SELECT id FROM session WHERE EXISTS (
+                        SELECT 1 FROM location INDEXED BY location_pending
+                        WHERE session_id = session.id AND upload_state = 0 \(freeRow))
+                    ORDER BY started_at, id LIMIT 1
                     """, arguments: StatementArguments(excluded))
-            if let open { return try Self.loadBatch(db, open) }
-            // The oldest session with pending fixes: sessions by start time, each probed through
-            // the pending index (a scan of `location` would walk every acknowledged row first,
-            // quadratic in a backlog); rows of a session missing from `session` come last.
-            let session =
-                try String.fetchOne(
-                    db,
-                    sql: """
-                        SELECT id FROM session WHERE EXISTS (
-                            SELECT 1 FROM location INDEXED BY location_pending
-                            WHERE session_id = session.id AND upload_state = 0 \(freeRow))
-                        ORDER BY started_at, id LIMIT 1
-                        """, arguments: StatementArguments(excluded))
-                ?? String.fetchOne(
-                    db,
-                    sql: """
-                        SELECT session_id FROM location INDEXED BY location_pending
-                        WHERE upload_state = 0 \(freeRow) ORDER BY session_id, ts LIMIT 1
-                        """, arguments: StatementArguments(excluded))
-            let eventCount =
-                try Int.fetchOne(
-                    db,
-                    sql: """
-                        SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0 \(freeRow)
-                        """, arguments: StatementArguments(excluded)) ?? 0
-            let proximityCount = try Self.pendingProximityCount(db, freeRow: freeRow, excluded: excluded)
-            guard session != nil || eventCount > 0 || proximityCount > 0 else { return nil }
-            let sessionID =
-                try session
-                ?? String.fetchOne(
-                    db, sql: "SELECT session_id FROM geofence_event WHERE upload_state = 0 AND session_id IS NOT NULL ORDER BY ts LIMIT 1")
-                ?? String.fetchOne(db, sql: "SELECT id FROM session ORDER BY started_at DESC LIMIT 1")
-                ?? Self.meta(db, MetaKey.installID)!
-            let batchID = makeID().wireString
-            // The extras in effect now (SY-9), as `setExtras` stored them.
-            let extrasJSON = try Self.meta(db, "extras") ?? "{}"
-            try db.execute(
-                sql: "INSERT INTO upload_batch(id, session_id, created_at, extras) VALUES (?, ?, ?, ?)",
-                arguments: [batchID, sessionID, WireTimestamp(now).millis, extrasJSON])
-            if let session {
-                try db.execute(
-                    sql: """
-                        UPDATE location SET batch_id = ? WHERE rowid IN (
-                            SELECT rowid FROM location WHERE upload_state = 0 AND session_id = ? \(freeRow) ORDER BY ts, rowid LIMIT ?)
-                        """, arguments: StatementArguments([batchID, session]) + StatementArguments(excluded) + [limit])
-            }
+            ?? String.fetchOne(
+                db,
+                sql: """
+                    SELECT session_id FROM location INDEXED BY location_pending
+                    WHERE upload_state = 0 \(freeRow) ORDER BY session_id, ts LIMIT 1
+                    """, arguments: StatementArguments(excluded))
+        let eventCount =
+            try Int.fetchOne(
+                db,
+                sql: """
+                    SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0 \(freeRow)
+                    """, arguments: StatementArguments(excluded)) ?? 0
+        let proximityCount = try Self.pendingProximityCount(db, freeRow: freeRow, excluded: excluded)
+        guard session != nil || eventCount > 0 || proximityCount > 0 else { return nil }
+        let sessionID =
+            try session
+            ?? String.fetchOne(
+                db, sql: "SELECT session_id FROM geofence_event WHERE upload_state = 0 AND session_id IS NOT NULL ORDER BY ts LIMIT 1")
+            ?? String.fetchOne(db, sql: "SELECT id FROM session ORDER BY started_at DESC LIMIT 1")
+            ?? Self.meta(db, MetaKey.installID)!
+        let batchID = makeID().wireString
+        // The extras in effect now (SY-9), as `setExtras` stored them.
+        let extrasJSON = try Self.meta(db, "extras") ?? "{}"
+        try db.execute(
+            sql: "INSERT INTO upload_batch(id, session_id, created_at, extras) VALUES (?, ?, ?, ?)",
+            arguments: [batchID, sessionID, WireTimestamp(now).millis, extrasJSON])
+        if let session {
             try db.execute(
                 sql: """
-                    UPDATE geofence_event SET batch_id = ? WHERE id IN (
-                        SELECT id FROM geofence_event WHERE upload_state = 0 \(freeRow) ORDER BY ts, id LIMIT ?)
-                    """, arguments: StatementArguments([batchID]) + StatementArguments(excluded) + [Self.maxEventsPerBatch])
-            try Self.attachProximity(db, batchID: batchID, freeRow: freeRow, excluded: excluded)
-            return try Self.loadBatch(db, Row.fetchOne(db, sql: "SELECT * FROM upload_batch WHERE id = ?", arguments: [batchID])!)
+                    UPDATE location SET batch_id = ? WHERE rowid IN (
+                        SELECT rowid FROM location WHERE upload_state = 0 AND session_id = ? \(freeRow) ORDER BY ts, rowid LIMIT ?)
+                    """, arguments: StatementArguments([batchID, session]) + StatementArguments(excluded) + [limit])
         }
+        try db.execute(
+            sql: """
+                UPDATE geofence_event SET batch_id = ? WHERE id IN (
+                    SELECT id FROM geofence_event WHERE upload_state = 0 \(freeRow) ORDER BY ts, id LIMIT ?)
+                """, arguments: StatementArguments([batchID]) + StatementArguments(excluded) + [Self.maxEventsPerBatch])
+        try Self.attachProximity(db, batchID: batchID, freeRow: freeRow, excluded: excluded)
+        return try Self.loadBatch(db, Row.fetchOne(db, sql: "SELECT * FROM upload_batch WHERE id = ?", arguments: [batchID])!)
     }
 
     private static func loadBatch(_ db: Database, _ row: Row) throws -> PendingBatch {
@@ -143,20 +176,25 @@ extension LocationStore {
     /// Committed unforced (see `writeUnforced`): losing it only repeats the upload.
     func acknowledge(_ batch: UUID, keepLocations: Bool) async throws(BeekonError) -> Int {
         let n = try await writeUnforced("acknowledging an upload") { db in
-            let id = batch.wireString
-            if keepLocations {
-                try db.execute(
-                    sql: "UPDATE location SET upload_state = 1, batch_id = NULL WHERE batch_id = ? AND upload_state = 0", arguments: [id])
-            } else {
-                try db.execute(sql: "DELETE FROM location WHERE batch_id = ? AND upload_state = 0", arguments: [id])
-            }
-            let n = db.changesCount
-            try db.execute(sql: "UPDATE geofence_event SET upload_state = 1, batch_id = NULL WHERE batch_id = ?", arguments: [id])
-            try Self.settleProximity(db, batchID: id, state: 1)
-            try db.execute(sql: "DELETE FROM upload_batch WHERE id = ?", arguments: [id])
-            return n
+            try Self.markUploaded(db, batch, keepLocations: keepLocations)
         }
         if !keepLocations { invalidateRowCount() }
+        return n
+    }
+
+    /// The body of `acknowledge`, inside the caller's transaction; returns the fixes marked.
+    private static func markUploaded(_ db: Database, _ batch: UUID, keepLocations: Bool) throws -> Int {
+        let id = batch.wireString
+        if keepLocations {
+            try db.execute(
+                sql: "UPDATE location SET upload_state = 1, batch_id = NULL WHERE batch_id = ? AND upload_state = 0", arguments: [id])
+        } else {
+            try db.execute(sql: "DELETE FROM location WHERE batch_id = ? AND upload_state = 0", arguments: [id])
+        }
+        let n = db.changesCount
+        try db.execute(sql: "UPDATE geofence_event SET upload_state = 1, batch_id = NULL WHERE batch_id = ?", arguments: [id])
+        try Self.settleProximity(db, batchID: id, state: 1)
+        try db.execute(sql: "DELETE FROM upload_batch WHERE id = ?", arguments: [id])
         return n
     }
 

@@ -27,7 +27,7 @@ struct PreparedBatch: Sendable {
     }
 
     /// Whether the batch took all it could: more may be waiting, worth preparing while this one is in flight.
-    func isFull(_ config: SyncConfig) -> Bool {
-        batch.locations.count >= config.effectiveBatchSize || batch.events.count >= LocationStore.maxEventsPerBatch
+    func isFull(batchSize: Int) -> Bool {
+        batch.locations.count >= batchSize || batch.events.count >= LocationStore.maxEventsPerBatch
     }
 }

@@ -43,8 +43,10 @@ extension SyncEngine {
         do {
             switch outcome {
             case .accepted:
-                // Marked acknowledged by the drain, overlapping the next batch's upload.
+                // Marked uploaded by the drain, overlapping the next batch's upload.
                 consecutiveFailures = 0
+                drainOutcome.uploadedLocations += batch.locations.count
+                drainOutcome.uploadedGeofenceEvents += batch.events.count
                 logger.debug("batch accepted", metadata: meta)
                 if let onLocateRequests, case .success(let response) = result {
                     let ids = LocateCommands.requestIDs(response.body)

@@ -25,11 +25,11 @@ actor SyncEngine {
     let store: LocationStore
     let transport: any HTTPTransport
     let clock: any BeekonClock
-    private let makeID: @Sendable () -> UUID
+    let makeID: @Sendable () -> UUID
     private let randomUnit: @Sendable () -> Double
     let status: Broadcast<SyncStatus>
     let logger: Logger
-    private let device: WireDevice
+    let device: WireDevice
     /// The token refresher when `config.auth` is set (AU-1..9).
     let auth: TokenRefresher?
     private let backoff = Backoff()
@@ -46,7 +46,7 @@ actor SyncEngine {
     var retryTask: Task<Void, Never>?
     var hold: Hold?
     var consecutiveFailures = 0
-    private var stopped = false
+    private(set) var stopped = false
     /// Called with the locate requests an accepted upload's answer listed (BY-2: delivery
     /// piggybacked on the ingest response, a must-ignore field old SDKs skip).
     var onLocateRequests: (@Sendable ([UUID]) -> Void)?
@@ -154,97 +154,6 @@ actor SyncEngine {
         case .permanent: return t.contains(.interval)
         case .authDead: return false
         }
-    }
-
-    /// Sends batches until the queue is empty or one fails. While a full batch is in flight
-    /// the next one is assembled (persisted) and encoded, and the one before it is marked
-    /// acknowledged, so the database work and the compression overlap the network and the
-    /// server. A batch is sent only after the server accepted the one before it (SY-4
-    /// order); its local acknowledgement may still be committing, and if that commit fails
-    /// the batch stays queued under its id and goes again later (the server dedupes it).
-    /// If the drain stops first, a prepared batch stays persisted and goes out, same id,
-    /// after its predecessor on the next drain.
-    func drain(within lease: any ExecutionLease) async {
-        status.publish(.inFlight)
-        var next: PreparedBatch?
-        var acknowledging: Acknowledgement?
-        while !stopped {
-            let current: PreparedBatch
-            if let prepared = next {
-                current = prepared
-                next = nil
-            } else {
-                // Nothing prepared: the last acknowledgement must be committed first, or the
-                // assembly would find that batch still open and pick it again.
-                guard await settle(&acknowledging) else {
-                    await scheduleRetry("could not record an accepted upload")
-                    return
-                }
-                do {
-                    guard
-                        let prepared = try await Self.prepare(
-                            store: store, excluding: [], config: config, device: device,
-                            now: clock.now(), makeID: makeID)
-                    else {
-                        hold = nil
-                        consecutiveFailures = 0
-                        await report(.succeeded(at: clock.now()))
-                        return
-                    }
-                    current = prepared
-                } catch {
-                    logger.error("could not assemble a batch", metadata: ["error": "\(error)"])
-                    await scheduleRetry("could not assemble a batch: \(error)")
-                    return
-                }
-            }
-            var prefetch: Task<PreparedBatch?, Never>?
-            if current.isFull(config) {
-                let (store, config, device, now, makeID) = (store, config, device, clock.now(), makeID)
-                var exclude: Set<UUID> = [current.batch.id]
-                if let acknowledging { exclude.insert(acknowledging.batch) }
-                prefetch = Task {
-                    try? await Self.prepare(store: store, excluding: exclude, config: config, device: device, now: now, makeID: makeID)
-                }
-            }
-            let accepted = await send(current, within: lease)
-            let acknowledged = await settle(&acknowledging)
-            let prepared = await prefetch?.value
-            guard acknowledged else {
-                if accepted { await scheduleRetry("could not record an accepted upload") }  // else send() already decided
-                return
-            }
-            guard accepted else { return }
-            drainOutcome.uploadedLocations += current.batch.locations.count
-            drainOutcome.uploadedGeofenceEvents += current.batch.events.count
-            acknowledging = Acknowledgement(batch: current.batch.id, store: store, keepLocations: config.keepUploadedLocations)
-            next = prepared
-        }
-        _ = await settle(&acknowledging)
-    }
-
-    /// Waits for the acknowledgement being committed, if any; false (logged) if it failed.
-    private func settle(_ acknowledging: inout Acknowledgement?) async -> Bool {
-        guard let pending = acknowledging else { return true }
-        acknowledging = nil
-        guard let error = await pending.commit.value else { return true }
-        logger.error(
-            "could not record an accepted upload; its batch goes again later (the server dedupes it)",
-            metadata: ["batch": "\(pending.batch.wireString)", "error": "\(error)"])
-        return false
-    }
-
-    /// The next batch (an open one first, else a new one from the queue) with its encoded body.
-    private static func prepare(
-        store: LocationStore, excluding: Set<UUID>, config: SyncConfig, device: WireDevice, now: Date,
-        makeID: @escaping @Sendable () -> UUID
-    ) async throws(BeekonError) -> PreparedBatch? {
-        guard
-            let batch = try await store.nextBatch(
-                limit: config.effectiveBatchSize, now: now,
-                excluding: excluding, makeID: makeID)
-        else { return nil }
-        return PreparedBatch(batch: batch, device: device, privacy: config.privacy)
     }
 
     /// Publishes a status and persists it for `beekon status` (best effort).

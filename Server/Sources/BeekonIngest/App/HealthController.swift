@@ -7,6 +7,8 @@ struct HealthController: Sendable {
     let metrics: IngestMetrics
     /// With auth required, `/metrics` needs an admin API key.
     let auth: Authenticator
+    /// The live hub, for the open-stream gauge and the stalled-viewer counter.
+    let hub: LiveHub
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("/healthz") { _, context in
@@ -22,7 +24,8 @@ struct HealthController: Sendable {
             guard self.auth.hasAdminKey(request.headers) else {
                 return APIResponse.unauthorized("/metrics needs an API key when auth is required")
             }
-            return APIResponse.json(.ok, self.metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            let body = self.metrics.render() + Array(self.hub.metricsText().utf8)
+            return APIResponse.json(.ok, body, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
     }
 }

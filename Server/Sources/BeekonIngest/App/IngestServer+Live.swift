@@ -8,9 +8,10 @@ extension IngestServer {
         let poll = Duration.milliseconds(Int(config.livePollSeconds * 1000))
         let heartbeat = Duration.milliseconds(Int(config.liveHeartbeatSeconds * 1000))
         guard let postgres = store as? PostgresLocationStore else {
-            return LiveHub(store: store, pollInterval: poll, heartbeat: heartbeat, logger: logger)
+            return LiveHub(store: store, capacity: config.liveRingCapacity, pollInterval: poll, heartbeat: heartbeat, logger: logger)
         }
-        return LiveHub(store: store, pollInterval: poll, heartbeat: heartbeat, logger: logger) { wake in
+        return LiveHub(store: store, capacity: config.liveRingCapacity, pollInterval: poll, heartbeat: heartbeat, logger: logger) {
+            wake in
             await postgres.listenForEvents(wake)
         }
     }

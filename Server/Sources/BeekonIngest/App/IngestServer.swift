@@ -1,7 +1,9 @@
 import BeekonWire
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// Builds the `beekon-ingest` application: store, token service, routes and
@@ -39,14 +41,23 @@ public enum IngestServer {
         let tokens = TokenService(
             store: store.tokens, accessTTLSeconds: config.accessTokenTTLSeconds,
             refreshTTLSeconds: config.refreshTokenTTLSeconds, now: now)
-        let (router, liveServices) = makeRouter(config, store: store, tokens: tokens, now: now, logger: logger)
+        let (router, liveServices, live) = makeRoutes(config, store: store, tokens: tokens, now: now, logger: logger)
 
         let host = config.host
+        let firstRequestTimeout = TimeAmount.milliseconds(Int64(config.firstRequestTimeoutSeconds * 1000))
         var app = Application(
             router: router,
+            // A connection whose first request is GET /v1/live is served event-driven (no task
+            // per idle viewer); every other connection is Hummingbird's HTTP/1 channel.
+            server: HTTPServerBuilder { responder in
+                LiveServerChannel(
+                    http1: HTTP1Channel(responder: responder), live: live, firstRequestTimeout: firstRequestTimeout,
+                    sendBufferBytes: config.liveSendBufferBytes)
+            },
             configuration: ApplicationConfiguration(address: .hostname(host, port: config.port), serverName: "beekon-ingest"),
             services: store.services + liveServices + [
-                EventRetention(store: store, retentionSeconds: config.eventRetentionSeconds, now: now, logger: logger)
+                EventRetention(store: store, retentionSeconds: config.eventRetentionSeconds, now: now, logger: logger),
+                OverviewMaintainer(history: store.history, idle: .seconds(2), logger: logger),
             ],
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? config.port
@@ -79,6 +90,19 @@ public enum IngestServer {
         now: @escaping @Sendable () -> Date,
         logger: Logger
     ) -> (router: Router<BasicRequestContext>, services: [any Service]) {
+        let routes = makeRoutes(config, store: store, tokens: tokens, now: now, logger: logger)
+        return (routes.router, routes.services)
+    }
+
+    /// ``makeRouter(_:store:tokens:now:logger:)`` with the live controller, which the
+    /// event-driven stream (``LiveServerChannel``) shares with the route.
+    static func makeRoutes(
+        _ config: IngestConfiguration,
+        store: any LocationStore,
+        tokens: TokenService,
+        now: @escaping @Sendable () -> Date,
+        logger: Logger
+    ) -> (router: Router<BasicRequestContext>, services: [any Service], live: LiveController) {
         let auth = Authenticator(required: config.authRequired, apiKeys: config.apiKeys, tokens: tokens)
         let metrics = IngestMetrics()
         let router = Router()
@@ -99,13 +123,12 @@ public enum IngestServer {
         )
         .register(on: router, path: config.ingestPath)
         LocateController(locates: locates, auth: auth, access: access, hub: hub).register(on: router)
-        LiveController(
-            store: store, hub: hub, access: access, retryMillis: config.liveRetryMillis, now: now
-        ).register(on: router)
+        let live = LiveController(store: store, hub: hub, access: access, retryMillis: config.liveRetryMillis, now: now)
+        live.register(on: router)
         TokenController(tokens: tokens, metrics: metrics).register(on: router)
         ReadController(store: store, access: access, staleAfterSeconds: config.staleAfterSeconds, now: now, monitor: monitor)
             .register(on: router)
-        HealthController(store: store, metrics: metrics, auth: auth).register(on: router)
+        HealthController(store: store, metrics: metrics, auth: auth, hub: hub).register(on: router)
         ShareController(shares: access.shares!, store: store, auth: auth, publicURL: config.publicURL).register(on: router)
         ContractController().register(on: router)
         DashboardController(history: store.history, access: access, tileURL: config.tileURL, now: now).register(on: router)
@@ -114,6 +137,6 @@ public enum IngestServer {
         router.add(
             middleware: MethodNotAllowedMiddleware<BasicRequestContext>(
                 routes: router.routes.map { (path: $0.path.description, method: $0.method.rawValue) }))
-        return (router, [hub, monitor, LocateExpiry(locates: locates, logger: logger)])
+        return (router, [hub, monitor, LocateExpiry(locates: locates, logger: logger)], live)
     }
 }

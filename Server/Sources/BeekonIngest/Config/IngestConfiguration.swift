@@ -35,6 +35,15 @@ public struct IngestConfiguration: Sendable {
     public var eventRetentionSeconds: Int = 7 * 86_400
     /// How often each instance polls the event log even without a wake-up (default 1 s).
     public var livePollSeconds: Double = 1
+    /// How long a new connection may take to send the request line of its first request
+    /// before it is closed (default 30 s; a silent connection cannot hold a slot).
+    public var firstRequestTimeoutSeconds: Double = 30
+    /// Events each instance keeps in memory for live streams (default 20,000); a viewer
+    /// further behind reads from the store.
+    package var liveRingCapacity: Int = 20_000
+    /// `SO_SNDBUF` of live-stream connections; nil: the kernel's (auto-tuned). Tests make it
+    /// small so that a viewer that stops reading fills it quickly.
+    package var liveSendBufferBytes: Int?
     /// The reporting interval assumed for a device that declares none, in seconds (default 300).
     public var expectedIntervalSeconds: Int = 300
     /// How often device statuses are recomputed, in seconds (default 5).

@@ -5,11 +5,13 @@ import Hummingbird
 /// The dashboard (`GET /` and `GET /dashboard`: one self-contained page, no third-party
 /// code, nothing fetched from the internet) and the history endpoint it draws tracks from:
 ///
-/// `GET /v1/devices/{install_id}/history?from=&to=&zoom=` → `{"install_id","zoom",
-/// "tolerance_m","raw_count","count","truncated","points":[[lon,lat,ms]…]}`: the device's
-/// fixes in `[from, to)` (default: the last 24 h), simplified for Web Mercator zoom `zoom`
-/// (0–22; radial pass + Douglas–Peucker at one pixel), raw without `zoom`. Viewer
-/// credentials as for the read API; a share sees its window, coarsened.
+/// `GET /v1/devices/{install_id}/history?from=&to=&zoom=&fit=&exact=` → see `HistoryAnswer`:
+/// the device's fixes in `[from, to)` (default: the last 24 h), raw without `zoom`/`fit`;
+/// simplified for Web Mercator zoom `zoom` (0–22), or for the zoom that fits the window's
+/// track in a `fit=WIDTHxHEIGHT` view, to within one pixel of every fix: exactly from the
+/// raw fixes for windows up to 6 h (or `exact=true`), else from the overview tier
+/// (`TrackOverview`). Viewer credentials as for the read API; a share sees its window,
+/// coarsened, on every path.
 struct DashboardController: Sendable {
     let history: any HistoryStore
     let access: ViewerAccess
@@ -45,6 +47,8 @@ struct DashboardController: Sendable {
         var w = WireJSONWriter(capacity: 64)
         if let tileURL { w.string(tileURL) } else { w.raw("null") }
         html = html.replacingOccurrences(of: "\"__TILE_URL__\"", with: String(decoding: w.bytes, as: UTF8.self))
+        // The map script is its own file in the source tree; the page stays one response.
+        html = html.replacingOccurrences(of: "\"__MAP_JS__\";", with: String(decoding: PackageResources.dashboard_map_js, as: UTF8.self))
         var headers = HTTPFields()
         headers[.cacheControl] = "no-store"
         // Everything the page needs is inline or same-origin: no third-party code can run.
@@ -55,56 +59,54 @@ struct DashboardController: Sendable {
 
     func history(_ install: UUID, _ params: Parameters, _ scope: ViewerScope) async throws(StoreError) -> Response {
         let nowMs = WireTimestamp(now()).millis
-        var to = nowMs + 1
-        var from = nowMs - 86_400_000
-        if let text = params["to"] {
-            guard let t = WireTimestamp(iso8601: String(text)) else { return ReadController.badParameter("to", "an ISO 8601 time") }
-            to = t.millis
+        var q: HistoryQuery
+        switch HistoryQuery.parse(params, nowMillis: nowMs) {
+        case .failure(let e): return ReadController.badParameter(e.name, e.expected)
+        case .success(let parsed): q = parsed
         }
-        if let text = params["from"] {
-            guard let t = WireTimestamp(iso8601: String(text)) else { return ReadController.badParameter("from", "an ISO 8601 time") }
-            from = t.millis
-        }
-        var zoom: Int?
-        if let text = params["zoom"] {
-            guard let z = Int(text), (0...22).contains(z) else { return ReadController.badParameter("zoom", "0...22") }
-            zoom = z
-        }
-        if let start = scope.windowStart(nowMillis: nowMs) { from = max(from, start) }
-        var points = try await history.trackPoints(installId: install, fromMillis: from, toMillis: to, limit: Self.maxPoints + 1)
-        let truncated = points.count > Self.maxPoints
-        if truncated { points.removeLast() }
-        let rawCount = points.count
-        var tolerance = 0.0
-        if let zoom, let first = points.first {
-            let simplifier = TrackSimplifier(zoom: zoom, latitude: first.latitude)
-            tolerance = simplifier.toleranceMetres
-            points = simplifier.simplify(points)
+        if let start = scope.windowStart(nowMillis: nowMs) { q.from = max(q.from, start) }
+        var answer = HistoryAnswer(source: q.source)
+        switch q.source {
+        case .raw, .exact:
+            var points = try await history.trackPoints(installId: install, fromMillis: q.from, toMillis: q.to, limit: Self.maxPoints + 1)
+            answer.truncated = points.count > Self.maxPoints
+            if answer.truncated { points.removeLast() }
+            answer.rawCount = points.count
+            answer.bounds = TrackBounds(points)
+            if q.source == .exact {
+                let zoom = q.zoom(for: answer.bounds)
+                answer.zoom = zoom
+                let halfPixel = TrackOverview.halfPixelMetres(level: zoom, latitude: points.first?.latitude ?? 0)
+                // Radial pass + DP at half a pixel: every fix within one pixel of the line.
+                points = TrackSimplifier(toleranceMetres: halfPixel).simplify(points)
+                answer.toleranceMetres = 2 * halfPixel
+            }
+            answer.points = points
+        case .overview:
+            let query = q
+            let slice = try await history.overview(installId: install, fromMillis: q.from, toMillis: q.to) { bounds in
+                min(query.zoom(for: bounds), TrackOverview.maxLevel)
+            }
+            let zoom = q.zoom(for: slice.bounds)
+            let latitude = slice.points.first?.latitude ?? 0
+            let halfPixel = TrackOverview.halfPixelMetres(level: zoom, latitude: latitude)
+            // The tier is within half a pixel at its level; this pass adds at most half a pixel at `zoom`.
+            answer.points = TrackSimplifier(toleranceMetres: halfPixel / 2).simplify(slice.points)
+            answer.toleranceMetres = TrackOverview.halfPixelMetres(level: slice.level, latitude: latitude) + halfPixel
+            answer.zoom = zoom
+            answer.level = slice.level
+            answer.rawCount = slice.rawCount
+            answer.bounds = slice.bounds
         }
         if let metres = scope.precisionMetres {
             let c = Coarsening(metres: metres)
-            points = points.map {
+            answer.points = answer.points.map {
                 let (lat, lon) = c.coordinate(latitude: $0.latitude, longitude: $0.longitude)
                 return TrackPoint(millis: $0.millis, latitude: lat, longitude: lon)
             }
+            // The box too: a coarsened share never learns more digits from it.
+            answer.bounds = TrackBounds(answer.points)
         }
-        var w = WireJSONWriter(capacity: 160 + points.count * 40)
-        w.raw("{\"install_id\":")
-        w.string(install.wireString)
-        w.raw(",\"zoom\":")
-        w.raw(zoom.map(String.init) ?? "null")
-        w.raw(",\"tolerance_m\":")
-        w.number((tolerance * 100).rounded() / 100)
-        w.raw(",\"raw_count\":\(rawCount),\"count\":\(points.count),\"truncated\":\(truncated),\"points\":[")
-        for (i, p) in points.enumerated() {
-            if i > 0 { w.raw(",") }
-            w.raw("[")
-            w.number((p.longitude * 1e6).rounded() / 1e6)
-            w.raw(",")
-            w.number((p.latitude * 1e6).rounded() / 1e6)
-            w.raw(",\(p.millis)]")
-        }
-        w.raw("]}")
-        return APIResponse.json(.ok, w.bytes)
+        return APIResponse.json(.ok, answer.json(install))
     }
 }

@@ -29,20 +29,37 @@ struct LiveController: Sendable {
     }
 
     func open(_ request: Request, _ context: BasicRequestContext) async -> Response {
+        let start: LiveStart
+        switch await prepare(request) {
+        case .refused(let response): return response
+        case .stream(let s): start = s
+        }
+        let stream = LiveStream(controller: self, start: start, logger: context.logger)
+        return Response(
+            status: .ok, headers: LiveStart.headers,
+            body: ResponseBody { writer in
+                await stream.run(&writer)
+            })
+    }
+
+    /// Everything before the first byte of a stream, shared by the Hummingbird route and the
+    /// event-driven path (``LiveViewerHandler``): the credential, the device filter, the
+    /// `Last-Event-ID` cursor and the log's marks; the refusal to send instead when any fails.
+    func prepare(_ request: Request) async -> LiveOpening {
         let grant: ViewerGrant
         switch await access.grant(for: request, what: "live") {
-        case .refused(let response): return response
+        case .refused(let response): return .refused(response)
         case .granted(let g): grant = g
         }
         guard grant.scope.live else {
-            return APIResponse.error(.forbidden, "forbidden", "this share does not include the live stream")
+            return .refused(APIResponse.error(.forbidden, "forbidden", "this share does not include the live stream"))
         }
         let params = request.uri.queryParameters
         var requested: Set<UUID>?
         if let list = params["devices"] {
             var ids = Set<UUID>()
             for part in list.split(separator: ",") {
-                guard let id = ReadController.uuid(String(part)) else { return ReadController.badID("devices") }
+                guard let id = ReadController.uuid(String(part)) else { return .refused(ReadController.badID("devices")) }
                 ids.insert(id)
             }
             requested = ids
@@ -53,7 +70,7 @@ struct LiveController: Sendable {
         var cursor: Int64?
         if let lastID, !lastID.isEmpty {
             guard let n = Int64(lastID.trimmingCharacters(in: .whitespaces)), n >= 0 else {
-                return ReadController.badParameter("Last-Event-ID", "an event id from this stream")
+                return .refused(ReadController.badParameter("Last-Event-ID", "an event id from this stream"))
             }
             cursor = n
         }
@@ -61,54 +78,34 @@ struct LiveController: Sendable {
         do {
             marks = try await store.eventMarks()
         } catch {
-            return APIResponse.unavailable("the event log could not be read; retry later")
+            return .refused(APIResponse.unavailable("the event log could not be read; retry later"))
         }
-        let scope = grant.scope.narrowed(to: requested)
-        let stream = LiveStream(controller: self, scope: scope, grant: grant, start: cursor, marks: marks, logger: context.logger)
-        var headers = HTTPFields()
-        headers[.contentType] = "text/event-stream; charset=utf-8"
-        headers[.cacheControl] = "no-cache"
-        return Response(
-            status: .ok, headers: headers,
-            body: ResponseBody { writer in
-                await stream.run(&writer)
-            })
+        return .stream(
+            LiveStart(scope: grant.scope.narrowed(to: requested), grant: grant, requested: cursor, marks: marks, retryMillis: retryMillis))
     }
 }
 
-/// One open stream: the cursor loop between the store, the hub and the socket.
+/// One open stream on the Hummingbird route (a connection whose first request was not
+/// `GET /v1/live`): the cursor loop between the store, the hub and the socket, on its task.
 struct LiveStream: Sendable {
     let controller: LiveController
-    let scope: ViewerScope
-    let grant: ViewerGrant
-    let start: Int64?
-    let marks: EventLogMarks
+    let start: LiveStart
     let logger: Logger
 
     func run(_ writer: inout any ResponseBodyWriter) async {
         let hub = controller.hub
         // A share's stream re-checks its share (revocation, expiry) at every re-check tick.
-        let subscription = hub.subscribe(rechecks: grant.shareId != nil)
+        let subscription = hub.subscribe(rechecks: start.grant.shareId != nil)
         let closing = LockedBox(false)
         var beatsSeen = hub.beats
         defer { hub.unsubscribe(subscription.id) }
-        var out = ByteBuffer()
-        out.writeString("retry: \(controller.retryMillis)\n: beekon live stream\n\n")
-        var cursor = marks.head
-        if let start {
-            if start < marks.prunedThrough || start > marks.head {
-                let reason = start > marks.head ? "unknown_event_id" : "beyond_retention"
-                out.writeString("id: \(marks.head)\nevent: reset\ndata: {\"reason\":\"\(reason)\",\"head\":\(marks.head)}\n\n")
-            } else {
-                cursor = start
-            }
-        }
+        var cursor = start.cursor
         var signals = subscription.signals.makeAsyncIterator()
         do {
-            try await writer.write(out)
+            try await writer.write(start.preamble)
             try await withGracefulShutdownHandler {
                 while !closing.get() {
-                    if !(await grant.stillValid()) { break }
+                    if !(await start.grant.stillValid()) { break }
                     if let next = try await deliver(after: cursor, into: &writer) {
                         cursor = next
                         continue
@@ -116,7 +113,7 @@ struct LiveStream: Sendable {
                     let beats = hub.beats
                     if beats != beatsSeen {
                         beatsSeen = beats
-                        try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                        try await writer.write(ByteBuffer(string: LiveStart.keepAlive))
                     }
                     guard await signals.next() != nil else { break }
                 }
@@ -141,11 +138,7 @@ struct LiveStream: Sendable {
             if events.isEmpty { return nil }
         }
         guard let last = events.last else { return nil }
-        let nowMillis = WireTimestamp(controller.now()).millis
-        var out = ByteBuffer()
-        for event in events where scope.admits(event, nowMillis: nowMillis) {
-            out.writeString(event.frame(data: scope.payload(of: event)))
-        }
+        let out = start.frames(events, nowMillis: WireTimestamp(controller.now()).millis)
         if out.readableBytes > 0 { try await writer.write(out) }
         return last.seq
     }

@@ -12,7 +12,9 @@ import ServiceLifecycle
 /// The hub also owns the streams' clocks: one heartbeat ticker counts `beats` and wakes
 /// every stream, and one re-check ticker wakes the streams of shares (revocation and
 /// expiry are checked on every wake). No stream runs a timer of its own, so an idle
-/// viewer costs its connection and a subscription, not a task.
+/// viewer costs its connection and a subscription, not a task. A subscriber is a pair of
+/// closures: the Hummingbird route's stream wraps an `AsyncStream`; the event-driven viewer
+/// (``LiveViewerHandler``) hops to its channel's event loop.
 final class LiveHub: Service, Sendable {
     /// What a live stream gets from the hub for its cursor.
     enum Fetch: Equatable {
@@ -38,7 +40,10 @@ final class LiveHub: Service, Sendable {
     }
 
     private struct Subscriber {
-        let continuation: AsyncStream<Void>.Continuation
+        /// Called (on the hub's task) when the stream should look for work.
+        let wake: @Sendable () -> Void
+        /// Called once when the hub stops signalling it (unsubscribed, or the hub ends).
+        let finish: @Sendable () -> Void
         /// Woken by the re-check ticker too (a share's stream).
         let rechecks: Bool
     }
@@ -54,6 +59,7 @@ final class LiveHub: Service, Sendable {
     /// Runs the cross-instance wake-up (PostgreSQL LISTEN), calling its argument per notification.
     let listener: (@Sendable (@escaping @Sendable () -> Void) async -> Void)?
     private let state = LockedBox(State())
+    private let stalled = LockedBox(0)
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
@@ -102,21 +108,43 @@ final class LiveHub: Service, Sendable {
     /// heartbeat tick; with `rechecks`, also at every re-check tick.
     func subscribe(rechecks: Bool = false) -> (id: Int, signals: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation) {
         let (signals, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLock { s in
+        let id = subscribe(rechecks: rechecks, wake: { continuation.yield() }, finish: { continuation.finish() })
+        return (id, signals, continuation)
+    }
+
+    /// Registers a stream that is woken by calling `wake` (an event-driven viewer hops to its
+    /// event loop there); `finish` is called once when the hub stops signalling it.
+    func subscribe(rechecks: Bool, wake: @escaping @Sendable () -> Void, finish: @escaping @Sendable () -> Void) -> Int {
+        state.withLock { s in
             s.nextSubscriber += 1
-            s.subscribers[s.nextSubscriber] = Subscriber(continuation: continuation, rechecks: rechecks)
+            s.subscribers[s.nextSubscriber] = Subscriber(wake: wake, finish: finish, rechecks: rechecks)
             return s.nextSubscriber
         }
-        return (id, signals, continuation)
     }
 
     /// Stops signalling a stream.
     func unsubscribe(_ id: Int) {
-        state.withLock { $0.subscribers.removeValue(forKey: id) }?.continuation.finish()
+        state.withLock { $0.subscribers.removeValue(forKey: id) }?.finish()
     }
 
     /// Number of open live streams on this instance.
     var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    /// Counts a viewer closed because it stopped reading (``LiveViewerHandler``'s slow-viewer rule).
+    func noteStalled() { stalled.withLock { $0 += 1 } }
+
+    /// The hub's Prometheus series: open streams (a gauge) and viewers closed for not reading.
+    func metricsText() -> String {
+        """
+        # HELP beekon_live_viewers Open live streams on this instance.
+        # TYPE beekon_live_viewers gauge
+        beekon_live_viewers \(subscriberCount)
+        # HELP beekon_live_viewers_stalled_total Live viewers closed because they stopped reading.
+        # TYPE beekon_live_viewers_stalled_total counter
+        beekon_live_viewers_stalled_total \(stalled.withLock { $0 })
+
+        """
+    }
 
     func run() async throws {
         await withDiscardingTaskGroup { group in
@@ -149,7 +177,7 @@ final class LiveHub: Service, Sendable {
         for c in state.withLock({ s in
             defer { s.subscribers = [:] }
             return Array(s.subscribers.values)
-        }) { c.continuation.finish() }
+        }) { c.finish() }
     }
 
     private func tail() async {
@@ -202,8 +230,8 @@ final class LiveHub: Service, Sendable {
 
     private func signalAll(onlyRechecking: Bool = false) {
         let targets = state.withLock { s in
-            s.subscribers.values.compactMap { onlyRechecking && !$0.rechecks ? nil : $0.continuation }
+            s.subscribers.values.compactMap { onlyRechecking && !$0.rechecks ? nil : $0.wake }
         }
-        for c in targets { c.yield() }
+        for wake in targets { wake() }
     }
 }

@@ -13,6 +13,9 @@ import PostgresNIO
 /// skipped. Rows arrive in the arrays in id order (see `PostgresLocationStore.ingest`),
 /// so overlapping batches take their row locks in the same order.
 ///
+/// The overview tier: `o` marks the time buckets of the new fixes stale (see
+/// `TrackOverview`; a replay stores no fix, so it marks nothing).
+///
 /// The event log: `k` takes a transaction-scoped advisory lock once the rows are in
 /// (only when something new was stored, so a replay takes no lock and emits nothing);
 /// `e` draws the sequence values for the new rows only after that lock is held (the
@@ -21,7 +24,7 @@ import PostgresNIO
 /// reader that sees `seq = n` already sees every committed `seq < n`. `n` wakes the
 /// live streams of every instance (NOTIFY is delivered at commit).
 struct PostgresIngestStatement: PostgresPreparedStatement {
-    static let name = "beekon_ingest_v3"
+    static let name = "beekon_ingest_v4"
 
     static let sql = """
         WITH b AS (
@@ -31,11 +34,14 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
             ON CONFLICT (batch_id) DO NOTHING RETURNING 1),
         l AS (
             INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy,
-                                   speed, bearing, altitude, trigger, motion, is_mock, activity, quality, received_at)
-            SELECT u.id, $3, $2, $1, u.ts, u.lat, u.lon, u.acc, u.spd, u.brg, u.alt, u.trg, u.mot, u.mock, u.act, u.qual, $5
+                                   speed, bearing, altitude, trigger, motion, is_mock, activity, quality, received_at,
+                                   privacy_zone)
+            SELECT u.id, $3, $2, $1, u.ts, u.lat, u.lon, u.acc, u.spd, u.brg, u.alt, u.trg, u.mot, u.mock, u.act, u.qual, $5,
+                   u.zone
             FROM unnest($13::uuid[], $14::int8[], $15::float8[], $16::float8[], $17::float8[], $18::float8[],
-                        $19::float8[], $20::float8[], $21::text[], $22::text[], $23::bool[], $24::text[], $25::text[])
-                 AS u(id, ts, lat, lon, acc, spd, brg, alt, trg, mot, mock, act, qual)
+                        $19::float8[], $20::float8[], $21::text[], $22::text[], $23::bool[], $24::text[], $25::text[],
+                        $33::text[])
+                 AS u(id, ts, lat, lon, acc, spd, brg, alt, trg, mot, mock, act, qual, zone)
             WHERE EXISTS (SELECT FROM b)
             ON CONFLICT (id) DO NOTHING RETURNING id, ts),
         g AS (
@@ -44,6 +50,11 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
             FROM unnest($26::uuid[], $27::text[], $28::text[], $29::int8[]) AS v(id, gid, typ, ts)
             WHERE EXISTS (SELECT FROM b)
             ON CONFLICT (id) DO NOTHING RETURNING id, ts),
+        o AS (
+            INSERT INTO track_overview_buckets (install_id, bucket, dirty)
+            SELECT $3, x.bucket, 1 FROM (SELECT DISTINCT \(TrackOverview.bucketSQL("l.ts")) AS bucket FROM l) x ORDER BY x.bucket
+            ON CONFLICT (install_id, bucket) DO UPDATE SET dirty = track_overview_buckets.dirty + 1
+            RETURNING 1),
         k AS (
             SELECT pg_advisory_xact_lock(74657002) AS locked FROM b
             WHERE (SELECT count(*) FROM l) + (SELECT count(*) FROM g) > 0),
@@ -66,7 +77,7 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
         .uuidArray, .int8Array, .float8Array, .float8Array, .float8Array, .float8Array, .float8Array, .float8Array,
         .textArray, .textArray, .boolArray, .textArray, .textArray,
         .uuidArray, .textArray, .textArray, .int8Array,
-        .textArray, .textArray, .int4,
+        .textArray, .textArray, .int4, .textArray,
     ]
 
     /// (batch rows inserted: 0 or 1, locations inserted, events inserted, log rows + notifications)
@@ -113,6 +124,7 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
         b.append(ls.map { PendingEvent.fixPayload($0, batch) })
         b.append(events.map { PendingEvent.geofencePayload($0, batch) })
         b.append(batch.declaredInterval.map(Int32.init))
+        b.append(NullableArray(ls.map(\.privacyZone)))
         return b
     }
 

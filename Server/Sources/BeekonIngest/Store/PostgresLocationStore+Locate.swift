@@ -121,20 +121,3 @@ enum PostgresLocateSchema {
         "ALTER TABLE shares ADD COLUMN locate BOOLEAN NOT NULL DEFAULT FALSE",
     ]
 }
-
-extension PostgresLocationStore: HistoryStore {
-    public var history: any HistoryStore { self }
-
-    public func trackPoints(installId: UUID, fromMillis: Int64, toMillis: Int64, limit: Int) async throws(StoreError) -> [TrackPoint] {
-        try await perform { conn in
-            var out: [TrackPoint] = []
-            for try await (ts, lat, lon) in try await conn.query(
-                """
-                SELECT ts, latitude, longitude FROM locations
-                WHERE install_id = \(installId) AND ts >= \(fromMillis) AND ts < \(toMillis) ORDER BY ts, id LIMIT \(limit)
-                """, logger: self.logger
-            ).decode((Int64, Double, Double).self) { out.append(TrackPoint(millis: ts, latitude: lat, longitude: lon)) }
-            return out
-        }
-    }
-}

@@ -5,7 +5,7 @@ import PostgresNIO
 extension PostgresLocationStore {
     static let fixColumns = """
         id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy, speed, bearing, altitude,
-        trigger, motion, is_mock, activity, quality, received_at
+        trigger, motion, is_mock, activity, quality, received_at, privacy_zone
         """
 
     public func devices() async throws(StoreError) -> [DeviceSummary] {
@@ -94,17 +94,21 @@ extension PostgresLocationStore {
     func fetchFixes(_ conn: PostgresConnection, _ query: PostgresQuery) async throws -> [StoredFix] {
         var out: [StoredFix] = []
         for try await row in try await conn.query(query, logger: logger) {
-            let (id, install, session, batch, ts, lat, lon, acc, speed, bearing, alt, trigger, motion, mock, activity, quality, received) =
+            let (
+                id, install, session, batch, ts, lat, lon, acc, speed, bearing, alt, trigger, motion, mock, activity, quality, received,
+                zone
+            ) =
                 try row.decode(
                     (
                         UUID, UUID, UUID, UUID, Int64, Double, Double, Double?, Double?, Double?, Double?,
-                        String, String, Bool, String?, String?, Int64
+                        String, String, Bool, String?, String?, Int64, String?
                     ).self)
             let location = WireLocation(
                 id: id, timestamp: WireTimestamp(millis: ts), trigger: Trigger(rawValue: trigger) ?? .interval,
                 motion: Motion(rawValue: motion) ?? .unknown, isMock: mock, latitude: lat, longitude: lon,
                 accuracy: acc, speed: speed, bearing: bearing, altitude: alt,
-                activity: activity.flatMap(Activity.init(rawValue:)), quality: quality.flatMap(Quality.init(rawValue:)))
+                activity: activity.flatMap(Activity.init(rawValue:)), quality: quality.flatMap(Quality.init(rawValue:)),
+                privacyZone: zone)
             out.append(
                 StoredFix(
                     location: location, sessionId: session, installId: install, batchId: batch,

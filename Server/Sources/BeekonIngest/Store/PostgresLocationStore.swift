@@ -138,21 +138,12 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
         }
     }
 
-    /// Runs `operation`, failing with `StoreError.unavailable` after `operationTimeout`.
+    /// Runs `operation`, failing with `StoreError.unavailable` after `operationTimeout`, even
+    /// when the operation does not answer its cancellation (see `Deadline`).
     func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         let timeout = operationTimeout
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await operation() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw StoreError.unavailable("no answer from PostgreSQL within \(timeout)")
-            }
-            return value
-        }
+        return try await Deadline.run(
+            timeout, onExpiry: { StoreError.unavailable("no answer from PostgreSQL within \(timeout)") }, operation)
     }
 
     static func storeError(_ error: any Error) -> StoreError {
@@ -175,9 +166,11 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
 /// The PostgreSQL schema; timestamps are Unix milliseconds (BIGINT) as in the SQLite store.
 enum PostgresSchema {
     /// Every version in order, with its statements.
-    /// Version 4 is "v4-proximity" (PostgresLocationStore+Proximity.swift), version 5 "v5-locate".
+    /// Version 4 is "v4-proximity" (PostgresLocationStore+Proximity.swift), version 5 "v5-locate",
+    /// version 6 "v6-privacy-zone" (the zone whose centre replaced a fix), version 7 "v7-track-overview".
     static let versions: [(Int, [String])] = [
         (1, v1), (2, v2), (3, v3), (4, PostgresLocationStore.proximitySchema), (5, PostgresLocateSchema.v5),
+        (6, ["ALTER TABLE locations ADD COLUMN privacy_zone TEXT"]), (7, PostgresOverviewSchema.v7),
     ]
 
     /// Device status: the interval a device declared, and the last published status.

@@ -112,20 +112,3 @@ enum SQLiteLocateSchema {
         ALTER TABLE shares ADD COLUMN locate INTEGER NOT NULL DEFAULT 0;
         """
 }
-
-extension SQLiteLocationStore: HistoryStore {
-    public var history: any HistoryStore { self }
-
-    public func trackPoints(installId: UUID, fromMillis: Int64, toMillis: Int64, limit: Int) async throws(StoreError) -> [TrackPoint] {
-        try await run { db in
-            var out: [TrackPoint] = []
-            let rows = try Row.fetchCursor(
-                db,
-                sql: """
-                    SELECT ts, latitude, longitude FROM locations WHERE install_id = ? AND ts >= ? AND ts < ? ORDER BY ts, id LIMIT ?
-                    """, arguments: [installId.wireString, fromMillis, toMillis, limit])
-            while let row = try rows.next() { out.append(TrackPoint(millis: row[0], latitude: row[1], longitude: row[2])) }
-            return out
-        }
-    }
-}

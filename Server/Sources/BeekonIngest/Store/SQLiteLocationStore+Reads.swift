@@ -5,7 +5,7 @@ import GRDB
 extension SQLiteLocationStore {
     static let fixColumns = """
         id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy, speed, bearing, altitude,
-        trigger, motion, is_mock, activity, quality, received_at
+        trigger, motion, is_mock, activity, quality, received_at, privacy_zone
         """
 
     public func devices() async throws(StoreError) -> [DeviceSummary] {
@@ -99,7 +99,7 @@ extension SQLiteLocationStore {
             isMock: row[13], latitude: row[5], longitude: row[6], accuracy: row[7], speed: row[8],
             bearing: row[9], altitude: row[10],
             activity: (row[14] as String?).flatMap(Activity.init(rawValue:)),
-            quality: (row[15] as String?).flatMap(Quality.init(rawValue:)))
+            quality: (row[15] as String?).flatMap(Quality.init(rawValue:)), privacyZone: row[17])
         return StoredFix(
             location: location, sessionId: try uuid(2), installId: try uuid(1), batchId: try uuid(3),
             receivedAt: WireTimestamp(millis: row[16]))

@@ -49,6 +49,12 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         migrator.registerMigration("v5-locate") { db in
             try db.execute(sql: SQLiteLocateSchema.v5)
         }
+        migrator.registerMigration("v6-privacy-zone") { db in
+            try db.execute(sql: "ALTER TABLE locations ADD COLUMN privacy_zone TEXT")
+        }
+        migrator.registerMigration("v7-track-overview") { db in
+            try db.execute(sql: SQLiteOverviewSchema.v7)
+        }
         do {
             try migrator.migrate(pool)
         } catch {
@@ -93,20 +99,26 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         let insertFix = try db.cachedStatement(
             sql: """
                 INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy, speed,
-                                       bearing, altitude, trigger, motion, is_mock, activity, quality, received_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
+                                       bearing, altitude, trigger, motion, is_mock, activity, quality, received_at,
+                                       privacy_zone)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
                 """)
         var stored = 0
         var fresh = Set<UUID>()
+        var freshMillis: [Int64] = []
         for l in e.locations {
             try insertFix.execute(arguments: [
                 l.id.wireString, installId, sessionId, batchId, l.timestamp.millis, l.latitude, l.longitude,
                 l.accuracy, l.speed, l.bearing, l.altitude, l.trigger.rawValue, l.motion.rawValue, l.isMock,
-                l.activity?.rawValue, l.quality?.rawValue, received,
+                l.activity?.rawValue, l.quality?.rawValue, received, l.privacyZone,
             ])
             stored += db.changesCount
-            if db.changesCount == 1 { fresh.insert(l.id) }
+            if db.changesCount == 1 {
+                fresh.insert(l.id)
+                freshMillis.append(l.timestamp.millis)
+            }
         }
+        try markOverview(installId: installId, fixMillis: freshMillis, db: db)
         let insertEvent = try db.cachedStatement(
             sql: """
                 INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts, received_at)

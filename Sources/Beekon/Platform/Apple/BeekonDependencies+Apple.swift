@@ -6,17 +6,24 @@
 
     extension BeekonDependencies {
         /// Apple-platform dependencies: the CoreLocation provider, the Keychain vault (chosen
-        /// by default for the database), the UIKit background-task budget on iOS, and
-        /// auto-resume of a persisted session on first use.
+        /// by default for the database), auto-resume of a persisted session on first use, and
+        /// on iOS the UIKit background-task budget, the app lifecycle switching the profile
+        /// (`BeekonConfig.followsAppLifecycle`) and CoreMotion's activity where the device has
+        /// it (`MotionActivityClassifier.coreMotion(clock:)`).
         public static func apple(databasePath: String) -> BeekonDependencies {
             #if os(iOS) || BEEKON_APPLE_SHIM
                 let budget: any ExecutionBudget = BackgroundTaskBudget()
             #else
                 let budget: any ExecutionBudget = UnlimitedExecutionBudget()
             #endif
-            return BeekonDependencies(
+            var dependencies = BeekonDependencies(
                 databasePath: databasePath, provider: CoreLocationProvider(),
                 executionBudget: budget, resumesOnFirstUse: true)
+            #if os(iOS) || BEEKON_APPLE_SHIM
+                dependencies.appLifecycle = UIKitLifecycleSource()
+                dependencies.activityClassifier = MotionActivityClassifier.coreMotion(clock: dependencies.clock)
+            #endif
+            return dependencies
         }
     }
 #endif

@@ -1,0 +1,66 @@
+import BeekonWire
+import Foundation
+import Hummingbird
+
+/// The outcome of opening a live stream: the refusal to send, or where the stream starts.
+enum LiveOpening: Sendable {
+    /// Refused (401, 403, 400 or 503), with the answer to send.
+    case refused(Response)
+    /// Allowed: the stream to run.
+    case stream(LiveStart)
+}
+
+/// Where an allowed live stream starts and how it frames events: the viewer's scope and
+/// grant, the first cursor and the bytes sent before any event (`retry:`, the greeting
+/// comment and, for a cursor the log cannot serve, a `reset` event whose id is the head).
+/// Both ways of serving a stream (``LiveStream`` on the Hummingbird route and
+/// ``LiveViewerHandler`` on the event-driven path) use it, so their bytes are the same.
+struct LiveStart: Sendable {
+    /// What the viewer may see (its share's scope narrowed to its device filter).
+    let scope: ViewerScope
+    /// The credential behind the stream; re-checked on wake-ups for shares.
+    let grant: ViewerGrant
+    /// The first cursor: the requested one, or the head (no `Last-Event-ID`, or a reset).
+    let cursor: Int64
+    /// The bytes to send first.
+    let preamble: ByteBuffer
+
+    /// The comment written at a heartbeat tick of an idle stream.
+    static let keepAlive = ": keep-alive\n\n"
+
+    /// The response headers of a stream.
+    static var headers: HTTPFields {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream; charset=utf-8"
+        headers[.cacheControl] = "no-cache"
+        return headers
+    }
+
+    /// Decides the first cursor from the requested one (nil: start at the head) and the log's marks.
+    init(scope: ViewerScope, grant: ViewerGrant, requested: Int64?, marks: EventLogMarks, retryMillis: Int) {
+        self.scope = scope
+        self.grant = grant
+        var out = ByteBuffer()
+        out.writeString("retry: \(retryMillis)\n: beekon live stream\n\n")
+        var cursor = marks.head
+        if let start = requested {
+            if start < marks.prunedThrough || start > marks.head {
+                let reason = start > marks.head ? "unknown_event_id" : "beyond_retention"
+                out.writeString("id: \(marks.head)\nevent: reset\ndata: {\"reason\":\"\(reason)\",\"head\":\(marks.head)}\n\n")
+            } else {
+                cursor = start
+            }
+        }
+        self.cursor = cursor
+        self.preamble = out
+    }
+
+    /// The SSE frames of the events this viewer may see at `nowMillis`, coarsened as its scope requires.
+    func frames(_ events: [LiveEvent], nowMillis: Int64) -> ByteBuffer {
+        var out = ByteBuffer()
+        for event in events where scope.admits(event, nowMillis: nowMillis) {
+            out.writeString(event.frame(data: scope.payload(of: event)))
+        }
+        return out
+    }
+}

@@ -1,0 +1,265 @@
+import BeekonWire
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import NIOHTTPTypes
+
+/// The event-driven live stream: serves `GET /v1/live` on a connection whose first request
+/// it is (``LiveServerChannel`` routes it here), with no task of its own while idle.
+///
+/// Opening (the credential, the cursor, the log's marks) runs in one short task through
+/// ``LiveController/prepare(_:)``, exactly as on the Hummingbird route. Once the viewer is
+/// subscribed to the ``LiveHub``, every hub signal hops to this channel's event loop and
+/// copies events from the ring into the socket. Only a read from the store (a viewer behind
+/// the ring) or a share re-check (revocation, expiry) runs a short task, one at a time.
+///
+/// Back-pressure: events are taken from the hub only while the channel is writable, so the
+/// server buffers at most one page past the channel's high-water mark per viewer. A paused
+/// viewer keeps its cursor; when its socket drains it resumes from the cursor — from the
+/// ring, or from the store if the ring moved past it — so nothing is skipped or repeated.
+/// A viewer still not writable at ``stallBeats`` consecutive heartbeat ticks is closed
+/// (logged as "stopped reading"); its client resumes with `Last-Event-ID`.
+final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// Heartbeat ticks a viewer may stay unwritable before it is closed.
+    static let stallBeats = 2
+
+    private enum Phase { case awaitingRequest, opening, streaming, closed }
+
+    private let controller: LiveController
+    private let logger: Logger
+    private var context: ChannelHandlerContext?
+    private var phase = Phase.awaitingRequest
+    private var head: HTTPRequest?
+    private var start: LiveStart?
+    private var cursor: Int64 = 0
+    private var beatsSeen = 0
+    private var stalledBeats = 0
+    /// A store read or share re-check is in flight; `again` records a wake-up meanwhile.
+    private var busy = false
+    private var again = false
+    private var subscription: Int?
+
+    init(controller: LiveController, logger: Logger) {
+        self.controller = controller
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        phase = .closed
+        unsubscribe()
+        self.context = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let h) where phase == .awaitingRequest: head = h
+        case .end where phase == .awaitingRequest:
+            if let head { open(head, context: context) }
+        default: break  // a body, or anything pipelined after the stream's request: ignored
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        phase = .closed
+        unsubscribe()
+        context.fireChannelInactive()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { pump() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            close(reason: "the server is shutting down")
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("live viewer: channel error", metadata: ["error": "\(error)"])
+        phase = .closed
+        unsubscribe()
+        context.close(promise: nil)
+    }
+
+    // MARK: Opening
+
+    private func open(_ head: HTTPRequest, context: ChannelHandlerContext) {
+        phase = .opening
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loop = context.eventLoop
+        let request = Request(head: head, body: RequestBody(buffer: ByteBuffer()))
+        Task { [controller] in
+            switch await controller.prepare(request) {
+            case .stream(let start):
+                loop.execute { bound.value.begin(start) }
+            case .refused(let response):
+                let collector = LiveBodyCollector()
+                try? await response.body.write(collector)
+                let body = collector.bytes
+                loop.execute { bound.value.refuse(response, body: body) }
+            }
+        }
+    }
+
+    private func refuse(_ response: Response, body: ByteBuffer) {
+        guard phase == .opening, let context else { return }
+        phase = .closed
+        var head = response.head
+        head.headerFields[.contentLength] = "\(body.readableBytes)"
+        head.headerFields[.connection] = "close"
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+    }
+
+    private func begin(_ start: LiveStart) {
+        guard phase == .opening, let context else { return }
+        phase = .streaming
+        self.start = start
+        cursor = start.cursor
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: LiveStart.headers))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.body(start.preamble)), promise: nil)
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loop = context.eventLoop
+        let hub = controller.hub
+        beatsSeen = hub.beats
+        subscription = hub.subscribe(
+            rechecks: start.grant.shareId != nil,
+            wake: { loop.execute { bound.value.pump() } },
+            finish: { loop.execute { bound.value.close(reason: "the live hub stopped") } })
+        pump()
+    }
+
+    // MARK: Delivering
+
+    /// Looks for work: re-checks a share first (a short task), then delivers.
+    private func pump() {
+        guard phase == .streaming, let context, let start else { return }
+        if busy {
+            again = true
+            return
+        }
+        guard start.grant.shareId != nil else { return deliver() }
+        busy = true
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loop = context.eventLoop
+        Task {
+            let valid = await start.grant.stillValid()
+            loop.execute { bound.value.rechecked(valid) }
+        }
+    }
+
+    private func rechecked(_ valid: Bool) {
+        busy = false
+        guard valid else { return close(reason: "the share was revoked or expired", finish: true) }
+        deliver()
+        resumeIfWoken()
+    }
+
+    /// Copies events after the cursor into the socket while it is writable.
+    private func deliver() {
+        guard phase == .streaming, let context, let start else { return }
+        let hub = controller.hub
+        delivering: while context.channel.isWritable {
+            switch hub.fetch(after: cursor, limit: LiveController.page) {
+            case .notReady: break delivering
+            case .events(let events):
+                guard !events.isEmpty else { break delivering }
+                write(events, start: start, context: context)
+            case .backfill:
+                return readStore(context: context)
+            }
+        }
+        heartbeat(context: context)
+    }
+
+    /// A viewer behind the ring: one page from the store, in a short task.
+    private func readStore(context: ChannelHandlerContext) {
+        busy = true
+        let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let loop = context.eventLoop
+        let (store, cursor) = (controller.store, self.cursor)
+        Task {
+            do {
+                let events = try await store.events(after: cursor, limit: LiveController.page)
+                loop.execute { bound.value.readFromStore(events) }
+            } catch {
+                loop.execute { bound.value.close(reason: "the event log could not be read", finish: true) }
+            }
+        }
+    }
+
+    private func readFromStore(_ events: [LiveEvent]) {
+        busy = false
+        guard phase == .streaming, let context, let start else { return }
+        if events.isEmpty {
+            heartbeat(context: context)
+            return resumeIfWoken()
+        }
+        write(events, start: start, context: context)
+        pump()
+    }
+
+    private func write(_ events: [LiveEvent], start: LiveStart, context: ChannelHandlerContext) {
+        guard let last = events.last else { return }
+        cursor = last.seq
+        let out = start.frames(events, nowMillis: WireTimestamp(controller.now()).millis)
+        if out.readableBytes > 0 { context.writeAndFlush(wrapOutboundOut(.body(out)), promise: nil) }
+    }
+
+    /// A keep-alive comment at each new heartbeat tick; counts the ticks a viewer stays unwritable.
+    private func heartbeat(context: ChannelHandlerContext) {
+        let beats = controller.hub.beats
+        guard beats != beatsSeen else { return }
+        beatsSeen = beats
+        if context.channel.isWritable {
+            stalledBeats = 0
+            context.writeAndFlush(wrapOutboundOut(.body(ByteBuffer(string: LiveStart.keepAlive))), promise: nil)
+        } else {
+            stalledBeats += 1
+            if stalledBeats >= Self.stallBeats {
+                controller.hub.noteStalled()
+                close(reason: "the viewer stopped reading (not writable for \(stalledBeats) heartbeats)")
+            }
+        }
+    }
+
+    private func resumeIfWoken() {
+        guard again else { return }
+        again = false
+        pump()
+    }
+
+    // MARK: Closing
+
+    /// Ends the stream; with `finish`, ends the chunked body first (as the Hummingbird route does).
+    private func close(reason: String, finish: Bool = false) {
+        guard phase != .closed, let context else { return }
+        let streaming = phase == .streaming
+        phase = .closed
+        unsubscribe()
+        logger.info("live viewer closed", metadata: ["reason": "\(reason)"])
+        if finish, streaming, context.channel.isWritable {
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        } else {
+            context.close(promise: nil)
+        }
+    }
+
+    private func unsubscribe() {
+        if let id = subscription {
+            subscription = nil
+            controller.hub.unsubscribe(id)
+        }
+    }
+}

@@ -1,0 +1,115 @@
+@testable import BeekonIngest
+import Foundation
+import NIOCore
+import NIOEmbedded
+import Testing
+
+/// The first-request sniffer that sends `GET /v1/live` connections to the event-driven
+/// stream and every other connection to Hummingbird (BY-7, issue 14's idle-viewer target).
+@Suite struct LiveFirstRequestRouteTests {
+    /// Only a `GET /v1/live` request line (with or without a query) goes live.
+    @Test func classifiesTheRequestLine() {
+        func route(_ text: String) -> FirstRequestRoute { FirstRequestRoute.classify(Array(text.utf8)) }
+        #expect(route("GET /v1/live HTTP/1.1\r\n") == .live)
+        #expect(route("GET /v1/live?last_event_id=4&devices=x HTTP/1.1\r\nHost: a\r\n\r\n") == .live)
+        #expect(route("GET /v1/live HTTP/1.0\n") == .live)
+        #expect(route("GET /v1/lives HTTP/1.1\r\n") == .hummingbird)
+        #expect(route("GET /v1/live/x HTTP/1.1\r\n") == .hummingbird)
+        #expect(route("POST /v1/live HTTP/1.1\r\n") == .hummingbird)
+        #expect(route("GET /healthz HTTP/1.1\r\n") == .hummingbird)
+        #expect(route("\u{1}\u{2}garbage\r\n") == .hummingbird)
+        #expect(route("GET /v1/live HTTP/1.1") == .needMore)
+        #expect(route("") == .needMore)
+        #expect(route("GET /" + String(repeating: "a", count: 9_000)) == .tooLong)
+        #expect(route("GET /" + String(repeating: "a", count: 9_000) + " HTTP/1.1\r\n") == .tooLong)
+    }
+}
+
+/// The sniffer in an `EmbeddedChannel`: virtual time, no sockets, no sleeping.
+@Suite struct LiveFirstRequestSnifferTests {
+    /// Records what reaches the handler behind the sniffer.
+    final class Recorder: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = ByteBuffer
+        var bytes: [UInt8] = []
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            bytes += Array(buffer: unwrapInboundIn(data))
+        }
+    }
+
+    /// A sniffer on an active embedded channel; `routes` and `gaveUp` record its decisions.
+    final class Rig: @unchecked Sendable {
+        let channel = EmbeddedChannel()
+        let recorder = Recorder()
+        var routes: [FirstRequestRoute] = []
+        var gaveUp = 0
+
+        init(timeout: TimeAmount = .seconds(30)) throws {
+            let sniffer = FirstRequestSniffer(
+                timeout: timeout,
+                configure: { [unowned self] route, channel in
+                    routes.append(route)
+                    try channel.pipeline.syncOperations.addHandler(recorder)
+                }, onGiveUp: { [unowned self] in gaveUp += 1 })
+            try channel.pipeline.syncOperations.addHandler(sniffer)
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        }
+
+        func send(_ text: String) throws { try channel.writeInbound(ByteBuffer(string: text)) }
+    }
+
+    /// Pipelined requests split across reads reach the chosen pipeline byte for byte, and the sniffer leaves.
+    @Test func refiresEveryBufferedByteIntact() throws {
+        let rig = try Rig()
+        let first = "GET /hea"
+        let rest = "lthz HTTP/1.1\r\nHost: a\r\n\r\nGET /v1/live HTTP/1.1\r\nHost: a\r\n\r\n"
+        try rig.send(first)
+        #expect(rig.routes.isEmpty)
+        try rig.send(rest)
+        #expect(rig.routes == [.hummingbird])
+        #expect(String(decoding: rig.recorder.bytes, as: UTF8.self) == first + rest)
+        try rig.send("more")
+        #expect(String(decoding: rig.recorder.bytes, as: UTF8.self) == first + rest + "more")
+        #expect(throws: (any Error).self) { try rig.channel.pipeline.syncOperations.context(handlerType: FirstRequestSniffer.self) }
+        #expect(rig.channel.isActive)
+    }
+
+    /// The live route is chosen from the request line alone.
+    @Test func choosesTheLiveRoute() throws {
+        let rig = try Rig()
+        try rig.send("GET /v1/live?last_event_id=3 HTTP/1.1\r\n")
+        #expect(rig.routes == [.live])
+        #expect(rig.gaveUp == 0)
+    }
+
+    /// A connection that sends no request line is closed when the timeout passes (virtual time).
+    @Test func silentConnectionIsClosedByTheTimeout() throws {
+        let rig = try Rig(timeout: .seconds(5))
+        rig.channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        #expect(rig.channel.isActive)
+        try rig.send("GET /heal")  // a partial line does not extend the deadline
+        rig.channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!rig.channel.isActive)
+        #expect(rig.gaveUp == 1)
+        #expect(rig.routes.isEmpty)
+    }
+
+    /// An endless request line gets 400 and the connection is closed; nothing reaches a pipeline.
+    @Test func oversizedRequestLineGets400() throws {
+        let rig = try Rig()
+        try rig.send("GET /" + String(repeating: "a", count: FirstRequestRoute.maxLineBytes + 10))
+        let answer = try rig.channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) }
+        #expect(answer?.hasPrefix("HTTP/1.1 400 Bad Request\r\n") == true)
+        #expect(!rig.channel.isActive)
+        #expect(rig.gaveUp == 1)
+        #expect(rig.recorder.bytes.isEmpty)
+    }
+
+    /// A peer that closes before a whole line is let go without a route.
+    @Test func earlyCloseGivesUp() throws {
+        let rig = try Rig()
+        try rig.send("GET /v1/li")
+        try rig.channel.close().wait()
+        #expect(rig.gaveUp == 1)
+        #expect(rig.routes.isEmpty)
+    }
+}

@@ -1,0 +1,93 @@
+import BeekonIngest
+import BeekonSources
+import BeekonWire
+import Foundation
+import Testing
+
+extension Ingest {
+    /// The slow-viewer rule of the event-driven stream (BY-7, BY-8): a viewer whose socket is
+    /// not writable is paused at its cursor (the server buffers at most a page past the
+    /// channel's high-water mark), resumes from the store once it drains even when the ring
+    /// moved on, and is closed when it stays unwritable for two heartbeats.
+    @Suite struct LiveSlowViewers {
+        /// 3,000 fixes with a 100-event ring while the viewer does not read: once it reads, it gets
+        /// every fix, in commit order, none twice.
+        @Test func pausedViewerCatchesUpFromTheStore() async throws {
+            try await withServer(.sqlite, configure: Self.smallBuffers(ring: 100, heartbeat: 120)) { server, _ in
+                let viewer = try await Self.unreadViewer(server)
+                let uploaded = try await Self.upload(server, batches: 6)
+                let total = uploaded.count
+                let got: FixIDScanner = await blocking {
+                    var scanner = FixIDScanner()
+                    while scanner.fixIDs.count < total, let chunk = viewer.readChunk() { scanner.add(chunk) }
+                    return scanner
+                }
+                #expect(got.fixIDs == uploaded)
+                #expect(zip(got.ids, got.ids.dropFirst()).allSatisfy { $0 < $1 })
+            }
+        }
+
+        /// A viewer that stops reading is closed after two heartbeats unwritable (counted in
+        /// `/metrics`); resuming from the last event it got yields exactly the rest.
+        @Test func stalledViewerIsClosedAndResumesWithoutLoss() async throws {
+            try await withServer(.sqlite, configure: Self.smallBuffers(ring: 20_000, heartbeat: 0.1)) { server, _ in
+                let viewer = try await Self.unreadViewer(server)
+                let uploaded = try await Self.upload(server, batches: 6)
+                let deadline = ContinuousClock.now + .seconds(30)
+                while try await Self.metric(server, "beekon_live_viewers_stalled_total") < 1, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(50))  // polling the server's counter, bounded by the deadline
+                }
+                #expect(try await Self.metric(server, "beekon_live_viewers_stalled_total") == 1)
+                let before: FixIDScanner = await blocking {
+                    var scanner = FixIDScanner()
+                    while let chunk = viewer.readChunk() { scanner.add(chunk) }
+                    return scanner
+                }
+                #expect(before.fixIDs.count < uploaded.count)
+                #expect(Array(uploaded.prefix(before.fixIDs.count)) == before.fixIDs)
+                let rest = try await Live.fixes(
+                    server.base + "/v1/live", after: String(before.ids.last ?? 0), count: uploaded.count - before.fixIDs.count)
+                #expect(before.fixIDs + rest.compactMap(Live.fixID) == uploaded)
+            }
+        }
+
+        /// A server whose live connections have a 4 KiB send buffer, so that a viewer that does
+        /// not read makes its channel unwritable after a few hundred events.
+        static func smallBuffers(ring: Int, heartbeat: Double) -> (inout IngestConfiguration) -> Void {
+            { config in
+                config.liveRingCapacity = ring
+                config.liveHeartbeatSeconds = heartbeat
+                config.liveSendBufferBytes = 4_096
+            }
+        }
+
+        /// An open stream (from the head) on a socket with a 4 KiB receive buffer that the test does not read yet.
+        static func unreadViewer(_ server: TestServer) async throws -> RawHTTPConnection {
+            let viewer = try RawHTTPConnection(server.base, receiveBuffer: 4_096, timeout: 30)
+            let opened = await blocking {
+                viewer.send("GET /v1/live HTTP/1.1\r\nHost: a\r\n\r\n")
+                return viewer.readHead().map(RawHTTPConnection.status)
+            }
+            guard opened == 200 else { throw TestFailure("the stream answered \(opened ?? 0)") }
+            return viewer
+        }
+
+        /// Uploads `batches` batches of 500 fixes; their ids in commit order.
+        static func upload(_ server: TestServer, batches: Int) async throws -> [String] {
+            var uploaded: [String] = []
+            for _ in 0..<batches {
+                let e = Fixtures.envelope(Fixtures.locations(500))
+                #expect(try await HTTP.upload(server, e).status == 200)
+                uploaded += e.locations.map { $0.id.wireString }
+            }
+            return uploaded
+        }
+
+        /// A counter or gauge from `/metrics`.
+        static func metric(_ server: TestServer, _ name: String) async throws -> Int {
+            let text = try await HTTP.send("GET", server.base + "/metrics").text
+            let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+            return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? -1
+        }
+    }
+}
