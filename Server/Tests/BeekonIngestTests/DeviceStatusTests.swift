@@ -10,7 +10,7 @@ extension Ingest {
     @Suite struct DeviceStatusHTTP {
         @Test(arguments: Backend.all)
         func statusFollowsFixTimeAndDeclaredIntervalNotArrival(_ backend: Backend) async throws {
-            let db = try backend.freshDatabase()
+            let db = try await backend.freshDatabase()
             defer { db.remove() }
             let clock = TestNow()
             var config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)

@@ -10,7 +10,7 @@ func withServer(
     now: @escaping @Sendable () -> Date = { Date() },
     _ body: @Sendable (TestServer, TestDatabase) async throws -> Void
 ) async throws {
-    let db = try backend.freshDatabase()
+    let db = try await backend.freshDatabase()
     defer { db.remove() }
     var config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
     configure(&config)
@@ -144,14 +144,14 @@ extension Ingest {
                 #expect(PostgresCluster.skipped, "no PostgreSQL cluster")
                 return
             }
-            let db = try Backend.postgres.freshDatabase()
+            let db = try await Backend.postgres.freshDatabase()
             guard case .postgres(let location) = db.location else { return }
             // A dropped database fails at once; the deadline only has to outlast a loaded CI machine
             // for the first upload (5 s was once too short there).
             let store = PostgresLocationStore(location: location, operationTimeout: .seconds(30), logger: testLogger)
             let server = try await TestServer.start(IngestConfiguration(database: db.location, authMode: .off), store: store)
             #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3))).status == 200)
-            try cluster.dropDatabase(db.name)  // the database goes away under the running server
+            try await blockingThrowing { try cluster.dropDatabase(db.name) }  // the database goes away under the running server
             let r = try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3)))
             #expect(r.status == 503)
             #expect(r.headers["retry-after"] == "5")

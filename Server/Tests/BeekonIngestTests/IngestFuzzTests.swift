@@ -76,7 +76,7 @@ struct IngestFuzzTests {
     /// The same inputs in volume through the whole application in-process (router, auth,
     /// body caps, gunzip, decode, SQLite store), two requests at a time.
     @Test func ingestEndpointInProcessInVolume() async throws {
-        let db = try Backend.sqlite.freshDatabase()
+        let db = try await Backend.sqlite.freshDatabase()
         defer { db.remove() }
         var config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
         config.maxDecompressedBytes = 4 << 20

@@ -123,7 +123,7 @@ extension Ingest.LiveStream {
     /// concurrent), a viewer on each: both see every event, in the same commit order, none twice.
     @Test func twoInstancesOnOnePostgresDeliverTheSameOrder() async throws {
         guard Backend.all.contains(.postgres) else { return }
-        let db = try Backend.postgres.freshDatabase()
+        let db = try await Backend.postgres.freshDatabase()
         let config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
         let one = try await TestServer.start(config)
         let two = try await TestServer.start(config)

@@ -14,9 +14,15 @@ struct PostgresClusterTrait: SuiteTrait, TestScoping {
             try await function()
             return
         }
-        let cluster = try PostgresCluster.start()
-        defer { cluster.stop() }
-        try await Self.$current.withValue(cluster) { try await function() }
+        // initdb, pg_ctl start and stop wait for child processes: off the cooperative pool.
+        let cluster = try await blockingThrowing { try PostgresCluster.start() }
+        do {
+            try await Self.$current.withValue(cluster) { try await function() }
+        } catch {
+            await blocking { cluster.stop() }
+            throw error
+        }
+        await blocking { cluster.stop() }
     }
 }
 

@@ -13,7 +13,7 @@ extension Ingest {
                 #expect(PostgresCluster.skipped, "no PostgreSQL cluster")
                 return
             }
-            let db = try Backend.postgres.freshDatabase()
+            let db = try await Backend.postgres.freshDatabase()
             let config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
             let a = try await TestServer.start(config)
             let b = try await TestServer.start(config)

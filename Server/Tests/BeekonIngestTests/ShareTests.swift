@@ -130,7 +130,7 @@ extension Ingest {
         /// share is refused and its open stream closed too.
         @Test(arguments: Backend.all)
         func revokedAndExpiredSharesAreClosedAndRefused(_ backend: Backend) async throws {
-            let db = try backend.freshDatabase()
+            let db = try await backend.freshDatabase()
             defer { db.remove() }
             let clock = TestNow()
             var config = IngestConfiguration(

@@ -5,7 +5,7 @@ import Testing
 
 /// Runs `body` with a migrated store on a fresh database of `backend`.
 func withStore<T: Sendable>(_ backend: Backend, _ body: @Sendable (any LocationStore) async throws -> T) async throws -> T {
-    let db = try backend.freshDatabase()
+    let db = try await backend.freshDatabase()
     defer { db.remove() }
     let store = try IngestServer.makeStore(
         IngestConfiguration(database: db.location, databaseTimeoutSeconds: testDatabaseTimeout), logger: testLogger)

@@ -23,7 +23,10 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 
     /// A fresh, empty database of this kind.
-    func freshDatabase() throws -> TestDatabase {
+    /// A new database: a path for SQLite, `createdb` on the suite's cluster for PostgreSQL
+    /// (run off the cooperative pool: dozens of tests create databases at once, and each
+    /// `createdb` waited for on a pool thread stalled every in-process server for seconds).
+    func freshDatabase() async throws -> TestDatabase {
         switch self {
         case .sqlite:
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-\(UUID().uuidString).sqlite").path
@@ -32,7 +35,7 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
             guard let cluster = PostgresClusterTrait.current else {
                 throw PostgresCluster.Failure.missingBinaries("(no cluster in scope: the suite needs .postgresCluster)")
             }
-            let name = try cluster.createDatabase()
+            let name = try await blockingThrowing { try cluster.createDatabase() }
             return TestDatabase(location: try DatabaseLocation(parsing: cluster.url(name)), cluster: cluster, name: name)
         }
     }
