@@ -26,7 +26,10 @@ struct AgentGPSDTests {
             "--config", try tmp.gateOffConfig(), "--source-timeout", "2",
         ]
 
-        let first = try AgentProcess(args)
+        // The first agent may start before gpsfake's gpsd listens (python start-up on a loaded
+        // machine took over 2 s): it waits up to 60 s. The second starts while gpsd is feeding
+        // and keeps the 2 s under test.
+        let first = try AgentProcess(Array(args.dropLast()) + ["60"])
         let start = try await first.waitForLine(timeout: .seconds(30), "the start line") { $0.sessionIDFromStartLine != nil }
         let session = try #require(start.line.sessionIDFromStartLine)
         try await first.waitForLine(timeout: .seconds(30), "stored ≥ 10") { (Progress.value("stored", in: $0) ?? 0) >= 10 }
