@@ -98,7 +98,7 @@ let package = Package(
             name: "BeekonAgentTests",
             dependencies: [
                 "BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonHTTPClient", "BeekonLoopback",
-                "BeekonBeacons", .product(name: "Logging", package: "swift-log"),
+                "BeekonBeacons", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(
             name: "BeekonPlatformTests",
