@@ -83,18 +83,22 @@ struct ReplayGeofenceStationaryTests {
 
     @Test func aLongStopPausesChecksInWithTheCachedPositionAndDepartsWithAMotionFix() async throws {
         let walk = try TrackFile.read(contentsOf: SharedData.url("gpx/togeojson_apple_watch_walk_1hz.gpx")).fixes
-        // The real walk, with a 20-minute stop inserted after its 300th fix (1 Hz, ±1 m jitter).
+        // The real walk, with a 40-minute stop inserted after its 300th fix (1 Hz, ±1 m jitter).
+        // Replayed at 400×: a check-in's store (an fsync) that takes 0.5 s of real time moves the
+        // replay on by 200 s, so on a slow disk a 20-minute stop fitted only one check-in; 40
+        // minutes leave room for several even then, and ≥ 2 are asserted.
+        let stopSeconds = 2400
         let stop = walk[299]
         var fixes = Array(walk.prefix(300))
         var rng = SystemRandomNumberGenerator()
-        for s in 1...1200 {
+        for s in 1...stopSeconds {
             fixes.append(
                 RawFix(
                     timestamp: stop.timestamp.addingTimeInterval(Double(s)),
                     latitude: stop.latitude + Double.random(in: -1...1, using: &rng) / 111_195,
                     longitude: stop.longitude, accuracy: 5))
         }
-        let shift = 1201.0
+        let shift = Double(stopSeconds + 1)
         fixes += walk[300...].map {
             var f = $0
             f.timestamp = f.timestamp.addingTimeInterval(shift)
@@ -108,13 +112,13 @@ struct ReplayGeofenceStationaryTests {
         #expect(modes.last == .balanced, "resumed on departure: \(modes)")
         let rows = try await beekon.history(from: .distantPast, to: .distantFuture)
         let checkIns = rows.filter { $0.trigger == .checkIn }
-        #expect(checkIns.count >= 2, "check-ins every 300 s during a 20-minute stop: \(checkIns.count)")
+        #expect(checkIns.count >= 2, "check-ins every 300 s during a 40-minute stop: \(checkIns.count)")
         for c in checkIns {
             #expect(Self.haversine(c.latitude, c.longitude, stop.latitude, stop.longitude) < 3, "cached coordinates")
             #expect(c.motion == .stationary)
         }
         let departure = try #require(rows.first { $0.trigger == .motion })
-        #expect(departure.timestamp > stop.timestamp.addingTimeInterval(1200))
+        #expect(departure.timestamp > stop.timestamp.addingTimeInterval(Double(stopSeconds)))
         #expect(rows.filter { $0.trigger == .checkIn }.map(\.timestamp) == checkIns.map(\.timestamp).sorted())
     }
 }
