@@ -7,7 +7,9 @@ import Testing
 /// A real gpsd fed by `gpsfake` on a free loopback port. Tests that need it call
 /// `GPSFake.available()`: missing gpsd is a test failure unless `BEEKON_SKIP_GPSD=1`.
 public final class GPSFake: @unchecked Sendable {
+    /// Debian's gpsd (package gpsd).
     public static let gpsd = "/usr/sbin/gpsd"
+    /// gpsfake (package gpsd-clients), which starts its own gpsd and feeds it a log.
     public static let gpsfake = "/usr/bin/gpsfake"
     /// gpsfake must run on the system python (python3-gps), not a pyenv one.
     public static let python = "/usr/bin/python3"

@@ -227,7 +227,7 @@ extension Ingest {
 /// installs them) and returns its standard output; a non-zero exit is a test failure.
 enum PythonCheck {
     static func run(_ program: String, arguments: [String] = [], input: Data = Data()) async throws -> String {
-        try await blockingThrowing { try runNow(program, arguments: arguments, input: input) }
+        try await blocking { try runNow(program, arguments: arguments, input: input) }
     }
 
     private static func runNow(_ program: String, arguments: [String], input: Data) throws -> String {

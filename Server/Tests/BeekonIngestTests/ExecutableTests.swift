@@ -16,7 +16,7 @@ extension Ingest {
 
         /// Runs the binary to its end, off the cooperative pool; its exit status, standard output and error.
         static func run(_ arguments: [String]) async throws -> (status: Int32, out: String, err: String) {
-            try await blockingThrowing {
+            try await blocking {
                 let process = Process()
                 process.executableURL = Self.binary
                 process.arguments = arguments

@@ -151,7 +151,7 @@ extension Ingest {
             let store = PostgresLocationStore(location: location, operationTimeout: .seconds(30), logger: testLogger)
             let server = try await TestServer.start(IngestConfiguration(database: db.location, authMode: .off), store: store)
             #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3))).status == 200)
-            try await blockingThrowing { try cluster.dropDatabase(db.name) }  // the database goes away under the running server
+            try await blocking { try cluster.dropDatabase(db.name) }  // the database goes away under the running server
             let r = try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3)))
             #expect(r.status == 503)
             #expect(r.headers["retry-after"] == "5")

@@ -10,7 +10,7 @@ import Testing
 /// WebSocket client and no third-party code needed. One page per instance.
 ///
 /// Every call blocks on the browser's pipe, so the public calls are `async` and run on a
-/// thread of their own (``blockingThrowing(_:)``): a page waited on for 40 s must not hold
+/// thread of their own (``blocking(_:)``): a page waited on for 40 s must not hold
 /// one of the cooperative pool's threads, which in-process servers of other tests need.
 final class HeadlessChromium: @unchecked Sendable {
     /// The browser binary, or nil when it is not installed.
@@ -30,7 +30,7 @@ final class HeadlessChromium: @unchecked Sendable {
 
     /// Starts the browser and opens `url` in a 1200×800 page.
     static func launch(_ url: String) async throws -> HeadlessChromium {
-        try await blockingThrowing { try HeadlessChromium(url: url) }
+        try await blocking { try HeadlessChromium(url: url) }
     }
 
     private init(url: String) throws {
@@ -80,18 +80,18 @@ final class HeadlessChromium: @unchecked Sendable {
 
     /// Evaluates `expression` in the page (awaiting a promise); its JSON value as a `T`, nil when it is not one.
     func evaluate<T: Sendable>(_ expression: String, as type: T.Type) async throws -> T? {
-        try await blockingThrowing { try self.evaluateNow(expression) as? T }
+        try await blocking { try self.evaluateNow(expression) as? T }
     }
 
     /// Re-evaluates `expression` until it is `true` or `timeout` passes; the time it took.
     @discardableResult
     func waitUntil(_ expression: String, timeout: Double) async throws -> Double {
-        try await blockingThrowing { try self.waitNow(expression, timeout: timeout) }
+        try await blocking { try self.waitNow(expression, timeout: timeout) }
     }
 
     /// A PNG of the page as it is drawn now.
     func screenshot() async throws -> Data {
-        try await blockingThrowing { try self.screenshotNow() }
+        try await blocking { try self.screenshotNow() }
     }
 
     private func evaluateNow(_ expression: String) throws -> Any? {

@@ -15,7 +15,7 @@ struct PostgresClusterTrait: SuiteTrait, TestScoping {
             return
         }
         // initdb, pg_ctl start and stop wait for child processes: off the cooperative pool.
-        let cluster = try await blockingThrowing { try PostgresCluster.start() }
+        let cluster = try await blocking { try PostgresCluster.start() }
         do {
             try await Self.$current.withValue(cluster) { try await function() }
         } catch {

@@ -73,14 +73,17 @@ struct SecurityTests {
         let big = (0..<(13 << 20)).map { _ in UInt8.random(in: 0...255, using: &rng) }
         let oversized = try await HTTP.send("POST", base + "/v1/locations", body: big, headers: gz)
         #expect(oversized.status == 413, "\(oversized.status) \(oversized.text)")
-        // 256 MiB of zeros in ~250 KB: the inflater stops at the 4 MiB cap.
-        let bomb = Gzip.deflate([UInt8](repeating: 0, count: 256 << 20), level: 9)
+        // Seconds of compression in a debug build: built off the cooperative pool (other tests' servers need it).
+        let (bomb, jsonBomb) = await blocking {
+            // 256 MiB of zeros in ~250 KB: the inflater stops at the 4 MiB cap.
+            let bomb = Gzip.deflate([UInt8](repeating: 0, count: 256 << 20), level: 9)
+            // A JSON-shaped bomb: 60 MiB of `0,` in an unknown (must-ignore) field, refused by the cap before any parsing.
+            let prefix = Array(#"{"schema_version":1,"junk":["#.utf8)
+            var numbers = [UInt8](repeating: 0x2C, count: 60 << 20)  // "0,0,0,…"
+            numbers.withUnsafeMutableBufferPointer { b in for i in stride(from: 0, to: b.count, by: 2) { b[i] = 0x30 } }
+            return (bomb, Gzip.deflate(prefix + numbers + Array("0]}".utf8), level: 9))
+        }
         #expect(bomb.count < 1 << 20)
-        // A JSON-shaped bomb: 60 MiB of `0,` in an unknown (must-ignore) field, refused by the cap before any parsing.
-        let prefix = Array(#"{"schema_version":1,"junk":["#.utf8)
-        var numbers = [UInt8](repeating: 0x2C, count: 60 << 20)  // "0,0,0,…"
-        numbers.withUnsafeMutableBufferPointer { b in for i in stride(from: 0, to: b.count, by: 2) { b[i] = 0x30 } }
-        let jsonBomb = Gzip.deflate(prefix + numbers + Array("0]}".utf8), level: 9)
         try await withThrowingTaskGroup(of: (String, Int).self) { group in
             for i in 0..<2 {
                 group.addTask { ("bomb \(i)", try await HTTP.send("POST", base + "/v1/locations", body: bomb, headers: gz).status) }

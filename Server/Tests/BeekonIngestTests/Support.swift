@@ -35,7 +35,7 @@ enum Backend: String, Sendable, CustomTestStringConvertible {
             guard let cluster = PostgresClusterTrait.current else {
                 throw PostgresCluster.Failure.missingBinaries("(no cluster in scope: the suite needs .postgresCluster)")
             }
-            let name = try await blockingThrowing { try cluster.createDatabase() }
+            let name = try await blocking { try cluster.createDatabase() }
             return TestDatabase(location: try DatabaseLocation(parsing: cluster.url(name)), cluster: cluster, name: name)
         }
     }

@@ -16,7 +16,7 @@ struct TLSEndToEndTests {
         let (access, refresh) = try await ChaosBinaries.issueToken(subject: "tls", database: database, dir: dir)
 
         try await ChaosTests.withServerProcess(database: database, extra: ["--auth", "required"]) { server in
-            let nginx = try await blockingThrowing { try NginxTLSProxy(dir: dir, upstreamPort: server.port, pki: pki) }
+            let nginx = try await blocking { try NginxTLSProxy(dir: dir, upstreamPort: server.port, pki: pki) }
             defer { nginx.stop() }
             let agent = try ChaosAgent(dir: try ChaosDir(), url: "")
             // The seeded access token counts as expired: the first request is a refresh, over https.
