@@ -6,6 +6,7 @@
 #
 #   P1 per-fix pipeline vs raw GRDB insert        P2 gzipped bytes per fix at batch 1/10/100/1000
 #   P3 drain of 100,000 fixes vs raw HTTP client   P4 ingest with dedupe vs COPY / raw SQLite inserts
+#   W1 the server's decode of a 1,000-fix upload (one-pass reader) vs JSONDecoder alone
 #   P5 one day of history vs raw SQL               P6 geofence evaluation 1k/10k/100k vs brute force
 #   P6-page Apple region re-page at 100k fences (target < 1 ms) vs a scan of every fence
 #   P7 peak RSS: agent tracking vs agent idle; server under load vs server idle
@@ -43,7 +44,7 @@ for product in beekon-ingest IngestBench LiveBench HistoryBench beekon BeekonBen
 done
 bin=Server/.build/release
 
-stage "P1 P1-pipeline P2 P3 P5 P6 P8 D1 (BeekonBench)"
+stage "P1 P1-pipeline P2 P3 W1 P5 P6 P8 D1 (BeekonBench)"
 BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --runs "$runs" --json "$out/sdk.json" | tee "$out/sdk.txt"
 
 stage "P4 (IngestBench)"

@@ -386,16 +386,16 @@ enum BeekonBench {
                 dir = URL(fileURLWithPath: v)
                 args.removeFirst()
             case "--only":
-                let known: Set<String> = ["P1", "P2", "P3", "P5", "P6", "P8", "D1"]
+                let known: Set<String> = ["P1", "P2", "P3", "P5", "P6", "P8", "W1", "D1"]
                 guard let v = args.first else { throw BenchError(description: "--only needs a list, e.g. P6 or P1,P6") }
                 let ids = Set(v.split(separator: ",").map { $0.uppercased() })
                 guard !ids.isEmpty, ids.isSubset(of: known) else {
-                    throw BenchError(description: "--only takes some of P1,P2,P3,P5,P6,P8,D1")
+                    throw BenchError(description: "--only takes some of P1,P2,P3,P5,P6,P8,W1,D1")
                 }
                 only = ids
                 args.removeFirst()
             case "-h", "--help":
-                print("usage: swift run -c release BeekonBench [--runs N≥5] [--json PATH] [--dir DIR] [--only P1,P2,P3,P5,P6,P8,D1]")
+                print("usage: swift run -c release BeekonBench [--runs N≥5] [--json PATH] [--dir DIR] [--only P1,P2,P3,P5,P6,P8,W1,D1]")
                 return
             default:
                 throw BenchError(description: "unknown argument \(a)")
@@ -416,6 +416,7 @@ enum BeekonBench {
         if wanted("P5") { results.append(try await p5(runs: runs, dir: work)) }
         if wanted("P2") { results += try await p2(dir: work) }  // SyncBench.swift
         if wanted("P3") { results.append(try await p3(runs: runs, dir: work)) }
+        if wanted("W1") { results.append(try w1(runs: runs)) }  // WireBench.swift
         if wanted("P6") { results += p6(runs: runs) + p6Paging(runs: runs) }  // GeofenceBench.swift, RegionPagerBench.swift
         if wanted("P8") { results += try p8(runs: runs) }  // BeaconBench.swift
 

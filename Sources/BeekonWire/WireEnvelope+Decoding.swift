@@ -24,14 +24,17 @@ extension WireEnvelope {
     /// field is checked for type, range and format.
     /// - Throws: `WireDecodingError.malformed` for bytes that are not JSON of the envelope's shape, `.invalid(path:reason:)` naming the first field that breaks schema v1, `.unsupportedSchemaVersion` for a `schema_version` other than 1.
     public static func decode(_ data: Data) throws(WireDecodingError) -> WireEnvelope {
-        let raw: RawEnvelope
-        do {
-            raw = try JSONDecoder().decode(RawEnvelope.self, from: data)
-        } catch let error as DecodingError {
-            throw .malformed(Self.describe(error))
-        } catch {
-            throw .malformed("\(error)")
-        }
+        if let fast = EnvelopeFastReader.read(data) { return try validated(fast) }
+        return try validated(generalRead(data))
+    }
+
+    /// `decode` without its fast path: what it cost before `EnvelopeFastReader` (benchmark W1).
+    package static func decodeWithJSONDecoder(_ data: Data) throws(WireDecodingError) -> WireEnvelope {
+        try validated(generalRead(data))
+    }
+
+    /// Checks a read body against schema v1 field by field.
+    static func validated(_ raw: RawEnvelope) throws(WireDecodingError) -> WireEnvelope {
         guard raw.schema_version == 1 else { throw .unsupportedSchemaVersion(raw.schema_version) }
         if raw.nullExtras { throw .invalid(path: "extras", reason: "must be omitted when empty, not null") }
         if raw.device.nullModel { throw .invalid(path: "device.model", reason: "must be omitted when blank, not null") }
@@ -102,6 +105,18 @@ extension WireEnvelope {
         return envelope
     }
 
+    /// The general path: `JSONDecoder`, which decides and words every body the fast path
+    /// (`EnvelopeFastReader`) leaves to it.
+    static func generalRead(_ data: Data) throws(WireDecodingError) -> RawEnvelope {
+        do {
+            return try JSONDecoder().decode(RawEnvelope.self, from: data)
+        } catch let error as DecodingError {
+            throw .malformed(Self.describe(error))
+        } catch {
+            throw .malformed("\(error)")
+        }
+    }
+
     static func uuid(_ s: String, _ path: String) throws(WireDecodingError) -> UUID {
         guard s.utf8.count == 36, let u = UUID(wire: s) else { throw .invalid(path: path, reason: "not a UUID") }
         return u
@@ -133,7 +148,7 @@ extension WireEnvelope {
 }
 
 // Mirrors of the wire shape for JSONDecoder; validation happens above.
-private struct RawEnvelope: Decodable {
+struct RawEnvelope: Decodable, Equatable {
     var schema_version: Int
     var batch_id: String
     var session_id: String
@@ -171,7 +186,7 @@ private struct RawEnvelope: Decodable {
     }
 }
 
-private struct RawDevice: Decodable {
+struct RawDevice: Decodable, Equatable {
     var install_id: String
     var platform: String
     var sdk_version: String
@@ -199,16 +214,20 @@ private struct RawDevice: Decodable {
 
 /// An optional interval field: a positive number of seconds (fractions truncated, at
 /// most 10 years); any other value — a string, a negative, null — is ignored, never an error.
-private struct LenientSeconds: Decodable {
+struct LenientSeconds: Decodable, Equatable {
     var seconds: Int?
 
     init(from decoder: any Decoder) throws {
-        let value = try? decoder.singleValueContainer().decode(Double.self)
+        self.init(try? decoder.singleValueContainer().decode(Double.self))
+    }
+
+    /// The interval a number gives (nil: not a number, or out of range).
+    init(_ value: Double?) {
         seconds = value.flatMap { $0.isFinite && $0 >= 1 && $0 <= 315_360_000 ? Int($0) : nil }
     }
 }
 
-private struct RawLocation: Decodable {
+struct RawLocation: Decodable, Equatable {
     var id: String
     var timestamp: String
     var trigger: String
@@ -258,7 +277,7 @@ private struct RawLocation: Decodable {
     }
 }
 
-private struct RawEvent: Decodable {
+struct RawEvent: Decodable, Equatable {
     var id: String
     var geofence_id: String
     var type: String

@@ -118,7 +118,7 @@ extension WireEnvelope {
 }
 
 /// The wire shape of one proximity event for JSONDecoder; validated by `WireEnvelope.proximityEvents`.
-struct RawProximityEvent: Decodable {
+struct RawProximityEvent: Decodable, Equatable {
     var id: String
     var region: String
     var uuid: String
