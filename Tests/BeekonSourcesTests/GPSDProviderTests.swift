@@ -9,6 +9,10 @@ import Beekon
 @Suite("GPSD provider with gpsfake", .serialized, .tags(.gpsd), .skippable(.gpsd))
 struct GPSDProviderTests {
     static let walk = "nmea/derived_apple_watch_walk.nmea"
+    /// Retries every 0.25 s, never backing off further: gpsfake feeds its log once, from the
+    /// moment its gpsd is up, so a provider that backed off to 2 s while a loaded machine
+    /// started gpsd (a CI run saw 3.75 s) connected after the last epoch had been fed.
+    static let prompt = ReconnectPolicy(gracePeriod: .seconds(20), initialBackoff: .milliseconds(250), maxBackoff: .milliseconds(250))
 
     /// Fixes match the log's epochs: one per epoch, positions within 1e-6°,
     /// a contiguous run up to the last epoch (gpsfake starts feeding before
@@ -23,10 +27,10 @@ struct GPSDProviderTests {
         let port = LoopbackSocket.freePort()
         let collector = StreamCollector()
         let provider = GPSDProvider(
-            configuration: .init(port: port, policy: .init(gracePeriod: .seconds(20)), settle: 0.5),
+            configuration: .init(port: port, policy: Self.prompt, settle: 0.5),
             onEvent: collector.eventHandler())
         collector.consume(try await provider.start(mode: .balanced))
-        let fake = try GPSFake(log: log.path, port: port, cycle: 0.01)
+        let fake = try GPSFake(log: log.path, port: port, cycle: 0.02)
         let last = expected.last!.timestamp
         try await collector.wait("the last epoch's fix") { s in s.fixes.contains { $0.timestamp == last } }
         try await fake.stop()
@@ -65,7 +69,7 @@ struct GPSDProviderTests {
         let awaited = expected[expected.count - 2].millisOfDay
         let port = LoopbackSocket.freePort()
         let collector = StreamCollector()
-        let provider = GPSDProvider(configuration: .init(port: port, policy: .init(gracePeriod: .seconds(20)), settle: 0.5))
+        let provider = GPSDProvider(configuration: .init(port: port, policy: Self.prompt, settle: 0.5))
         collector.consume(try await provider.start(mode: .high))
         let fake = try GPSFake(log: log.path, port: port, cycle: 0.003)
         try await collector.wait("the last epochs' fix") { s in s.fixes.contains { $0.millisOfDay == awaited } }
