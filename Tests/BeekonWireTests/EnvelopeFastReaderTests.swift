@@ -1,4 +1,5 @@
 import Foundation
+import BeekonTesting
 import Testing
 @testable import BeekonWire
 
@@ -7,21 +8,9 @@ import Testing
 /// `JSONDecoder` gives; everything else it leaves to `JSONDecoder`.
 @Suite("Envelope decoding: the fast path agrees with JSONDecoder")
 struct EnvelopeFastReaderTests {
-    /// A small deterministic generator (SplitMix64), so a failure names a reproducible seed.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// A random double of the kinds sensors and parsers produce: full precision, few
     /// decimals, integral, tiny, huge.
-    static func number(_ rng: inout SplitMix64, in range: ClosedRange<Double>) -> Double {
+    static func number(_ rng: inout SeededRandom, in range: ClosedRange<Double>) -> Double {
         let v = Double.random(in: range, using: &rng)
         switch Int.random(in: 0..<5, using: &rng) {
         case 0: return v
@@ -32,17 +21,17 @@ struct EnvelopeFastReaderTests {
         }
     }
 
-    static func id(_ rng: inout SplitMix64) -> UUID {
+    static func id(_ rng: inout SeededRandom) -> UUID {
         UUIDv7Generator.make(
             millis: Int64.random(in: 1_700_000_000_000...1_900_000_000_000, using: &rng), counter: 1, randomBits: rng.next())
     }
 
-    static func time(_ rng: inout SplitMix64) -> WireTimestamp {
+    static func time(_ rng: inout SeededRandom) -> WireTimestamp {
         WireTimestamp(millis: Int64.random(in: 1_700_000_000_000...1_900_000_000_000, using: &rng))
     }
 
     /// A random envelope whose strings need no escaping (so the fast path must answer).
-    static func envelope(_ rng: inout SplitMix64, fixes: Int) -> WireEnvelope {
+    static func envelope(_ rng: inout SeededRandom, fixes: Int) -> WireEnvelope {
         func maybe<T>(_ value: @autoclosure () -> T) -> T? { Bool.random(using: &rng) ? value() : nil }
         let models = ["iPhone15,3", "Pixel 8", "Raspberry Pi 4 — GNSS hat", "Zürich-Tracker ✓"]
         var device = WireDevice(
@@ -101,7 +90,7 @@ struct EnvelopeFastReaderTests {
     }
 
     @Test func everyEnvelopeTheWriterProducesTakesTheFastPathAndAgrees() throws {
-        var rng = SplitMix64(state: 0x5EED_0001)
+        var rng = SeededRandom(seed: 0x5EED_0001)
         for n in 0..<300 {
             let envelope = Self.envelope(&rng, fixes: n % 7)
             let body = WireJSONWriter.encode(envelope)
@@ -111,7 +100,7 @@ struct EnvelopeFastReaderTests {
     }
 
     @Test func bodiesReorderedAndReindentedStillTakeTheFastPath() throws {
-        var rng = SplitMix64(state: 0x5EED_0002)
+        var rng = SeededRandom(seed: 0x5EED_0002)
         for n in 0..<100 {
             let body = WireJSONWriter.encode(Self.envelope(&rng, fixes: 3))
             let tree = try JSONSerialization.jsonObject(with: body)
@@ -131,7 +120,7 @@ struct EnvelopeFastReaderTests {
             "0.000e1", "0.0", "-0.000", "1.0e5", "0.5e1", "5e-324", "2e-324", "1.0000000000000000000001",
         ]
         var texts = tricky
-        var rng = SplitMix64(state: 0x5EED_0003)
+        var rng = SeededRandom(seed: 0x5EED_0003)
         for _ in 0..<5000 {
             let v = Double.random(in: -180...180, using: &rng) * pow(10, Double(Int.random(in: -12...12, using: &rng)))
             texts.append(v.description)
@@ -149,7 +138,7 @@ struct EnvelopeFastReaderTests {
     }
 
     @Test func mutatedBodiesAgreeWheneverTheFastPathAnswers() {
-        var rng = SplitMix64(state: 0x5EED_0004)
+        var rng = SeededRandom(seed: 0x5EED_0004)
         let tokens: [[UInt8]] =
             [
                 " ", "\n", "\t", ",", ":", "{", "}", "[", "]", "null", "\"", "\\", "\\n", "\\u00e9", "1", "-", ".", "e", "0", "true",
@@ -194,7 +183,7 @@ struct EnvelopeFastReaderTests {
     }
 
     @Test func bodiesThatAreNotAnEnvelopeObjectAreLeftToJSONDecoder() {
-        var rng = SplitMix64(state: 0x5EED_0005)
+        var rng = SeededRandom(seed: 0x5EED_0005)
         let valid = WireJSONWriter.encode(Self.envelope(&rng, fixes: 1))
         for body in [Data(), Data("[]".utf8), Data([0xEF, 0xBB, 0xBF]) + valid, valid + Data("x".utf8), valid + Data("{}".utf8)] {
             #expect(EnvelopeFastReader.read(body) == nil)
