@@ -186,7 +186,10 @@ struct JSONCursor {
             guard digit(index) != nil else { throw GiveUp() }
             var e = 0
             while let d = digit(index) {
-                if e < 100_000 { e = e * 10 + Int(d) }
+                // An exponent this long is left to the general path (kept whole, it could
+                // meet an equally long fraction and pass for a small power of ten).
+                guard e < 100_000 else { throw GiveUp() }
+                e = e * 10 + Int(d)
                 index += 1
             }
             t.exponent = negativeExponent ? -e : e
@@ -201,8 +204,9 @@ struct JSONCursor {
     /// A finite number, rounded correctly: with at most 15 significant digits and a power of
     /// ten within 10^±22 it is one exact operation (Clinger's fast path); otherwise the
     /// standard library's correctly rounded conversion of the same text. Gives up where
-    /// `JSONDecoder` is known to differ: a zero with an exponent (`0e5`, which it refuses) and
-    /// a non-zero number that underflows to zero (`1e-400`, refused too).
+    /// `JSONDecoder` is known to differ: a zero with an exponent (it refuses `0e5` and accepts
+    /// `0e50`: its zero test looks at the last few bytes) and a non-zero number that
+    /// underflows to zero (`1e-400`, which it refuses).
     mutating func double() throws(GiveUp) -> Double {
         let t = try numberToken()
         if t.hasExponent, t.significantDigits == 0 { throw GiveUp() }

@@ -80,13 +80,18 @@ struct EnvelopeFastReaderTests {
         switch general {
         case .success(let raw):
             #expect(fast == raw, "\(context()): \(String(decoding: body, as: UTF8.self))")
-            for (a, b) in zip(fast.locations, raw.locations) {
-                #expect(a.latitude.bitPattern == b.latitude.bitPattern && a.longitude.bitPattern == b.longitude.bitPattern)
-            }
+            // `==` takes -0.0 for 0.0: every number is compared bit for bit as well.
+            #expect(bits(fast) == bits(raw), "\(context()): a number differs in its bits")
         case .failure(let error):
             Issue.record("\(context()): the fast path read a body JSONDecoder refuses (\(error)): \(String(decoding: body, as: UTF8.self))")
         }
         return true
+    }
+
+    /// Every number of a read envelope, as bit patterns.
+    static func bits(_ e: RawEnvelope) -> [UInt64?] {
+        e.locations.flatMap { l in [l.latitude, l.longitude, l.accuracy, l.speed, l.bearing, l.altitude].map { $0?.bitPattern } }
+            + (e.proximity_events ?? []).map { $0.distance?.bitPattern }
     }
 
     @Test func everyEnvelopeTheWriterProducesTakesTheFastPathAndAgrees() throws {
@@ -119,7 +124,12 @@ struct EnvelopeFastReaderTests {
             "1.5e-320", "0e5", "0.0000000000000000000000000000000000000000000000000001e52", "0.0e5", "0E0", "-0e-0",
             "0.000e1", "0.0", "-0.000", "1.0e5", "0.5e1", "5e-324", "2e-324", "1.0000000000000000000001",
         ]
-        var texts = tricky
+        // A long fraction meeting a long exponent must not pass for a small power of ten.
+        let long = [
+            "0." + String(repeating: "0", count: 99_999) + "1e1000010", "0." + String(repeating: "0", count: 21) + "1e22",
+            "1" + String(repeating: "0", count: 400) + "e-400", "0e50", "-0e5",
+        ]
+        var texts = tricky + long
         var rng = SeededRandom(seed: 0x5EED_0003)
         for _ in 0..<5000 {
             let v = Double.random(in: -180...180, using: &rng) * pow(10, Double(Int.random(in: -12...12, using: &rng)))
@@ -189,5 +199,44 @@ struct EnvelopeFastReaderTests {
             #expect(EnvelopeFastReader.read(body) == nil)
         }
         #expect(EnvelopeFastReader.read(valid + Data(" \n\t\r".utf8)) != nil)
+    }
+
+    /// Each object's required keys, dropped or renamed one at a time: JSONDecoder refuses the
+    /// body, so the fast path must not answer it.
+    @Test func aMissingRequiredKeyIsNeverReadByTheFastPath() throws {
+        let location: [String: Any] = [
+            "id": "a", "timestamp": "t", "trigger": "interval", "motion": "moving", "is_mock": false, "latitude": 1.5, "longitude": 2.5,
+        ]
+        let event: [String: Any] = ["id": "e", "geofence_id": "home", "type": "exit", "timestamp": "t"]
+        let proximity: [String: Any] = ["id": "p", "region": "pump", "uuid": "u", "scanner": "hci0", "type": "enter", "timestamp": "t"]
+        let device: [String: Any] = ["install_id": "i", "platform": "ios", "sdk_version": "1"]
+        let envelope: [String: Any] = [
+            "schema_version": 1, "batch_id": "b", "session_id": "s", "sent_at": "t", "device": device,
+            "locations": [location], "geofence_events": [event], "proximity_events": [proximity],
+        ]
+        #expect(Self.agree(try JSONSerialization.data(withJSONObject: envelope), "the complete body"))
+        func variants(_ object: [String: Any], _ put: ([String: Any]) -> [String: Any]) -> [(String, [String: Any])] {
+            object.keys.sorted().flatMap { key -> [(String, [String: Any])] in
+                var dropped = object
+                dropped[key] = nil
+                var renamed = dropped
+                renamed["x" + key] = object[key]
+                return [("without \(key)", put(dropped)), ("\(key) renamed", put(renamed))]
+            }
+        }
+        var cases = variants(envelope.filter { $0.key != "proximity_events" }) {
+            $0.merging(["proximity_events": [proximity]]) { a, _ in a }
+        }
+        cases += variants(device) { d in envelope.merging(["device": d]) { _, new in new } }
+        cases += variants(location) { l in envelope.merging(["locations": [l]]) { _, new in new } }
+        cases += variants(event) { e in envelope.merging(["geofence_events": [e]]) { _, new in new } }
+        cases += variants(proximity) { p in envelope.merging(["proximity_events": [p]]) { _, new in new } }
+        let required = 7 + 3 + 7 + 4 + 6  // envelope (all but the optional proximity_events), device, location, event, proximity event
+        #expect(cases.count == 2 * required)
+        for (what, tree) in cases {
+            let body = try JSONSerialization.data(withJSONObject: tree)
+            #expect(throws: WireDecodingError.self, "\(what)") { try WireEnvelope.generalRead(body) }
+            #expect(EnvelopeFastReader.read(body) == nil, "\(what)")
+        }
     }
 }
