@@ -18,14 +18,11 @@ import NIOHTTPTypes
 /// server buffers at most one page past the channel's high-water mark per viewer. A paused
 /// viewer keeps its cursor; when its socket drains it resumes from the cursor — from the
 /// ring, or from the store if the ring moved past it — so nothing is skipped or repeated.
-/// A viewer still not writable at ``stallBeats`` consecutive heartbeat ticks is closed
-/// (logged as "stopped reading"); its client resumes with `Last-Event-ID`.
+/// A viewer still not writable at two consecutive heartbeat ticks is closed (``ViewerStallRule``,
+/// logged as "stopped reading"); its client resumes with `Last-Event-ID`.
 final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias OutboundOut = HTTPResponsePart
-
-    /// Heartbeat ticks a viewer may stay unwritable before it is closed.
-    static let stallBeats = 2
 
     private enum Phase { case awaitingRequest, opening, streaming, closed }
 
@@ -36,8 +33,7 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequest?
     private var start: LiveStart?
     private var cursor: Int64 = 0
-    private var beatsSeen = 0
-    private var stalledBeats = 0
+    private var stall = ViewerStallRule(beats: 0)
     /// A store read or share re-check is in flight; `again` records a wake-up meanwhile.
     private var busy = false
     private var again = false
@@ -132,7 +128,7 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loop = context.eventLoop
         let hub = controller.hub
-        beatsSeen = hub.beats
+        stall = ViewerStallRule(beats: hub.beats)
         subscription = hub.subscribe(
             rechecks: start.grant.shareId != nil,
             wake: { loop.execute { bound.value.pump() } },
@@ -217,20 +213,16 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
         if out.readableBytes > 0 { context.writeAndFlush(wrapOutboundOut(.body(out)), promise: nil) }
     }
 
-    /// A keep-alive comment at each new heartbeat tick; counts the ticks a viewer stays unwritable.
+    /// Runs the slow-viewer rule at each check: a keep-alive comment at a new heartbeat tick,
+    /// or the close of a viewer that stayed unwritable.
     private func heartbeat(context: ChannelHandlerContext) {
-        let beats = controller.hub.beats
-        guard beats != beatsSeen else { return }
-        beatsSeen = beats
-        if context.channel.isWritable {
-            stalledBeats = 0
+        switch stall.check(beats: controller.hub.beats, writable: context.channel.isWritable) {
+        case .none, .wait: break
+        case .keepAlive:
             context.writeAndFlush(wrapOutboundOut(.body(ByteBuffer(string: LiveStart.keepAlive))), promise: nil)
-        } else {
-            stalledBeats += 1
-            if stalledBeats >= Self.stallBeats {
-                controller.hub.noteStalled()
-                close(reason: "the viewer stopped reading (not writable for \(stalledBeats) heartbeats)")
-            }
+        case .close(let beats):
+            controller.hub.noteStalled()
+            close(reason: "the viewer stopped reading (not writable for \(beats) heartbeats)")
         }
     }
 
