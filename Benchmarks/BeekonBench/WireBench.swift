@@ -6,7 +6,7 @@
 import BeekonWire
 import Foundation
 
-func w1(runs: Int) throws -> Comparison {
+func w1(runs: Int) async throws -> Comparison {
     let ids = UUIDv7Generator()
     let start = WireTimestamp(millis: 1_780_000_000_000)
     var locations: [WireLocation] = []
@@ -34,10 +34,10 @@ func w1(runs: Int) throws -> Comparison {
     var raw: [Double] = []
     var sink = 0
     for run in 0...runs {  // run 0 warms up and is not counted
-        let t = try measureSync {
+        let t = try await measure {
             for _ in 0..<repeats { sink &+= try WireEnvelope.decode(body).locations.count }
         }
-        let tr = try measureSync {
+        let tr = try await measure {
             for _ in 0..<repeats { sink &+= try WireEnvelope.decodeWithJSONDecoder(body).locations.count }
         }
         if run > 0 {
@@ -55,12 +55,4 @@ func w1(runs: Int) throws -> Comparison {
             "ours": "WireEnvelope.decode: one-pass reader, then schema-v1 validation",
             "baseline": "JSONDecoder into the same mirrors, then the same validation", "bytes": "\(body.count)",
         ])
-}
-
-/// Seconds `body` takes (synchronous work).
-func measureSync(_ body: () throws -> Void) rethrows -> Double {
-    let clock = ContinuousClock()
-    let start = clock.now
-    try body()
-    return (clock.now - start).seconds
 }

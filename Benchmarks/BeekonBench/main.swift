@@ -416,7 +416,7 @@ enum BeekonBench {
         if wanted("P5") { results.append(try await p5(runs: runs, dir: work)) }
         if wanted("P2") { results += try await p2(dir: work) }  // SyncBench.swift
         if wanted("P3") { results.append(try await p3(runs: runs, dir: work)) }
-        if wanted("W1") { results.append(try w1(runs: runs)) }  // WireBench.swift
+        if wanted("W1") { results.append(try await w1(runs: runs)) }  // WireBench.swift
         if wanted("P6") { results += p6(runs: runs) + p6Paging(runs: runs) }  // GeofenceBench.swift, RegionPagerBench.swift
         if wanted("P8") { results += try p8(runs: runs) }  // BeaconBench.swift
 

@@ -133,7 +133,6 @@ struct JSONCursor {
         var significantDigits = 0
         var fractionDigits = 0
         var exponent = 0
-        var hasFractionOrExponent = false
         var hasExponent = false
     }
 
@@ -166,7 +165,6 @@ struct JSONCursor {
         }
         if index < bytes.count, bytes[index] == 0x2E {  // .
             index += 1
-            t.hasFractionOrExponent = true
             guard digit(index) != nil else { throw GiveUp() }
             while let d = digit(index) {
                 take(d, &t)
@@ -176,7 +174,6 @@ struct JSONCursor {
         }
         if index < bytes.count, bytes[index] == 0x65 || bytes[index] == 0x45 {  // e E
             index += 1
-            t.hasFractionOrExponent = true
             t.hasExponent = true
             var negativeExponent = false
             if index < bytes.count, bytes[index] == 0x2B || bytes[index] == 0x2D {
@@ -228,7 +225,7 @@ struct JSONCursor {
     /// An integer written without fraction or exponent, at most 15 digits.
     mutating func int() throws(GiveUp) -> Int {
         let t = try numberToken()
-        guard !t.hasFractionOrExponent, t.significantDigits <= 15 else { throw GiveUp() }
+        guard t.fractionDigits == 0, !t.hasExponent, t.significantDigits <= 15 else { throw GiveUp() }
         return t.negative ? -Int(t.mantissa) : Int(t.mantissa)
     }
 
