@@ -100,13 +100,15 @@ func p2(dir: URL) async throws -> [Comparison] {
 
 // MARK: - P3
 
-func p3(runs: Int, dir: URL) async throws -> Comparison {
+func p3(runs: Int, dir: URL) async throws -> [Comparison] {
     let total = 100_000
     let capture = try BenchReceiver()
     defer { capture.stop() }
     let ingest = IngestProcess.binary()
     var ours: [Double] = []
     var raw: [Double] = []
+    var oursCPU: [Double] = []
+    var rawCPU: [Double] = []
     var bodies: [Data] = []
     var bytes = 0
 
@@ -154,7 +156,7 @@ func p3(runs: Int, dir: URL) async throws -> Comparison {
         guard pending == total else { throw BenchError(description: "P3: \(pending) pending before the drain") }
 
         let target = run == 0 ? captureTarget : try receiver("sdk-\(run)")
-        let t = try await measure {
+        let (t, cpu) = try await measureWithCPU {
             try await beekon.configure(BeekonConfig(sync: SyncConfig(url: target.url, batchSize: 1000)))
             try await beekon.sync()
         }
@@ -170,7 +172,10 @@ func p3(runs: Int, dir: URL) async throws -> Comparison {
         guard left == 0, arrived == total else {
             throw BenchError(description: "P3: \(left) rows left, \(arrived) fixes arrived (status \(beekon.currentSyncStatus))")
         }
-        if run > 0 { ours.append(t) }
+        if run > 0 {
+            ours.append(t)
+            oursCPU.append(cpu * 1000 / Double(total / 1000))
+        }
         await beekon.shutdown()
         await transport.shutdown()
         removeDatabase(path)
@@ -179,7 +184,7 @@ func p3(runs: Int, dir: URL) async throws -> Comparison {
         // Baseline: the same gzipped bodies, posted one after the other with AsyncHTTPClient (keep-alive).
         let base = try receiver("raw-\(run)")
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup)
-        let tr = try await measure {
+        let (tr, trCPU) = try await measureWithCPU {
             for body in bodies {
                 var request = HTTPClientRequest(url: base.url.absoluteString)
                 request.method = .POST
@@ -194,20 +199,34 @@ func p3(runs: Int, dir: URL) async throws -> Comparison {
         try await client.shutdown()
         guard try base.finish() == total else { throw BenchError(description: "P3 baseline: not every fix arrived") }
         raw.append(tr)
+        rawCPU.append(trCPU * 1000 / Double(bodies.count))
     }
     let o = Stats(ours)
     let b = Stats(raw)
-    return Comparison(
-        id: "P3", what: "drain of 100,000 pending fixes at batch 1000 to a local \(ingest == nil ? "receiver" : "beekon-ingest")",
-        unit: "s", ours: o, baseline: b, ratio: o.median / b.median,
+    let oc = Stats(oursCPU)
+    let bc = Stats(rawCPU)
+    let cpu = Comparison(
+        id: "P3-cpu", what: "CPU of the bench process per batch of 1,000 during P3's two arms (getrusage, all threads)",
+        unit: "ms/batch", ours: oc, baseline: bc, ratio: oc.median / bc.median,
         details: [
-            "requests": "\(total / 1000)", "gzipped_bytes_total": "\(bytes)",
-            "receiver": ingest.map { "beekon-ingest (\($0)), SQLite store, a fresh database per drain" }
-                ?? "POSIX HTTP/1.1 on 127.0.0.1, answers 200 at once (beekon-ingest not built)",
-            "ours_fixes_per_s": "\(Int(Double(total) / o.median))",
-            "baseline": "AsyncHTTPClient (keep-alive) posting the same 100 prebuilt gzipped bodies sequentially",
-            "ratio": "ours/baseline in seconds (1.0 = no overhead)",
+            "ours": "the SDK's drain: mark, assembly, read-back, JSON, gzip, commit and its AsyncHTTPClient transport",
+            "baseline": "the raw AsyncHTTPClient posting prebuilt bodies (P3's baseline)",
+            "sdk_own_cpu_ms_per_batch": String(format: "%.2f", oc.median - bc.median),
+            "why": "on a 2-core machine the drain shares the CPU with the server it drains into, so P3's wall ratio follows this figure",
         ])
+    return [
+        Comparison(
+            id: "P3", what: "drain of 100,000 pending fixes at batch 1000 to a local \(ingest == nil ? "receiver" : "beekon-ingest")",
+            unit: "s", ours: o, baseline: b, ratio: o.median / b.median,
+            details: [
+                "requests": "\(total / 1000)", "gzipped_bytes_total": "\(bytes)",
+                "receiver": ingest.map { "beekon-ingest (\($0)), SQLite store, a fresh database per drain" }
+                    ?? "POSIX HTTP/1.1 on 127.0.0.1, answers 200 at once (beekon-ingest not built)",
+                "ours_fixes_per_s": "\(Int(Double(total) / o.median))",
+                "baseline": "AsyncHTTPClient (keep-alive) posting the same 100 prebuilt gzipped bodies sequentially",
+                "ratio": "ours/baseline in seconds (1.0 = no overhead)",
+            ]), cpu,
+    ]
 }
 
 // MARK: - beekon-ingest

@@ -58,6 +58,25 @@ func measure(_ body: () async throws -> Void) async rethrows -> Double {
     return (clock.now - start).seconds
 }
 
+/// User plus system CPU seconds this process has used so far, all threads (`getrusage`).
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    #if os(Linux)
+        getrusage(RUSAGE_SELF.rawValue, &usage)  // Glibc imports RUSAGE_SELF as an enum case
+    #else
+        getrusage(RUSAGE_SELF, &usage)
+    #endif
+    func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1_000_000 }
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// Wall seconds of `body` (as `measure`) and the CPU seconds this process spent meanwhile.
+func measureWithCPU(_ body: () async throws -> Void) async rethrows -> (wall: Double, cpu: Double) {
+    let cpu = processCPUSeconds()
+    let wall = try await measure(body)
+    return (wall, processCPUSeconds() - cpu)
+}
+
 struct BenchError: Error, CustomStringConvertible { var description: String }
 
 /// A location source that hands over a fixed list of fixes as fast as they are consumed.
@@ -415,7 +434,7 @@ enum BeekonBench {
         if wanted("P1") { results += try await p1(runs: runs, dir: work) + [try await p1Pipeline(runs: runs, dir: work)] }
         if wanted("P5") { results.append(try await p5(runs: runs, dir: work)) }
         if wanted("P2") { results += try await p2(dir: work) }  // SyncBench.swift
-        if wanted("P3") { results.append(try await p3(runs: runs, dir: work)) }
+        if wanted("P3") { results += try await p3(runs: runs, dir: work) }
         if wanted("W1") { results.append(try await w1(runs: runs)) }  // WireBench.swift
         if wanted("P6") { results += p6(runs: runs) + p6Paging(runs: runs) }  // GeofenceBench.swift, RegionPagerBench.swift
         if wanted("P8") { results += try p8(runs: runs) }  // BeaconBench.swift
