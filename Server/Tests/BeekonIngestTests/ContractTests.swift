@@ -39,12 +39,9 @@ extension Ingest {
 
         @Test("every route the server registers is documented in openapi.json, and every documented route exists")
         func routesAndDocumentAgree() throws {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-contract-\(UUID().uuidString).sqlite").path
-            defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
-            let config = IngestConfiguration(database: .sqlite(path: path), authMode: .off)
-            let store = try SQLiteLocationStore(path: path, logger: testLogger)
-            let tokens = TokenService(store: store.tokens, accessTTLSeconds: 900, refreshTTLSeconds: 86_400)
-            let router = IngestServer.makeRouter(config, store: store, tokens: tokens, now: { Date() }, logger: testLogger).router
+            let router = try withScratchStore { config, store, tokens in
+                IngestServer.makeRouter(config, store: store, tokens: tokens, now: { Date() }, logger: testLogger).router
+            }
             let registered = Set(router.routes.map { "\($0.method.rawValue) \(Self.normalised($0.path.description))" })
             let documented = try Self.documentedRoutes()
             #expect(registered.count >= 9)

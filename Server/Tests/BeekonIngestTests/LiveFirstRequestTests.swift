@@ -1,5 +1,6 @@
 @testable import BeekonIngest
 import Foundation
+import HummingbirdCore
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -111,5 +112,46 @@ import Testing
         try rig.channel.close().wait()
         #expect(rig.gaveUp == 1)
         #expect(rig.routes.isEmpty)
+    }
+}
+
+/// `LiveServerChannel` itself: Hummingbird runs `handle` as a task per connection and waits for
+/// every one of them at graceful shutdown, so `handle` must end when its connection does.
+@Suite struct LiveServerChannelTests {
+    /// A connection that closes with no route chosen ends `handle`'s wait even when the sniffer
+    /// never saw the close (here: it was taken out of the pipeline first). Without that, one such
+    /// connection kept `stop()` and SIGTERM waiting forever (CI run of 2026-11-24: a Server test
+    /// run idle with no socket, no thread and no timer left).
+    @Test func aClosedConnectionAlwaysEndsTheHandOver() throws {
+        try withScratchStore { config, store, tokens in
+            let live = IngestServer.makeRoutes(config, store: store, tokens: tokens, now: { Date() }, logger: testLogger).live
+            let server = LiveServerChannel(
+                http1: HTTP1Channel(responder: { _, _, _ in }), live: live, firstRequestTimeout: .seconds(30))
+            try Self.closeEndsTheHandOver(server)
+        }
+    }
+
+    private static func closeEndsTheHandOver(_ server: LiveServerChannel) throws {
+        for sniffed in [true, false] {
+            let channel = EmbeddedChannel()
+            let value = try server.setup(channel: channel, logger: testLogger).wait()
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+            try channel.writeInbound(ByteBuffer(string: "GET /heal"))
+            if !sniffed {
+                let pipeline = channel.pipeline.syncOperations
+                try pipeline.removeHandler(context: try pipeline.context(handlerType: FirstRequestSniffer.self)).wait()
+            }
+            var handedOver: Result<HTTP1Channel.Value?, any Error>?
+            value.handOver.assumeIsolated().whenComplete { handedOver = $0 }
+            #expect(handedOver == nil, "nothing decided while the connection is open (sniffer: \(sniffed))")
+            try channel.close().wait()
+            channel.embeddedEventLoop.run()  // the close's own callbacks
+            let ended = try #require(handedOver, "handle still waiting after the close (sniffer: \(sniffed))")
+            guard case .success(let handed) = ended else {
+                Issue.record("the hand-over failed instead of ending (sniffer: \(sniffed))")
+                continue
+            }
+            #expect(handed == nil, "nothing handed to Hummingbird (sniffer: \(sniffed))")
+        }
     }
 }

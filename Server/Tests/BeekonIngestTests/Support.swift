@@ -103,11 +103,43 @@ final class TestServer: Sendable {
         throw TestFailure("the server stopped before listening")
     }
 
-    /// Graceful shutdown; waits until the server has stopped.
-    func stop() async throws {
+    /// Graceful shutdown; waits until the server has stopped, at most `limit`. A server still
+    /// running then is a failed test with its name, not a test run that waits forever (a CI run
+    /// once sat idle in a test's `stop()` with no socket, thread or timer left to wake it).
+    func stop(limit: Duration = .seconds(60)) async throws {
         await group.triggerGracefulShutdown()
+        let task = self.task
+        let (ended, ending) = AsyncStream.makeStream(of: Bool.self)
+        Task {  // left waiting when the limit passes: nothing can end a wait that ignores cancellation
+            _ = try? await task.value
+            ending.yield(true)
+        }
+        let timer = Task {
+            try? await Task.sleep(for: limit)  // a bound on a hang, never synchronisation
+            ending.yield(false)
+        }
+        var outcomes = ended.makeAsyncIterator()
+        let stopped = await outcomes.next() ?? false
+        timer.cancel()
+        guard stopped else {
+            Issue.record("the in-process server at \(base) did not stop within \(limit) of its graceful shutdown")
+            task.cancel()
+            return
+        }
         try await task.value
     }
+}
+
+/// A throwaway SQLite store (auth off) with its configuration and token service, for tests that
+/// build routes without a server; the file goes when `body` returns.
+func withScratchStore<T>(
+    _ body: (IngestConfiguration, SQLiteLocationStore, TokenService) throws -> T
+) throws -> T {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-scratch-\(UUID().uuidString).sqlite").path
+    defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+    let store = try SQLiteLocationStore(path: path, logger: testLogger)
+    let tokens = TokenService(store: store.tokens, accessTTLSeconds: 900, refreshTTLSeconds: 86_400)
+    return try body(IngestConfiguration(database: .sqlite(path: path), authMode: .off), store, tokens)
 }
 
 struct TestFailure: Error, CustomStringConvertible {

@@ -66,6 +66,10 @@ struct LiveServerChannel: ServerChildChannel {
                 },
                 onGiveUp: { promise.succeed(nil) })
             try channel.pipeline.syncOperations.addHandler(sniffer)
+            // Whatever the sniffer saw or missed, a closed connection leaves nothing for Hummingbird:
+            // `handle` must never outlive it, or graceful shutdown would wait for it forever. (A
+            // promise the sniffer already completed ignores this second completion.)
+            channel.closeFuture.whenComplete { _ in promise.succeed(nil) }
             return Value(channel: channel, handOver: promise.futureResult)
         }
     }
