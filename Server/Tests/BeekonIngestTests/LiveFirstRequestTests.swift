@@ -120,8 +120,8 @@ import Testing
 @Suite struct LiveServerChannelTests {
     /// A connection that closes with no route chosen ends `handle`'s wait even when the sniffer
     /// never saw the close (here: it was taken out of the pipeline first). Without that, one such
-    /// connection kept `stop()` and SIGTERM waiting forever (CI run of 2026-11-24: a Server test
-    /// run idle with no socket, no thread and no timer left).
+    /// connection would keep `stop()` and SIGTERM waiting forever (a CI run of 2026-11-24 sat
+    /// idle in the Server tests, no socket open and no thread busy).
     @Test func aClosedConnectionAlwaysEndsTheHandOver() throws {
         try withScratchStore { config, store, tokens in
             let live = IngestServer.makeRoutes(config, store: store, tokens: tokens, now: { Date() }, logger: testLogger).live

@@ -105,7 +105,7 @@ final class TestServer: Sendable {
 
     /// Graceful shutdown; waits until the server has stopped, at most `limit`. A server still
     /// running then is a failed test with its name, not a test run that waits forever (a CI run
-    /// once sat idle in a test's `stop()` with no socket, thread or timer left to wake it).
+    /// once sat idle, no socket open and no thread busy, on a wait that nothing would end).
     func stop(limit: Duration = .seconds(60)) async throws {
         await group.triggerGracefulShutdown()
         let task = self.task
