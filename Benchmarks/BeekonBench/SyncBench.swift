@@ -102,6 +102,7 @@ func p2(dir: URL) async throws -> [Comparison] {
 
 func p3(runs: Int, dir: URL) async throws -> [Comparison] {
     let total = 100_000
+    let batches = Double(total / 1000)
     let capture = try BenchReceiver()
     defer { capture.stop() }
     let ingest = IngestProcess.binary()
@@ -174,7 +175,7 @@ func p3(runs: Int, dir: URL) async throws -> [Comparison] {
         }
         if run > 0 {
             ours.append(t)
-            oursCPU.append(cpu * 1000 / Double(total / 1000))
+            oursCPU.append(cpu * 1000 / batches)
         }
         await beekon.shutdown()
         await transport.shutdown()
@@ -199,7 +200,7 @@ func p3(runs: Int, dir: URL) async throws -> [Comparison] {
         try await client.shutdown()
         guard try base.finish() == total else { throw BenchError(description: "P3 baseline: not every fix arrived") }
         raw.append(tr)
-        rawCPU.append(trCPU * 1000 / Double(bodies.count))
+        rawCPU.append(trCPU * 1000 / batches)
     }
     let o = Stats(ours)
     let b = Stats(raw)

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
-import BeekonIngest
+@testable import BeekonIngest
 import BeekonWire
 import Foundation
 import PostgresTestCluster
@@ -109,24 +109,13 @@ final class TestServer: Sendable {
     func stop(limit: Duration = .seconds(60)) async throws {
         await group.triggerGracefulShutdown()
         let task = self.task
-        let (ended, ending) = AsyncStream.makeStream(of: Bool.self)
-        Task {  // left waiting when the limit passes: nothing can end a wait that ignores cancellation
-            _ = try? await task.value
-            ending.yield(true)
-        }
-        let timer = Task {
-            try? await Task.sleep(for: limit)  // a bound on a hang, never synchronisation
-            ending.yield(false)
-        }
-        var outcomes = ended.makeAsyncIterator()
-        let stopped = await outcomes.next() ?? false
-        timer.cancel()
-        guard stopped else {
+        struct Overrun: Error {}
+        do {
+            try await Deadline.run(limit, onExpiry: { Overrun() }) { try await task.value }
+        } catch is Overrun {
             Issue.record("the in-process server at \(base) did not stop within \(limit) of its graceful shutdown")
             task.cancel()
-            return
         }
-        try await task.value
     }
 }
 
