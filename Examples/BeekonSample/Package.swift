@@ -31,7 +31,7 @@ let package = Package(
                         "-Xlinker", Context.packageDirectory + "/Info.plist",
                     ], .when(platforms: [.macOS]))
             ]
-        )
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

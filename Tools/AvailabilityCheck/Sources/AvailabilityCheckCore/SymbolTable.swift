@@ -96,11 +96,13 @@ public enum SymbolTable {
         Symbol(
             "Regex", module: "Swift", apple16,
             source: stdlibInterface
-                + "_StringProcessing.swiftmodule: `@available(macOS 13.0, iOS 16.0, watchOS 9.0, tvOS 16.0, *) public struct Regex<Output>`"),
+                + "_StringProcessing.swiftmodule: `@available(macOS 13.0, iOS 16.0, watchOS 9.0, tvOS 16.0, *) public struct Regex<Output>`"
+        ),
         Symbol(
             "withDiscardingTaskGroup", module: "Swift", apple17,
             source: stdlibInterface
-                + "_Concurrency.swiftmodule: `@available(macOS 14.0, iOS 17.0, watchOS 10.0, tvOS 17.0, *) public func withDiscardingTaskGroup`"),
+                + "_Concurrency.swiftmodule: `@available(macOS 14.0, iOS 17.0, watchOS 10.0, tvOS 17.0, *) public func withDiscardingTaskGroup`"
+        ),
         Symbol(
             "withThrowingDiscardingTaskGroup", module: "Swift", apple17,
             source: stdlibInterface
@@ -128,7 +130,8 @@ public enum SymbolTable {
         Symbol(
             "InlineArray", module: "Swift", apple26,
             source: stdlibInterface
-                + "Swift.swiftmodule: `@available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) public struct InlineArray`"),
+                + "Swift.swiftmodule: `@available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) public struct InlineArray`"
+        ),
         Symbol(
             "UTF8Span", module: "Swift", apple26,
             source: stdlibInterface
@@ -185,7 +188,8 @@ public enum SymbolTable {
         Symbol(
             "CLLocationUpdate", module: "CoreLocation", apple17,
             source: "iPhoneOS18.0.sdk CoreLocation Swift overlay (CLUpdate / CLLocationUpdater.h): iOS 17.0, macOS 14.0, "
-                + "as Apple's documentation of CLUpdate states (`iOS 17.0+ … macOS 14.0+`); Shims/AppleSDK/CoreLocation/CLLocationUpdate.swift"),
+                + "as Apple's documentation of CLUpdate states (`iOS 17.0+ … macOS 14.0+`); Shims/AppleSDK/CoreLocation/CLLocationUpdate.swift"
+        ),
         Symbol(
             "CLBackgroundActivitySession", module: "CoreLocation", .init(iOS: "17.0", unavailable: [.macOS]),
             source: "iPhoneOS18.0.sdk CoreLocation.framework/Headers/CLBackgroundActivitySession.h: "

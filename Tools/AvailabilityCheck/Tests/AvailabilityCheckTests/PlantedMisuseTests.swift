@@ -174,7 +174,8 @@ import Testing
                 }
                 let explicit = CLAuthorizationStatus.authorizedWhenInUse
                 """)
-        #expect(symbols(report) == ["CLAuthorizationStatus.authorizedWhenInUse@macOS:4", "CLAuthorizationStatus.authorizedWhenInUse@macOS:8"])
+        #expect(
+            symbols(report) == ["CLAuthorizationStatus.authorizedWhenInUse@macOS:4", "CLAuthorizationStatus.authorizedWhenInUse@macOS:8"])
     }
 
     @Test func inactiveConditionalCompilationIsSkippedAndUnknownBranchesAreChecked() {
