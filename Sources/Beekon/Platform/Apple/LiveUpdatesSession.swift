@@ -13,7 +13,10 @@
     @available(iOS 17.0, macOS 14.0, *)
     @MainActor
     final class LiveUpdatesSession {
-        private var background: CLBackgroundActivitySession?
+        #if os(iOS) || BEEKON_APPLE_SHIM
+            // `API_UNAVAILABLE(macos)` (CLBackgroundActivitySession.h): iOS only.
+            private var background: CLBackgroundActivitySession?
+        #endif
         private var service: AnyObject?
         private var task: Task<Void, Never>?
 
@@ -23,8 +26,8 @@
             deliver: @escaping @Sendable (LocationAccess, LocationSample?) async -> Void
         ) {
             stop()
-            background = CLBackgroundActivitySession()
             #if os(iOS) || BEEKON_APPLE_SHIM
+                background = CLBackgroundActivitySession()
                 if #available(iOS 18.0, *) { service = CLServiceSession(authorization: .always) }  // iOS only
             #endif
             let updates = CLLocationUpdate.liveUpdates(configuration.clValue)
@@ -48,9 +51,9 @@
         func stop() {
             task?.cancel()
             task = nil
-            background?.invalidate()
-            background = nil
             #if os(iOS) || BEEKON_APPLE_SHIM
+                background?.invalidate()
+                background = nil
                 if #available(iOS 18.0, *) { (service as? CLServiceSession)?.invalidate() }
             #endif
             service = nil
