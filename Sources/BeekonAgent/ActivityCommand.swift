@@ -34,6 +34,9 @@ struct ActivityCommand: AsyncParsableCommand {
     @Option(name: .long, help: "A labelled set whose training recordings to train the model on; prints Swift source.")
     var train: String?
 
+    @Flag(name: .long, help: "With --train: print the training recordings' features as CSV instead (for analysis).")
+    var features = false
+
     @Option(name: .long, help: "The track's activity while moving: walking, running, cycling, automotive (default unknown: unlabelled).")
     var label: String = "unknown"
 
@@ -56,6 +59,15 @@ struct ActivityCommand: AsyncParsableCommand {
                 guard !training.isEmpty else {
                     Terminal.error("\(dir): no training recording (SPLIT.md names none)")
                     throw ExitCode(1)
+                }
+                if features {
+                    print("recording,mode," + ActivityFeatures.names.joined(separator: ","))
+                    for r in training {
+                        for x in ActivityModel.trainingFeatures(r.fixes) {
+                            print("\(r.name),\(r.mode)," + x.map { String(format: "%.4f", $0) }.joined(separator: ","))
+                        }
+                    }
+                    return
                 }
                 let header = "Trained on: " + training.map(\.name).joined(separator: ", ")
                 print(ActivityEvaluation.train(set).swiftSource(header: header), terminator: "")

@@ -5,8 +5,7 @@ import Foundation
 /// the current movement) and a long one (``ActivityFeatureWindow/longSeconds``, what the
 /// trip has been lately: a bus in traffic has been fast a few minutes ago, a bicycle has not).
 ///
-/// Speeds are m/s: the fix's own speed, else the distance from the previous fix over the
-/// time between them (no speed across a gap over 30 s). Speeds and accelerations enter the
+/// Speeds are m/s between anchors at least 10 s apart (see ``ActivityFeatureWindow``). Speeds and accelerations enter the
 /// model as `log(1 + x)` so that one value per mode spans a comparable range.
 package struct ActivityFeatures: Sendable, Equatable {
     /// Median speed, short window.
@@ -23,7 +22,7 @@ package struct ActivityFeatures: Sendable, Equatable {
     package var accelStd: Double
     /// Coefficient of variation of speed (σ / mean), short window: the shape of speed changes.
     package var speedCV: Double
-    /// Heading change per 100 m travelled, degrees, short window (steps of at least 2 m).
+    /// Heading change per 100 m travelled, degrees, short window (between steps of at least 10 m).
     package var headingPer100m: Double
     /// Share of the long window's time spent below 0.5 m/s.
     package var stopShare: Double
@@ -48,57 +47,69 @@ package struct ActivityFeatures: Sendable, Equatable {
 /// The sliding windows behind ``ActivityFeatures``: feed it every fix in order, read the
 /// features when enough data is in the short window (at least ``minimumSamples`` speeds
 /// spanning ``minimumSpan`` seconds), else nil.
+///
+/// The windows hold *anchors*, not fixes: a fix becomes an anchor when at least
+/// ``anchorSeconds`` have passed since the last one, and its speed and bearing are those of
+/// the straight line from that anchor (no speed across a gap over ``maximumStep``). One
+/// baseline for every device: a 1 Hz bike computer and a phone sampling every 11 s give the
+/// same kind of speed, and position noise over 10 s is a tenth of that over 1 s. The fixes'
+/// own speed fields are not used (some devices smooth them, most report none).
 package struct ActivityFeatureWindow: Sendable {
     /// Short window, seconds of fix time (120).
     package static let shortSeconds = 120.0
     /// Long window, seconds of fix time (600).
     package static let longSeconds = 600.0
-    /// Fewest speeds in the short window for features (4: a phone sampling every 11 s has 10).
-    package static let minimumSamples = 4
-    /// Shortest span of the short window for features, seconds (15).
-    package static let minimumSpan = 15.0
-    /// Longest step between fixes that still gives a speed, seconds (30).
-    package static let maximumStep = 30.0
+    /// Least time between anchors, seconds (10).
+    package static let anchorSeconds = 10.0
+    /// Fewest speeds in the short window for features (2: an answer 20 s after the start).
+    package static let minimumSamples = 2
+    /// Shortest span of the short window's speeds for features, seconds (10).
+    package static let minimumSpan = 10.0
+    /// Longest time between anchors that still gives a speed, seconds (60).
+    package static let maximumStep = 60.0
 
     struct Sample {
         var t: Double
         var speed: Double
-        /// Distance and bearing of the step from the previous fix (nil: the first fix or after a gap).
-        var step: (distance: Double, bearing: Double)?
+        var bearing: Double
+        var distance: Double
     }
 
     private var samples: [Sample] = []
     private var head = 0
-    private var previous: (t: Double, lat: Double, lon: Double)?
+    private var anchor: (t: Double, lat: Double, lon: Double)?
+    private var lastFixTime: Double?
 
     /// An empty window.
     package init() {}
 
-    /// The latest sample's time, seconds since 1970 (nil before the first speed).
+    /// The latest anchor's time, seconds since 1970 (nil before the first speed).
     package var latestTime: Double? { samples.last?.t }
 
-    /// The speeds of the samples at or after time `t` (seconds since 1970) within the long window, in order.
+    /// The speeds of the anchors at or after time `t` (seconds since 1970) within the long window, in order.
     package func speeds(since t: Double) -> [Double] {
         samples[firstIndex(after: t - 1e-9)...].map(\.speed)
     }
 
-    /// Adds a fix; returns false when it gave no speed (out of order, the first, after a gap, no finite speed).
+    /// Adds a fix; returns true when it became an anchor with a speed (the features may have changed).
     @discardableResult
     package mutating func add(_ fix: RawFix) -> Bool {
         let t = fix.timestamp.timeIntervalSince1970
-        if let p = previous, t <= p.t { return false }
-        var step: (distance: Double, bearing: Double)?
-        var speed = fix.speed
-        if let p = previous, t - p.t <= Self.maximumStep {
-            let d = Geodesy.distance(p.lat, p.lon, fix.latitude, fix.longitude)
-            step = (d, Geodesy.bearing(p.lat, p.lon, fix.latitude, fix.longitude))
-            if speed == nil { speed = d / (t - p.t) }
+        if let last = lastFixTime, t <= last { return false }
+        lastFixTime = t
+        guard let a = anchor else {
+            anchor = (t, fix.latitude, fix.longitude)
+            return false
         }
-        previous = (t, fix.latitude, fix.longitude)
-        guard let speed, speed.isFinite, speed >= 0 else { return false }
-        samples.append(Sample(t: t, speed: speed, step: step))
+        let dt = t - a.t
+        guard dt >= Self.anchorSeconds else { return false }
+        anchor = (t, fix.latitude, fix.longitude)
+        guard dt <= Self.maximumStep else { return false }
+        let d = Geodesy.distance(a.lat, a.lon, fix.latitude, fix.longitude)
+        guard d.isFinite else { return false }
+        samples.append(Sample(t: t, speed: d / dt, bearing: Geodesy.bearing(a.lat, a.lon, fix.latitude, fix.longitude), distance: d))
         while head < samples.count, samples[head].t <= t - Self.longSeconds { head += 1 }
-        if head > 1024, head * 2 > samples.count {
+        if head > 256, head * 2 > samples.count {
             samples.removeFirst(head)
             head = 0
         }
@@ -130,19 +141,16 @@ package struct ActivityFeatureWindow: Sendable {
         var accel: [Double] = []
         var heading = 0.0
         var distance = 0.0
-        var lastBearing: Double?
         for i in short.indices.dropFirst() {
             let a = samples[i - 1]
             let b = samples[i]
             let dt = b.t - a.t
-            if dt <= Self.maximumStep { accel.append((b.speed - a.speed) / dt) }
-            guard let step = b.step, step.distance >= 2 else { continue }
-            distance += step.distance
-            if let last = lastBearing {
-                let turn = abs(step.bearing - last).truncatingRemainder(dividingBy: 360)
-                heading += min(turn, 360 - turn)
-            }
-            lastBearing = step.bearing
+            guard dt <= Self.maximumStep else { continue }
+            accel.append((b.speed - a.speed) / dt)
+            guard a.distance >= 10, b.distance >= 10 else { continue }
+            let turn = abs(b.bearing - a.bearing).truncatingRemainder(dividingBy: 360)
+            heading += min(turn, 360 - turn)
+            distance += b.distance
         }
         let accelMean = accel.isEmpty ? 0 : accel.reduce(0) { $0 + abs($1) } / Double(accel.count)
         let accelAvg = accel.isEmpty ? 0 : accel.reduce(0, +) / Double(accel.count)
@@ -170,7 +178,7 @@ package struct ActivityFeatureWindow: Sendable {
             accelMean: accelMean,
             accelStd: accelVar.squareRoot(),
             speedCV: speedMean > 0.1 ? speedVar.squareRoot() / speedMean : 0,
-            headingPer100m: distance >= 20 ? heading / distance * 100 : 0,
+            headingPer100m: distance >= 50 ? heading / distance * 100 : 0,
             stopShare: stoppedTime / longSpan,
             stopsPer10Min: Double(stops) / max(longSpan, 60) * 600)
     }

@@ -51,7 +51,7 @@ package struct ActivityModel: Sendable, Equatable {
     /// (`lambda`, on weights, not biases). `samples` are (features, class index, weight).
     /// Deterministic: the same samples give the same numbers.
     package static func train(
-        _ samples: [(x: [Double], y: Int, weight: Double)], lambda: Double = 0.01, iterations: Int = 600, rate: Double = 0.5
+        _ samples: [(x: [Double], y: Int, weight: Double)], lambda: Double = 0.001, iterations: Int = 1000, rate: Double = 3
     ) -> ActivityModel {
         let k = classes.count
         let n = samples.first?.x.count ?? ActivityFeatures.names.count

@@ -2,18 +2,15 @@ import Foundation
 
 extension ActivityModel {
     /// The model's inputs on a recording known to be one activity while moving: the
-    /// features at each of the classifier's evaluations (every `evaluationInterval` seconds
-    /// of fix time) whose fix is moving by ``ActivityConfusion``'s truth.
-    package static func trainingFeatures(_ fixes: [RawFix], evaluationInterval: Double = 5) -> [[Double]] {
+    /// features at each of the classifier's evaluations (each new anchor of
+    /// ``ActivityFeatureWindow``) whose fix is moving by ``ActivityConfusion``'s truth.
+    package static func trainingFeatures(_ fixes: [RawFix]) -> [[Double]] {
         let ordered = ActivityConfusion.ordered(fixes)
         let moving = ActivityConfusion.movingFlags(ordered)
         var window = ActivityFeatureWindow()
-        var last: Double?
         var out: [[Double]] = []
         for (i, fix) in ordered.enumerated() {
-            guard window.add(fix), let t = window.latestTime else { continue }
-            if let last, t - last < evaluationInterval { continue }
-            last = t
+            guard window.add(fix) else { continue }
             if moving[i], let f = window.features() { out.append(f.vector) }
         }
         return out

@@ -5,28 +5,30 @@ import Foundation
 /// with Motion & Fitness off use. Measured on labelled real recordings never used for
 /// training in BENCHMARKS.md (`beekon activity --evaluate Tests/Data/labelled`).
 ///
-/// Every ``evaluationInterval`` seconds of fix time:
-/// 1. `unknown` while the short window (``ActivityFeatureWindow``: 120 s) holds fewer than
-///    4 speeds or spans under 15 s;
-/// 2. `stationary` when the speeds of the last 30 s have a median below 0.4 m/s and an
-///    85th percentile below 0.8 m/s;
+/// Speeds are measured between *anchors*, fixes at least 10 s apart (``ActivityFeatureWindow``),
+/// and the answer is revised at each new anchor; the fixes in between get the current answer:
+/// 1. `unknown` while the short window (120 s) holds fewer than 2 speeds (the first 20 s);
+/// 2. `stationary` when the speeds of the last 30 s (at least two) have a median below
+///    0.4 m/s and an 85th percentile below 0.8 m/s;
 /// 3. else the logistic ``ActivityModel`` over ``ActivityFeatures`` — speed percentiles of
 ///    the short and the long (600 s) window, acceleration and its spread, the speed's
 ///    variation, heading change per distance, stop share and stop rate — gives a probability
-///    per class (walking, running, cycling, automotive); the most likely class when its
-///    probability is at least ``minimumConfidence``, else `unknown`.
+///    per class (walking, running, cycling, automotive). Classes the speeds rule out on
+///    physical grounds get none (``plausible(_:)``: no walk with a short-window 85th
+///    percentile over 3.5 m/s, no run over 7 m/s, no bicycle whose long-window 95th
+///    percentile is over 17 m/s, 61 km/h); the most likely remaining class when its share of
+///    the remaining probability is at least ``minimumConfidence``, else `unknown`.
 ///
-/// Hysteresis: the answer changes only once the new candidate has held for
-/// ``confirmSeconds`` of fix time, so one odd window does not flip it. ``confidence`` is the
+/// Hysteresis: once there is an answer other than `unknown`, it changes only when the new
+/// candidate has held for ``confirmSeconds`` of fix time, so one odd window does not flip it
+/// (and a moment of weak evidence does not blank it); from `unknown` the first answer is
+/// taken at once. ``confidence`` is the
 /// model's probability for the answer (1 for `stationary`, 0 for `unknown`).
 public struct SpeedActivityClassifier: ActivityClassifier, Sendable {
     /// How long a new candidate must hold before it is reported (default 15 s of fix time).
     public var confirmSeconds: Double = 15
     /// The least class probability that is an answer; below it the candidate is `unknown` (default 0.6).
     public var minimumConfidence: Double = 0.6
-    /// How often the model is evaluated, seconds of fix time (default 5); between
-    /// evaluations every fix gets the current answer.
-    public var evaluationInterval: Double = 5
     /// The model's probability for the current answer.
     public private(set) var confidence = 0.0
 
@@ -35,7 +37,6 @@ public struct SpeedActivityClassifier: ActivityClassifier, Sendable {
     private var output = Activity.unknown
     private var candidate = (activity: Activity.unknown, confidence: 0.0)
     private var candidateSince = -Double.infinity
-    private var lastEvaluation: Double?
 
     /// Creates a classifier with the shipped model and the default settings.
     public init() {}
@@ -43,14 +44,12 @@ public struct SpeedActivityClassifier: ActivityClassifier, Sendable {
     /// The activity at this fix (see the type's documentation for the rules).
     public mutating func classify(_ fix: RawFix) -> Activity {
         guard window.add(fix), let t = window.latestTime else { return output }
-        if let last = lastEvaluation, t - last < evaluationInterval { return output }
-        lastEvaluation = t
         let next = estimate()
         if next.activity != candidate.activity {
             candidateSince = t
         }
         candidate = next
-        if t - candidateSince >= confirmSeconds || output == candidate.activity {
+        if t - candidateSince >= confirmSeconds || output == candidate.activity || output == .unknown {
             output = candidate.activity
             confidence = candidate.confidence
         }
@@ -67,11 +66,22 @@ public struct SpeedActivityClassifier: ActivityClassifier, Sendable {
                 return (.stationary, 1)
             }
         }
-        let p = model.probabilities(features.vector)
+        let raw = model.probabilities(features.vector)
+        let allowed = Self.plausible(features)
+        let mass = zip(raw, allowed).reduce(0) { $0 + ($1.1 ? $1.0 : 0) }
+        guard mass > 0 else { return (.automotive, 1) }
+        let p = zip(raw, allowed).map { $1 ? $0 / mass : 0 }
         guard let best = p.indices.max(by: { p[$0] < p[$1] }), p[best] >= minimumConfidence else {
             return (.unknown, 0)
         }
         return (ActivityModel.classes[best], p[best])
+    }
+
+    /// Per ``ActivityModel/classes`` entry, whether the speeds allow it (physical limits, not
+    /// fitted): walking needs a short-window 85th percentile ≤ 3.5 m/s, running ≤ 7 m/s,
+    /// cycling a long-window 95th percentile ≤ 17 m/s; automotive is always possible.
+    package static func plausible(_ f: ActivityFeatures) -> [Bool] {
+        [f.speedP85 <= 3.5, f.speedP85 <= 7, f.longSpeedP95 <= 17, true]
     }
 
     /// The features now (nil while the short window holds too little).
