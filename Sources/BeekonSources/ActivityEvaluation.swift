@@ -21,6 +21,14 @@ package struct LabelledSet: Sendable {
         /// Its fixes, in file order.
         package var fixes: [RawFix]
 
+        /// A recording.
+        package init(name: String, mode: String, training: Bool, fixes: [RawFix]) {
+            self.name = name
+            self.mode = mode
+            self.training = training
+            self.fixes = fixes
+        }
+
         /// The activity its moving fixes are (a train is `automotive`).
         package var label: Activity { mode == "train" ? .automotive : Activity(rawValue: mode) ?? .unknown }
     }
@@ -29,6 +37,12 @@ package struct LabelledSet: Sendable {
     package var recordings: [Recording]
     /// Whether the set came with a `SPLIT.md`.
     package var hasSplit: Bool
+
+    /// A set of recordings.
+    package init(recordings: [Recording], hasSplit: Bool) {
+        self.recordings = recordings
+        self.hasSplit = hasSplit
+    }
 
     /// Reads the set in `directory`.
     /// - Throws: `TrackReadError` for a recording that cannot be read, `.unreadable` for a bad split.

@@ -23,6 +23,9 @@ package struct ActivityFeatures: Sendable, Equatable {
     /// Coefficient of variation of speed (σ / mean), short window: the shape of speed changes.
     package var speedCV: Double
     /// Heading change per 100 m travelled, degrees, short window (between steps of at least 10 m).
+    /// Measured and reported, but not a model input: on the training recordings it measured
+    /// the device's position noise (a 1 Hz watch at running pace zigzags by metres) more than
+    /// the mode, and a model using it called a straight steady 3 m/s a bicycle.
     package var headingPer100m: Double
     /// Share of the long window's time spent below 0.5 m/s.
     package var stopShare: Double
@@ -32,14 +35,15 @@ package struct ActivityFeatures: Sendable, Equatable {
     /// The names of ``vector``'s entries, in order.
     package static let names = [
         "log1p_speed_p50", "log1p_speed_p85", "log1p_long_speed_p95", "log1p_long_moving_p50", "log1p_accel_mean",
-        "log1p_accel_std", "speed_cv", "log1p_heading_per_100m", "stop_share", "stops_per_10min",
+        "log1p_accel_std", "speed_cv", "stop_share", "stops_per_10min",
     ]
 
-    /// The model's input: the features in ``names`` order, speeds and accelerations as `log(1 + x)`.
+    /// The model's input: the features in ``names`` order, speeds and accelerations as `log(1 + x)`
+    /// (``headingPer100m`` is not among them).
     package var vector: [Double] {
         [
             log1p(speedP50), log1p(speedP85), log1p(longSpeedP95), log1p(longMovingP50), log1p(accelMean),
-            log1p(accelStd), min(speedCV, 3), log1p(min(headingPer100m, 3600)), stopShare, min(stopsPer10Min, 20),
+            log1p(accelStd), min(speedCV, 3), stopShare, min(stopsPer10Min, 20),
         ]
     }
 }
