@@ -114,7 +114,9 @@ package struct ActivityEvaluation: Sendable {
         shipped = set.recordings.map { r in
             var c = SpeedActivityClassifier()
             c.model = model
-            return Row(name: r.name, mode: r.mode, training: r.training, confusion: ActivityConfusion(fixes: r.fixes, label: r.label, classifier: c))
+            return Row(
+                name: r.name, mode: r.mode, training: r.training,
+                confusion: ActivityConfusion(fixes: r.fixes, label: r.label, classifier: c))
         }
         self.leaveOneOut =
             leaveOneOut
@@ -123,7 +125,9 @@ package struct ActivityEvaluation: Sendable {
                 var c = SpeedActivityClassifier()
                 c.model = ActivityModel.train(recordings: others)
                 let r = set.recordings[i]
-                return Row(name: r.name, mode: r.mode, training: r.training, confusion: ActivityConfusion(fixes: r.fixes, label: r.label, classifier: c))
+                return Row(
+                    name: r.name, mode: r.mode, training: r.training,
+                    confusion: ActivityConfusion(fixes: r.fixes, label: r.label, classifier: c))
             } : []
     }
 
@@ -168,7 +172,8 @@ package struct ActivityEvaluation: Sendable {
                         + rpad(String(format: "%.1f %%", Self.correct(answers, label: label) * 100), 9))
             }
             out.append("per recording")
-            out.append(pad("recording", 66) + pad("mode", 11) + rpad("moving", 7) + rpad("correct", 9) + rpad("wrong", 8) + rpad("unknown", 9))
+            out.append(
+                pad("recording", 66) + pad("mode", 11) + rpad("moving", 7) + rpad("correct", 9) + rpad("wrong", 8) + rpad("unknown", 9))
             for row in rows {
                 let moving = (row.confusion.counts[row.confusion.label] ?? [:]).values.reduce(0, +)
                 let unknown = Double(row.confusion.counts[row.confusion.label]?[.unknown] ?? 0) / Double(max(moving, 1))

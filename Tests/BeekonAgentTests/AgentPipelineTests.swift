@@ -63,7 +63,9 @@ struct AgentPipelineTests {
         #expect(bad.status == 2 && bad.stderr.contains("--label"))
     }
 
-    @Test("BY-4: `beekon activity --evaluate DIR` prints per-mode and per-recording confusion and leave-one-recording-out; --train prints Swift")
+    @Test(
+        "BY-4: `beekon activity --evaluate DIR` prints per-mode and per-recording confusion and leave-one-recording-out; --train prints Swift"
+    )
     func activityEvaluate() async throws {
         let tmp = try TempDir()
         let dir = tmp.url
@@ -83,7 +85,8 @@ struct AgentPipelineTests {
         let train = try await AgentProcess.run(["activity", "--train", dir.path])
         #expect(train.status == 1 && train.stderr.contains("no training recording"), "\(train.stderr)")
         let trainReal = try await AgentProcess.run(["activity", "--train", Fixtures.data("labelled")], timeout: .seconds(600))
-        #expect(trainReal.status == 0 && trainReal.stdoutText.contains("package static let trained = ActivityModel("), "\(trainReal.stderr)")
+        #expect(
+            trainReal.status == 0 && trainReal.stdoutText.contains("package static let trained = ActivityModel("), "\(trainReal.stderr)")
         let both = try await AgentProcess.run(["activity", "--evaluate", dir.path, "--source", "replay:\(Fixtures.walkGPX)"])
         #expect(both.status == 2)
     }

@@ -159,7 +159,10 @@ import BeekonSources
         #expect(set.hasSplit && set.recordings.filter(\.training).count == 6 && set.recordings.filter { !$0.training }.count == 8)
         let trained = ActivityEvaluation.train(set)
         let shipped = ActivityModel.trained
-        for (a, b) in zip([trained.means, trained.scales, trained.biases] + trained.weights, [shipped.means, shipped.scales, shipped.biases] + shipped.weights) {
+        for (a, b) in zip(
+            [trained.means, trained.scales, trained.biases] + trained.weights,
+            [shipped.means, shipped.scales, shipped.biases] + shipped.weights)
+        {
             #expect(zip(a, b).allSatisfy { abs($0 - $1) <= 1e-4 }, "\(a) vs \(b): run scripts/train-activity.sh")
         }
     }
@@ -173,9 +176,11 @@ import BeekonSources
             | training | cycling | `cycling/a.tcx` |
             | evaluation | train | train/b.csv |
             """)
-        #expect(rows.map(\.set) == ["training", "evaluation"] && rows.map(\.mode) == ["cycling", "train"] && rows[0].path == "cycling/a.tcx")
+        #expect(
+            rows.map(\.set) == ["training", "evaluation"] && rows.map(\.mode) == ["cycling", "train"] && rows[0].path == "cycling/a.tcx")
         #expect(throws: TrackReadError.self) { try LabelledSet.parseSplit("| training | flying | a.gpx |") }
-        let tmp = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-labelled-\(ProcessInfo.processInfo.processIdentifier)")
+        let tmp = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "beekon-labelled-\(ProcessInfo.processInfo.processIdentifier)")
         defer { try? FileManager.default.removeItem(at: tmp) }
         try FileManager.default.createDirectory(at: tmp.appendingPathComponent("walking"), withIntermediateDirectories: true)
         try SharedData.data("gpx/togeojson_apple_watch_walk_1hz.gpx").write(to: tmp.appendingPathComponent("walking/w.gpx"))
@@ -204,7 +209,8 @@ import BeekonSources
     @Test("BY-4: leave-one-recording-out judges each recording by a model that never saw it")
     func leaveOneOut() {
         func rec(_ name: String, _ mode: String, _ speed: Double) -> LabelledSet.Recording {
-            LabelledSet.Recording(name: name, mode: mode, training: true, fixes: Self.fixes(speeds: (0..<300).map { speed + 0.3 * sin(Double($0) / 9) }))
+            LabelledSet.Recording(
+                name: name, mode: mode, training: true, fixes: Self.fixes(speeds: (0..<300).map { speed + 0.3 * sin(Double($0) / 9) }))
         }
         let set = LabelledSet(
             recordings: [

@@ -9,12 +9,17 @@ struct TCXReaderTests {
     /// `<Trackpoint>` blocks with a `<LatitudeDegrees>`, by plain text search (independent of XMLParser).
     static func positioned(_ text: String) -> (all: Int, withPosition: Int) {
         let blocks = text.components(separatedBy: "<Trackpoint>").dropFirst()
-        return (blocks.count, blocks.filter { ($0.components(separatedBy: "</Trackpoint>").first ?? "").contains("<LatitudeDegrees>") }.count)
+        return (
+            blocks.count, blocks.filter { ($0.components(separatedBy: "</Trackpoint>").first ?? "").contains("<LatitudeDegrees>") }.count
+        )
     }
 
     @Test(
         "SRC-4: real TCX exports give one fix per positioned Trackpoint",
-        arguments: ["labelled/cycling/gpsa_biking-01.tcx", "labelled/cycling/tcxreader_mapmyride-biking.tcx", "labelled/running/gpsa_running-05.tcx"])
+        arguments: [
+            "labelled/cycling/gpsa_biking-01.tcx", "labelled/cycling/tcxreader_mapmyride-biking.tcx",
+            "labelled/running/gpsa_running-05.tcx",
+        ])
     func realFiles(_ file: String) throws {
         let counts = Self.positioned(String(decoding: try SharedData.data(file), as: UTF8.self))
         let result = try TrackFile.read(contentsOf: SharedData.url(file))
@@ -62,7 +67,9 @@ struct TCXReaderTests {
         #expect(TrackFile.detectFormat(name: "ride.xml", data: root) == .tcx)
         let gpx = try SharedData.data("gpx/gpxgo_visnjan_4s.gpx")
         let error = #expect(throws: TrackReadError.self) { try TCXReader.read(gpx, source: "v.tcx") }
-        #expect(error?.description.contains("not a TCX track: the root element is <gpx>, not <TrainingCenterDatabase>") == true, "\(String(describing: error))")
+        #expect(
+            error?.description.contains("not a TCX track: the root element is <gpx>, not <TrainingCenterDatabase>") == true,
+            "\(String(describing: error))")
         let cut = Data("<TrainingCenterDatabase><Activities><Activity><Lap><Track><Trackpoint><Time>".utf8)
         #expect(throws: TrackReadError.self) { try TCXReader.read(cut, source: "cut.tcx") }
     }

@@ -168,7 +168,9 @@ package struct ActivityFeatureWindow: Sendable {
         for i in long.indices {
             let s = samples[i]
             if i > head, s.t - samples[i - 1].t <= Self.maximumStep, s.speed < 0.5 { stoppedTime += s.t - samples[i - 1].t }
-            if s.speed >= 2 { wasMoving = true } else if s.speed < 0.5, wasMoving {
+            if s.speed >= 2 {
+                wasMoving = true
+            } else if s.speed < 0.5, wasMoving {
                 stops += 1
                 wasMoving = false
             }
