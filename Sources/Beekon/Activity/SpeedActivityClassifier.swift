@@ -5,16 +5,16 @@ import Foundation
 /// with Motion & Fitness off use. Measured on labelled real recordings never used for
 /// training in BENCHMARKS.md (`beekon activity --evaluate Tests/Data/labelled`).
 ///
-/// Speeds are measured between *anchors*, fixes at least 10 s apart (``ActivityFeatureWindow``),
+/// Speeds are measured between *anchors*, fixes at least 10 s apart (`ActivityFeatureWindow`),
 /// and the answer is revised at each new anchor; the fixes in between get the current answer:
 /// 1. `unknown` while the short window (120 s) holds fewer than 2 speeds (the first 20 s);
 /// 2. `stationary` when the speeds of the last 30 s (at least two) have a median below
 ///    0.4 m/s and an 85th percentile below 0.8 m/s;
-/// 3. else the logistic ``ActivityModel`` over ``ActivityFeatures`` — speed percentiles of
+/// 3. else the logistic `ActivityModel` over `ActivityFeatures` — speed percentiles of
 ///    the short and the long (600 s) window, acceleration and its spread, the speed's
 ///    variation, heading change per distance, stop share and stop rate — gives a probability
 ///    per class (walking, running, cycling, automotive). Classes the speeds rule out on
-///    physical grounds get none (``plausible(_:)``: no walk with a short-window 85th
+///    physical grounds get none (`plausible(_:)`: no walk with a short-window 85th
 ///    percentile over 3.5 m/s, no run over 7 m/s, no bicycle whose long-window 95th
 ///    percentile is over 17 m/s, 61 km/h); the most likely remaining class when its share of
 ///    the remaining probability is at least ``minimumConfidence``, else `unknown`.
@@ -77,7 +77,7 @@ public struct SpeedActivityClassifier: ActivityClassifier, Sendable {
         return (ActivityModel.classes[best], p[best])
     }
 
-    /// Per ``ActivityModel/classes`` entry, whether the speeds allow it (physical limits, not
+    /// Per `ActivityModel.classes` entry, whether the speeds allow it (physical limits, not
     /// fitted): walking needs a short-window 85th percentile ≤ 3.5 m/s, running ≤ 7 m/s,
     /// cycling a long-window 95th percentile ≤ 17 m/s; automotive is always possible.
     package static func plausible(_ f: ActivityFeatures) -> [Bool] {
