@@ -16,7 +16,8 @@
 #   error-bounded rows (maxDeviationMeters 25) and offline Douglas–Peucker at 25 m, and their ratio
 #   P1-pipeline (issue 16): P1 with the activity classifier, a heartbeat and a 200 m blur vs P1 (target ≤ 1.1×)
 #   D1 diagnostic log ring buffer: database + WAL size after 10k/100k/1M events (bounded by the cap)
-#   Activity: `beekon activity` confusion table for every track in Tests/Data/gpx (walk: walking, bus: automotive)
+#   Activity: `beekon activity` confusion table for every track in Tests/Data/gpx (walk: walking, bus: automotive),
+#      and `beekon activity --evaluate Tests/Data/labelled` (issue 29: evaluation set, training set, leave-one-out)
 #   H  history (issue 15): a 30-day 1 Hz device history (2.6 M fixes; --quick: 30 days at 0.1 Hz) — the dashboard's
 #      first-render request (overview tier) vs the raw track, time and bytes, and the page's first render in chromium
 set -euo pipefail
@@ -91,6 +92,8 @@ for f in "$data"/gpx/*.gpx; do
   case "$(basename "$f")" in *walk*) label=walking;; *bus*) label=automotive;; *) label=unknown;; esac
   { echo "  $(basename "$f" .gpx) (label $label)"; "$bin/beekon" activity --source "replay:$f" --label "$label" | sed 's/^/    /'; } >> "$out/activity.txt"
 done
+# Issue 29: the labelled set, split named in Tests/Data/labelled/SPLIT.md (evaluation, training, leave-one-recording-out).
+"$bin/beekon" activity --evaluate "$data/labelled" | sed 's/^/  /' >> "$out/activity.txt"
 
 python3 - "$out" "$json" <<'PY'
 import json, os, re, sys

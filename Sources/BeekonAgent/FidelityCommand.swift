@@ -19,7 +19,7 @@ struct FidelityCommand: AsyncParsableCommand {
             same fixes (`douglas-peucker`, the whole track known in advance: the reference).
             """)
 
-    @Option(name: .long, help: "Track to replay: replay:PATH (GPX, NMEA, CSV, NDJSON).")
+    @Option(name: .long, help: "Track to replay: replay:PATH (GPX, TCX, NMEA, CSV, NDJSON).")
     var source: String
 
     @Option(name: .long, help: "Also measure this JSON config file.")

@@ -15,7 +15,7 @@ struct TrackCommand: AsyncParsableCommand {
             so the next start resumes the same session. Exit 0 on a clean end.
             """)
 
-    @Option(name: .long, help: "Location source: replay:PATH (GPX, NMEA, CSV, NDJSON), gpsd[://HOST:PORT] or nmea:DEVICE[?baud=N].")
+    @Option(name: .long, help: "Location source: replay:PATH (GPX, TCX, NMEA, CSV, NDJSON), gpsd[://HOST:PORT] or nmea:DEVICE[?baud=N].")
     var source: String
 
     @Option(name: .long, help: "gpsd/nmea: seconds the source may stay unreachable before the agent gives up (exit 1).")

@@ -5,10 +5,16 @@ import Foundation
 #endif
 import Beekon
 
-/// The `XMLParserDelegate` behind `GPXReader`: collects points per kind
-/// (`trkpt`, `rtept`, `wpt`) with their diagnostics.
+/// The `XMLParserDelegate` behind `GPXReader` and `TCXReader`: collects points per kind
+/// (GPX `trkpt`, `rtept`, `wpt`; TCX `Trackpoint`, kept as `trkpt`) with their diagnostics.
+/// A TCX point carries its position in `Position/LatitudeDegrees` and `LongitudeDegrees`
+/// child elements and its altitude in `AltitudeMeters`; everything else is read the same way.
 final class GPXParserDelegate: NSObject, XMLParserDelegate {
     enum Kind: Int, CaseIterable { case trkpt, rtept, wpt }
+
+    /// The XML track dialect being read: its format and root element (lower case).
+    let format: TrackFormat
+    private let rootName: String
 
     /// Values collected for the point being parsed.
     struct Point {
@@ -33,7 +39,14 @@ final class GPXParserDelegate: NSObject, XMLParserDelegate {
     private var point: Point?
     private var text = ""
     private var fixes: [[RawFix]] = Array(repeating: [], count: Kind.allCases.count)
-    private var diagnostics: [TrackDiagnostics] = Array(repeating: TrackDiagnostics(format: .gpx), count: Kind.allCases.count)
+    private var diagnostics: [TrackDiagnostics]
+
+    /// A delegate for `format`: `.gpx` (root `<gpx>`) or `.tcx` (root `<TrainingCenterDatabase>`).
+    init(format: TrackFormat = .gpx) {
+        self.format = format
+        rootName = format == .tcx ? "trainingcenterdatabase" : "gpx"
+        diagnostics = Array(repeating: TrackDiagnostics(format: format), count: Kind.allCases.count)
+    }
 
     /// The fixes and diagnostics of the kind that is used: trkpt, else rtept, else wpt.
     func chosenPoints() -> ([RawFix], TrackDiagnostics) {
@@ -56,8 +69,8 @@ final class GPXParserDelegate: NSObject, XMLParserDelegate {
         let name = Self.localName(elementName)
         if !sawRoot {
             sawRoot = true
-            if name != "gpx" {
-                rootProblem = "the root element is <\(elementName)>, not <gpx>"
+            if name != rootName {
+                rootProblem = "the root element is <\(elementName)>, not <\(format == .tcx ? "TrainingCenterDatabase" : "gpx")>"
                 parser.abortParsing()
             }
             return
@@ -65,10 +78,10 @@ final class GPXParserDelegate: NSObject, XMLParserDelegate {
         text = ""
         guard point == nil else { return }
         let kind: Kind
-        switch name {
-        case "trkpt": kind = .trkpt
-        case "rtept": kind = .rtept
-        case "wpt": kind = .wpt
+        switch (format, name) {
+        case (.tcx, "trackpoint"), (.gpx, "trkpt"): kind = .trkpt
+        case (.gpx, "rtept"): kind = .rtept
+        case (.gpx, "wpt"): kind = .wpt
         default: return
         }
         var lat: String?
@@ -102,7 +115,9 @@ final class GPXParserDelegate: NSObject, XMLParserDelegate {
         text = ""
         switch Self.localName(elementName) {
         case "time" where depth == p.depth + 1: p.time = value
-        case "ele", "elevation", "altitude": p.ele = p.ele ?? value
+        case "latitudedegrees" where format == .tcx: p.latText = p.latText ?? value
+        case "longitudedegrees" where format == .tcx: p.lonText = p.lonText ?? value
+        case "ele", "elevation", "altitude", "altitudemeters": p.ele = p.ele ?? value
         case "speed": p.speed = p.speed ?? value
         case "course", "bearing": p.course = p.course ?? value
         case "hacc", "horizontalaccuracy", "horizontal_accuracy", "accuracy": p.hAcc = p.hAcc ?? value
@@ -115,7 +130,7 @@ final class GPXParserDelegate: NSObject, XMLParserDelegate {
 
     private func finish(_ p: Point) {
         let k = p.kind.rawValue
-        let tag = "<\(p.kind)>"
+        let tag = format == .tcx ? "<Trackpoint>" : "<\(p.kind)>"
         diagnostics[k].records += 1
         guard let lat = FixValues.latitude(p.latText.map { Substring($0) }),
             let lon = FixValues.longitude(p.lonText.map { Substring($0) })
@@ -125,7 +140,7 @@ final class GPXParserDelegate: NSObject, XMLParserDelegate {
             return
         }
         guard let timeText = p.time?.trimmingCharacters(in: .whitespacesAndNewlines), !timeText.isEmpty else {
-            diagnostics[k].skip(.missingTime, line: p.line, "\(tag) has no <time>")
+            diagnostics[k].skip(.missingTime, line: p.line, "\(tag) has no <\(format == .tcx ? "Time" : "time")>")
             return
         }
         guard let ts = WireTimestamp(iso8601: timeText) else {

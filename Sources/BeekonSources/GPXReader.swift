@@ -21,11 +21,18 @@ public enum GPXReader {
     /// Reads a GPX document; `source` names it in messages.
     /// - Throws: `TrackReadError` with a one-line message naming `source`: not XML, not GPX, or no timed track point.
     public static func read(_ data: Data, source: String = "<gpx>") throws(TrackReadError) -> TrackReadResult {
+        try readXML(data, source: source, format: .gpx)
+    }
+
+    /// Reads a GPX or TCX document (the XML track formats share one parser; see `GPXParserDelegate`).
+    static func readXML(_ data: Data, source: String, format: TrackFormat) throws(TrackReadError) -> TrackReadResult {
+        let root = format == .tcx ? "</TrainingCenterDatabase>" : "</gpx>"
+        let elements = format == .tcx ? "no <Trackpoint> element" : "no <trkpt>, <rtept> or <wpt> element"
         guard !data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else {
-            throw .notATrack(file: source, format: .gpx, reason: "the file is empty")
+            throw .notATrack(file: source, format: format, reason: "the file is empty")
         }
         let parser = XMLParser(data: Self.repairingUTF8(data))
-        let delegate = GPXParserDelegate()
+        let delegate = GPXParserDelegate(format: format)
         parser.delegate = delegate
         parser.shouldProcessNamespaces = false
         parser.shouldResolveExternalEntities = false
@@ -37,26 +44,26 @@ public enum GPXReader {
         } else if delegate.depth > 0 {
             // Some XMLParser implementations accept a document that stops mid-way.
             ok = false
-            message = "the XML ends before </gpx> at line \(parser.lineNumber)"
+            message = "the XML ends before \(root) at line \(parser.lineNumber)"
         }
 
         if let reason = delegate.rootProblem {
-            throw .notATrack(file: source, format: .gpx, reason: reason)
+            throw .notATrack(file: source, format: format, reason: reason)
         }
         let (fixes, diagnostics) = delegate.chosenPoints()
         var d = diagnostics
         if !ok {
             guard delegate.sawRoot, d.records > 0 else {
-                throw .notATrack(file: source, format: .gpx, reason: message)
+                throw .notATrack(file: source, format: format, reason: message)
             }
             d.skip(.malformed, line: nil, "\(message); the points after it are lost")
         }
         guard delegate.sawRoot else {
-            throw .notATrack(file: source, format: .gpx, reason: "no <gpx> root element")
+            throw .notATrack(file: source, format: format, reason: "no <\(root.dropFirst(2).dropLast())> root element")
         }
         guard !fixes.isEmpty else {
             if d.records == 0 {
-                throw .notATrack(file: source, format: .gpx, reason: "no <trkpt>, <rtept> or <wpt> element")
+                throw .notATrack(file: source, format: format, reason: elements)
             }
             throw .noFixes(file: source, diagnostics: d)
         }

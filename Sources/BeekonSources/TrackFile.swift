@@ -21,6 +21,7 @@ public enum TrackFile {
         }
         switch format {
         case .gpx: return try GPXReader.read(data, source: name)
+        case .tcx: return try TCXReader.read(data, source: name)
         case .nmea: return try NMEAReader.read(data, source: name)
         case .csv: return try CSVTrackReader.read(data, source: name)
         case .ndjson: return try NDJSONTrackReader.read(data, source: name)
@@ -28,7 +29,8 @@ public enum TrackFile {
     }
 
     /// The format for a file: by extension when it is a known one, else by the
-    /// first non-blank content (`<` → GPX, `{` → NDJSON, a `$`/`#` line → NMEA,
+    /// first non-blank content (`<` → TCX when a `<TrainingCenterDatabase` root appears in the
+    /// first 4 KiB, else GPX, `{` → NDJSON, a `$`/`#` line → NMEA,
     /// a first line with a comma, semicolon or tab → CSV); nil when neither says.
     public static func detectFormat(name: String, data: Data) -> TrackFormat? {
         let ext = (name as NSString).pathExtension
@@ -39,7 +41,8 @@ public enum TrackFile {
             return nil
         }
         switch bytes[first] {
-        case UInt8(ascii: "<"): return .gpx
+        case UInt8(ascii: "<"):
+            return String(decoding: bytes, as: UTF8.self).contains("<TrainingCenterDatabase") ? .tcx : .gpx
         case UInt8(ascii: "{"): return .ndjson
         case UInt8(ascii: "$"), UInt8(ascii: "#"): return .nmea
         default:

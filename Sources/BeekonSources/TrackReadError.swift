@@ -25,7 +25,7 @@ public enum TrackReadError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unreadable(let file, let reason):
             return "\(file): cannot read the file: \(reason)"
         case .unknownFormat(let file):
-            return "\(file): unknown track format; use a .gpx, .nmea/.log, .csv or .ndjson/.jsonl file"
+            return "\(file): unknown track format; use a .gpx, .tcx, .nmea/.log, .csv or .ndjson/.jsonl file"
         case .notATrack(let file, let format, let reason):
             let article = format == .nmea || format == .ndjson ? "an" : "a"
             return "\(file): not \(article) \(format) track: \(reason)"

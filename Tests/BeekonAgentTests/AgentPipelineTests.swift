@@ -64,6 +64,34 @@ struct AgentPipelineTests {
     }
 
     @Test(
+        "BY-4: `beekon activity --evaluate DIR` prints per-mode and per-recording confusion and leave-one-recording-out; --train prints Swift"
+    )
+    func activityEvaluate() async throws {
+        let tmp = try TempDir()
+        let dir = tmp.url
+        for (mode, file) in [("walking", Fixtures.walkGPX), ("automotive", Fixtures.busGPX)] {
+            try FileManager.default.createDirectory(at: dir.appendingPathComponent(mode), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: file, toPath: dir.appendingPathComponent("\(mode)/\(mode).gpx").path)
+        }
+        let run = try await AgentProcess.run(["activity", "--evaluate", dir.path], timeout: .seconds(600))
+        #expect(run.status == 0, "\(run.stderr)")
+        let out = run.stdoutText
+        #expect(out.contains("== evaluation set: shipped model, never trained on =="), "\(out)")
+        #expect(out.contains("== leave-one-recording-out"), "\(out)")
+        let walkRow = try #require(run.stdout.first { $0.hasPrefix("walking/walking.gpx") })
+        #expect(walkRow.contains("98.5 %"), "\(walkRow)")  // the shipped model on the walk
+        #expect(run.stdout.contains { $0.hasPrefix("walking ") && $0.hasSuffix("%") })  // the per-mode row
+        // Without a split there is nothing to train on.
+        let train = try await AgentProcess.run(["activity", "--train", dir.path])
+        #expect(train.status == 1 && train.stderr.contains("no training recording"), "\(train.stderr)")
+        let trainReal = try await AgentProcess.run(["activity", "--train", Fixtures.data("labelled")], timeout: .seconds(600))
+        #expect(
+            trainReal.status == 0 && trainReal.stdoutText.contains("package static let trained = ActivityModel("), "\(trainReal.stderr)")
+        let both = try await AgentProcess.run(["activity", "--evaluate", dir.path, "--source", "replay:\(Fixtures.walkGPX)"])
+        #expect(both.status == 2)
+    }
+
+    @Test(
         "BY-6: a faulty upload run's diagnostic log exports as NDJSON explaining every failed upload (status, backoff)",
         .tags(.chaos, .slow), .skippable(.chaos, .slow))
     func logsExplainFailedUploads() async throws {

@@ -62,6 +62,10 @@ public struct MotionActivityPolicy: Sendable, Hashable {
 
     /// The activity of a fix at `fixTime`: the last motion estimate's when it describes the
     /// fix (`unknown` when it is unsure), else `fallback` (the fix-stream classifier's answer).
+    ///
+    /// When the two disagree, a fresh, confident CoreMotion estimate wins: it reads the
+    /// accelerometer (pedalling cadence, engine vibration), which the fix stream cannot; the
+    /// fix stream answers only where CoreMotion is stale, missing or refused.
     public func activity(fixTime: Date, motion: MotionActivity?, fallback: Activity) -> Activity {
         guard let motion, describes(motion, fixTime: fixTime) else { return fallback }
         return motion.activity(minimumConfidence: minimumConfidence)

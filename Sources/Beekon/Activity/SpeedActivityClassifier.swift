@@ -1,86 +1,89 @@
 import Foundation
 
-/// The platform-neutral default `ActivityClassifier` (BY-4): features of the speed
-/// distribution over a sliding window of fix time, vehicle memory across stops, and
-/// hysteresis so the answer does not flap. Measured on the labelled real tracks in
-/// BENCHMARKS.md (`beekon activity`).
+/// The platform-neutral default `ActivityClassifier` (BY-4): the activity from the fix
+/// stream alone — what Linux devices, platforms without motion hardware and Apple devices
+/// with Motion & Fitness off use. Measured on labelled real recordings never used for
+/// training in BENCHMARKS.md (`beekon activity --evaluate Tests/Data/labelled`).
 ///
-/// Speed per fix: the fix's own speed, else the distance from the previous fix over the
-/// time between them (gaps over 30 s give no speed). Over the last `windowSeconds`:
-/// - fewer than 5 speeds or under 10 s of data: `unknown`;
-/// - median < 0.4 m/s and 85th percentile < 0.8 m/s: `stationary`;
-/// - 85th percentile ≥ 7 m/s (25 km/h): `automotive`, and for `vehicleMemorySeconds` after
-///   that any moving window stays `automotive` (a bus in traffic, between stops);
-/// - median 0.5…2.2 m/s (85th < 2.8): `walking`; 2.3…4 (85th < 5): `running`;
-///   4…7 (85th < 9): `cycling`; anything else `unknown`.
+/// Speeds are measured between *anchors*, fixes at least 10 s apart (`ActivityFeatureWindow`),
+/// and the answer is revised at each new anchor; the fixes in between get the current answer:
+/// 1. `unknown` while the short window (120 s) holds fewer than 2 speeds (the first 20 s);
+/// 2. `stationary` when the speeds of the last 30 s (at least two) have a median below
+///    0.4 m/s and an 85th percentile below 0.8 m/s;
+/// 3. else the logistic `ActivityModel` over `ActivityFeatures` — speed percentiles of
+///    the short and the long (600 s) window, acceleration and its spread, the speed's
+///    variation, heading change per distance, stop share and stop rate — gives a probability
+///    per class (walking, running, cycling, automotive). Classes the speeds rule out on
+///    physical grounds get none (`plausible(_:)`: no walk with a short-window 85th
+///    percentile over 3.5 m/s, no run over 7 m/s, no bicycle whose long-window 95th
+///    percentile is over 17 m/s, 61 km/h); the most likely remaining class when its share of
+///    the remaining probability is at least ``minimumConfidence``, else `unknown`.
 ///
-/// The answer changes only once the new candidate has held for `confirmSeconds` of fix time.
+/// Hysteresis: once there is an answer other than `unknown`, it changes only when the new
+/// candidate has held for ``confirmSeconds`` of fix time, so one odd window does not flip it
+/// (and a moment of weak evidence does not blank it); from `unknown` the first answer is
+/// taken at once. ``confidence`` is the
+/// model's probability for the answer (1 for `stationary`, 0 for `unknown`).
 public struct SpeedActivityClassifier: ActivityClassifier, Sendable {
-    /// Length of the sliding window, seconds of fix time (default 60).
-    public var windowSeconds: Double = 60
-    /// How long a new candidate must hold before it is reported (default 10 s).
-    public var confirmSeconds: Double = 10
-    /// How long vehicle speeds keep a moving window `automotive` (default 300 s).
-    public var vehicleMemorySeconds: Double = 300
+    /// How long a new candidate must hold before it is reported (default 15 s of fix time).
+    public var confirmSeconds: Double = 15
+    /// The least class probability that is an answer; below it the candidate is `unknown` (default 0.6).
+    public var minimumConfidence: Double = 0.6
+    /// The model's probability for the current answer.
+    public private(set) var confidence = 0.0
 
-    private var times: [Double] = []
-    private var speeds: [Double] = []
-    private var head = 0
-    private var previous: (t: Double, lat: Double, lon: Double)?
+    package var model = ActivityModel.trained
+    private var window = ActivityFeatureWindow()
     private var output = Activity.unknown
-    private var candidate = Activity.unknown
+    private var candidate = (activity: Activity.unknown, confidence: 0.0)
     private var candidateSince = -Double.infinity
-    private var lastVehicle: Double?
 
-    /// Creates a classifier with the default thresholds.
+    /// Creates a classifier with the shipped model and the default settings.
     public init() {}
 
     /// The activity at this fix (see the type's documentation for the rules).
     public mutating func classify(_ fix: RawFix) -> Activity {
-        let t = fix.timestamp.timeIntervalSince1970
-        if let p = previous, t <= p.t { return output }
-        var speed = fix.speed
-        if speed == nil, let p = previous, t - p.t <= 30 {
-            speed = Geodesy.distance(p.lat, p.lon, fix.latitude, fix.longitude) / (t - p.t)
-        }
-        previous = (t, fix.latitude, fix.longitude)
-        guard let speed, speed.isFinite, speed >= 0 else { return output }
-        append(t, speed)
-        let next = candidateFor(now: t)
-        if next != candidate {
-            candidate = next
+        guard window.add(fix), let t = window.latestTime else { return output }
+        let next = estimate()
+        if next.activity != candidate.activity {
             candidateSince = t
         }
-        if t - candidateSince >= confirmSeconds { output = candidate }
+        candidate = next
+        if t - candidateSince >= confirmSeconds || output == candidate.activity || output == .unknown {
+            output = candidate.activity
+            confidence = candidate.confidence
+        }
         return output
     }
 
-    private mutating func append(_ t: Double, _ speed: Double) {
-        times.append(t)
-        speeds.append(speed)
-        while head < times.count, times[head] <= t - windowSeconds { head += 1 }
-        if head > 256, head * 2 > times.count {
-            times.removeFirst(head)
-            speeds.removeFirst(head)
-            head = 0
+    /// The unconfirmed estimate from the windows now (rules 1–3), with its confidence.
+    package func estimate() -> (activity: Activity, confidence: Double) {
+        guard let features = window.features(), let now = window.latestTime else { return (.unknown, 0) }
+        let recent = window.speeds(since: now - 30)
+        if recent.count >= 2 {
+            let sorted = recent.sorted()
+            if ActivityFeatureWindow.percentile(sorted, 0.5) < 0.4, ActivityFeatureWindow.percentile(sorted, 0.85) < 0.8 {
+                return (.stationary, 1)
+            }
         }
+        let raw = model.probabilities(features.vector)
+        let allowed = Self.plausible(features)
+        let mass = zip(raw, allowed).reduce(0) { $0 + ($1.1 ? $1.0 : 0) }
+        guard mass > 0 else { return (.automotive, 1) }
+        let p = zip(raw, allowed).map { $1 ? $0 / mass : 0 }
+        guard let best = p.indices.max(by: { p[$0] < p[$1] }), p[best] >= minimumConfidence else {
+            return (.unknown, 0)
+        }
+        return (ActivityModel.classes[best], p[best])
     }
 
-    private mutating func candidateFor(now t: Double) -> Activity {
-        let window = speeds[head...].sorted()
-        guard window.count >= 5, t - times[head] >= 10 else { return .unknown }
-        let median = window[window.count / 2]
-        let p85 = window[min(window.count - 1, window.count * 85 / 100)]
-        if p85 >= 7 { lastVehicle = t }
-        let inVehicle = lastVehicle.map { t - $0 <= vehicleMemorySeconds } ?? false
-        switch (median, p85) {
-        case (..<0.4, ..<0.8): return .stationary
-        case (_, 7...): return .automotive
-        case (0.4..., _) where inVehicle: return .automotive
-        case (0.5..<2.2, ..<2.8): return .walking
-        case (2.3..<4, ..<5): return .running
-        case (4..<7, ..<9): return .cycling
-        default: return .unknown
-        }
+    /// Per `ActivityModel.classes` entry, whether the speeds allow it (physical limits, not
+    /// fitted): walking needs a short-window 85th percentile ≤ 3.5 m/s, running ≤ 7 m/s,
+    /// cycling a long-window 95th percentile ≤ 17 m/s; automotive is always possible.
+    package static func plausible(_ f: ActivityFeatures) -> [Bool] {
+        [f.speedP85 <= 3.5, f.speedP85 <= 7, f.longSpeedP95 <= 17, true]
     }
+
+    /// The features now (nil while the short window holds too little).
+    package var features: ActivityFeatures? { window.features() }
 }
