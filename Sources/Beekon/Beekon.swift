@@ -81,6 +81,17 @@ public actor Beekon {
     /// The current lifecycle state.
     public nonisolated var currentState: BeekonState { broadcasts.state.current ?? .idle }
 
+    /// What the platform says is wrong with location delivery while tracking continues
+    /// (e.g. iOS 18's `insufficientlyInUse`: the user must open the app): hot, replay-1,
+    /// empty when all is well. Act on it; tracking does not stop by itself (LC-2, XR-1).
+    public nonisolated var locationHealth: AsyncStream<LocationHealth> {
+        touchOnFirstSubscription()
+        return broadcasts.locationHealth.stream()
+    }
+
+    /// The latest ``LocationHealth``.
+    public nonisolated var currentLocationHealth: LocationHealth { broadcasts.locationHealth.current ?? [] }
+
     /// Each admitted fix, emitted after it is durably stored: hot, replay-1 (FX-7).
     public nonisolated var positions: AsyncStream<Location> { broadcasts.positions.stream() }
 
@@ -230,6 +241,7 @@ public actor Beekon {
             if !fences.isEmpty { await geofencesDidChange() }
         }
         observeAppLifecycle()
+        await observeLocationHealth()
         if !opening.launchDecided { await decideLaunch(store: store) }
         return store
     }

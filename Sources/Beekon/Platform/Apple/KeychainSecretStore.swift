@@ -21,22 +21,37 @@
             self.account = account
         }
 
-        /// The item for the database at `databasePath`.
+        /// The item for the database at `databasePath`, under the stable account
+        /// ``KeychainAccount/stable(databasePath:home:)`` (the path relative to the app's home
+        /// directory, which survives container moves on update or restore).
         public init(databasePath: String) {
-            self.init(account: databasePath)
+            self.init(account: KeychainAccount.stable(databasePath: databasePath, home: NSHomeDirectory()))
         }
 
-        private var query: [String: Any] {
-            [
-                kSecClass as String: kSecClassGenericPassword,
-                kSecAttrService as String: service,
-                kSecAttrAccount as String: account,
-            ]
+        private var query: [String: Any] { Self.query(service: service, account: account) }
+
+        private static func query(service: String, account: String?) -> [String: Any] {
+            var q: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service]
+            if let account { q[kSecAttrAccount as String] = account }
+            return q
         }
 
+        /// Reads the item; when there is none, migrates an item stored under the old
+        /// absolute-path account (``KeychainAccount/legacy(among:stable:)``) to this account.
         /// - Throws: `SecretStoreError` when the Keychain refuses the read (e.g. the device is locked).
         public func load() throws(SecretStoreError) -> Data? {
-            var q = query
+            if let data = try read(account: account) { return data }
+            guard let old = try KeychainAccount.legacy(among: accounts(), stable: account), let data = try read(account: old)
+            else { return nil }
+            try save(data)
+            if let error = KeychainStatus(SecItemDelete(Self.query(service: service, account: old) as CFDictionary)).error("delete") {
+                throw error
+            }
+            return data
+        }
+
+        private func read(account: String) throws(SecretStoreError) -> Data? {
+            var q = Self.query(service: service, account: account)
             q[kSecReturnData as String] = true
             q[kSecMatchLimit as String] = kSecMatchLimitOne
             var result: CFTypeRef?
@@ -45,6 +60,18 @@
             guard status == .success else { return nil }
             guard let data = result as? Data else { throw .corrupt("keychain item holds no data") }
             return data
+        }
+
+        /// Every account this service holds items under.
+        private func accounts() throws(SecretStoreError) -> [String] {
+            var q = Self.query(service: service, account: nil)
+            q[kSecReturnAttributes as String] = true
+            q[kSecMatchLimit as String] = kSecMatchLimitAll
+            var result: CFTypeRef?
+            let status = KeychainStatus(SecItemCopyMatching(q as CFDictionary, &result))
+            if let error = status.error("read") { throw error }
+            let items = result as? [[String: Any]] ?? []
+            return items.compactMap { $0[kSecAttrAccount as String] as? String }
         }
 
         /// - Throws: `SecretStoreError` when the Keychain refuses the write.
