@@ -151,13 +151,12 @@ public actor Beekon {
         _ = try await ready()
         let wasTracking = machine.session != nil
         if wasTracking { logGateSummary() }  // gate decisions in aggregate, for the diagnostic log (BY-6)
-        try await performThrowing(machine.stop(.user))
-        // A stopped session flushes its tail at once (SY-3).
-        if wasTracking { await syncEngine?.wake(.sessionStopped) }
+        try await performThrowing(machine.stop(.user))  // closing the session wakes the upload (SY-3)
     }
 
     /// Stops because the process is being terminated by the OS or a service manager:
     /// state `stopped(.system)`, the intent is kept, so the next launch resumes the session.
+    /// (Every other stop — user, permission, services — clears it: LC-5.)
     public func shutdown() async {
         guard opening.store != nil else { return }
         if machine.session != nil { logGateSummary() }

@@ -66,10 +66,17 @@
             return stream
         }
 
-        /// Switches the continuous updates to `mode` (`.paused` stops them; the significant-change monitor stays).
+        /// Switches the continuous updates to `mode` (`.paused` stops them; the significant-change
+        /// monitor stays, and so do the sessions: LocationSessionPlan).
         public func setPowerMode(_ mode: PowerMode) async {
             guard running else { return }
             await apply(mode)
+            // Stationary: the refresh region moves to the stationary position, a wake source
+            // of the suspended app beside the significant-change monitor (BackgroundRefreshPlan).
+            if mode == .paused, let fix = await bridge?.lastSample?.rawFix {
+                await adoptHeldRegions(fences: [])
+                await applyRegions(paging.recentre(latitude: fix.latitude, longitude: fix.longitude))
+            }
         }
 
         /// Stops every update and region, and finishes the stream.

@@ -26,6 +26,13 @@ package struct RegionPaging: Sendable {
         return repage(latitude: latitude, longitude: longitude)
     }
 
+    /// The device became stationary (the source pauses): re-page at its position, so the
+    /// refresh region is centred there and leaving it wakes the suspended app (BY-4).
+    package mutating func recentre(latitude: Double, longitude: Double) -> RegionChange {
+        position = (latitude, longitude)
+        return repage(latitude: latitude, longitude: longitude)
+    }
+
     /// The application's fence set changed: re-index and re-page at the last position.
     package mutating func replace(fences new: [Geofence]) -> RegionChange? {
         fences = new
