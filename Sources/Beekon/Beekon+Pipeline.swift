@@ -8,6 +8,7 @@ extension Beekon {
     /// from the next fix without restarting the source (LC-8); recorded in the diagnostic log.
     public func setAppState(_ state: AppState) async throws(BeekonError) {
         _ = try await ready()
+        defer { rearmHeartbeat() }  // the foreground heartbeat runs in the foreground only
         let previous = pipeline.appState
         guard let effective = pipeline.setAppState(state) else {
             if previous != state { logger.info("app state changed", metadata: ["app_state": "\(state.rawValue)", "profile": "unchanged"]) }
@@ -22,7 +23,6 @@ extension Beekon {
             ])
         await perform(machine.configure(effective))
         await applyStationary(effective)
-        rearmHeartbeat()
     }
 
     /// (Re)arms the foreground heartbeat (BY-4): in the foreground, with `heartbeatSeconds`
