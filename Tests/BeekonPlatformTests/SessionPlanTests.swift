@@ -14,7 +14,8 @@ struct SessionPlanTests {
     typealias Plan = LocationSessionPlan
     static let authorizations: [LocationAccess.Authorization] = [.notDetermined, .restricted, .denied, .whenInUse, .always]
     static let held: [Plan.Sessions] = [
-        .none, Plan.Sessions(backgroundActivity: true, service: nil), Plan.Sessions(backgroundActivity: true, service: Plan.ServiceAuthorization.none),
+        .none, Plan.Sessions(backgroundActivity: true, service: nil),
+        Plan.Sessions(backgroundActivity: true, service: Plan.ServiceAuthorization.none),
         Plan.Sessions(backgroundActivity: true, service: .whenInUse), Plan.Sessions(backgroundActivity: true, service: .always),
     ]
     static let backgroundOccasions: [Plan.Occasion] = [

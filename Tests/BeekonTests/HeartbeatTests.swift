@@ -77,7 +77,8 @@ struct HeartbeatTests {
         let beekon = h.beekon()
         // A gate that would reject anything for an hour: only the heartbeat can store the second fix.
         try await beekon.configure(
-            BeekonConfig(minTimeBetweenLocationsSeconds: 3_600, minDistanceBetweenLocationsMeters: 0, whenStationary: .keepTracking,
+            BeekonConfig(
+                minTimeBetweenLocationsSeconds: 3_600, minDistanceBetweenLocationsMeters: 0, whenStationary: .keepTracking,
                 heartbeatSeconds: 30))
         try await beekon.start()
         await h.provider.send(fix(0))

@@ -41,7 +41,9 @@ extension Ingest {
                 try await beekon.start()
                 let here = sdkClock.now()
                 await provider.send(
-                    (0...13).map { RawFix(timestamp: here.addingTimeInterval(Double($0) * 10), latitude: 45.8, longitude: 15.97, accuracy: 5) })
+                    (0...13).map {
+                        RawFix(timestamp: here.addingTimeInterval(Double($0) * 10), latitude: 45.8, longitude: 15.97, accuracy: 5)
+                    })
                 sdkClock.advance(by: .seconds(130))
                 serverClock.advance(seconds: 130)
                 try await beekon.sync()
