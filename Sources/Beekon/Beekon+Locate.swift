@@ -128,7 +128,7 @@ extension Beekon {
     public static let remoteNotificationBudget = Duration.seconds(25)
 
     /// Answers a silent push (BY-2): the host forwards the payload it received, decoded with
-    /// ``WireLocatePush`` (`WireLocatePush(userInfo:)` on iOS, `WireLocatePush(json:)` elsewhere),
+    /// `WireLocatePush` (module `BeekonWire`) (`WireLocatePush(userInfo:)` on iOS, `WireLocatePush(json:)` elsewhere),
     /// and passes the result to the system's completion handler
     /// (``RemoteNotificationResult/newData`` → `.newData`, and so on). A locate request is
     /// answered as ``handleLocateRequest(id:)`` does, with the fix wait capped so the answer can

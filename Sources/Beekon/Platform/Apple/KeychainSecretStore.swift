@@ -51,27 +51,29 @@
         }
 
         private func read(account: String) throws(SecretStoreError) -> Data? {
-            var q = Self.query(service: service, account: account)
-            q[kSecReturnData as String] = true
-            q[kSecMatchLimit as String] = kSecMatchLimitOne
-            var result: CFTypeRef?
-            let status = KeychainStatus(SecItemCopyMatching(q as CFDictionary, &result))
-            if let error = status.error("read") { throw error }
-            guard status == .success else { return nil }
+            guard let result = try copyMatching(account: account, returning: kSecReturnData, limit: kSecMatchLimitOne) else {
+                return nil
+            }
             guard let data = result as? Data else { throw .corrupt("keychain item holds no data") }
             return data
         }
 
         /// Every account this service holds items under.
         private func accounts() throws(SecretStoreError) -> [String] {
-            var q = Self.query(service: service, account: nil)
-            q[kSecReturnAttributes as String] = true
-            q[kSecMatchLimit as String] = kSecMatchLimitAll
+            let result = try copyMatching(account: nil, returning: kSecReturnAttributes, limit: kSecMatchLimitAll)
+            let items = result as? [[String: Any]] ?? []
+            return items.compactMap { $0[kSecAttrAccount as String] as? String }
+        }
+
+        /// `SecItemCopyMatching` for this service (and `account`, when given): nil when nothing matches.
+        private func copyMatching(account: String?, returning key: CFString, limit: CFString) throws(SecretStoreError) -> CFTypeRef? {
+            var q = Self.query(service: service, account: account)
+            q[key as String] = true
+            q[kSecMatchLimit as String] = limit
             var result: CFTypeRef?
             let status = KeychainStatus(SecItemCopyMatching(q as CFDictionary, &result))
             if let error = status.error("read") { throw error }
-            let items = result as? [[String: Any]] ?? []
-            return items.compactMap { $0[kSecAttrAccount as String] as? String }
+            return status == .success ? result : nil
         }
 
         /// - Throws: `SecretStoreError` when the Keychain refuses the write.
