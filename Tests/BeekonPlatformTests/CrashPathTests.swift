@@ -54,6 +54,32 @@ struct CrashPathTests {
         #expect(KeychainAccount.legacy(among: [old], stable: "/abs/path") == nil)
     }
 
+    @Test("AU-9: an item under the old absolute-path account moves to the stable account on first read")
+    func theKeychainItemMoves() throws {
+        let stable = "Library/Application Support/Beekon/beekon.sqlite"
+        let old = "/var/mobile/Containers/Data/Application/0B7E-OLD/" + stable
+        let items = Locked([old: Data("tokens".utf8), "/elsewhere/other.sqlite": Data("other".utf8)])
+        func load(locked: Bool = false) throws(SecretStoreError) -> Data? {
+            try KeychainAccount.load(
+                stable: stable,
+                read: { (account: String) throws(SecretStoreError) -> Data? in
+                    if locked { throw .unavailable("keychain read deferred") }
+                    return items.value[account]
+                },
+                accounts: { items.value.keys.sorted() },
+                write: { data in items.withLock { $0[stable] = data } },
+                delete: { account in items.withLock { $0[account] = nil } })
+        }
+        #expect(throws: SecretStoreError.self) { try load(locked: true) }
+        #expect(items.value[old] != nil, "a locked Keychain moves nothing")
+        #expect(try load() == Data("tokens".utf8))
+        #expect(items.value == [stable: Data("tokens".utf8), "/elsewhere/other.sqlite": Data("other".utf8)])
+        items.withLock { $0[stable] = Data("rotated".utf8) }
+        #expect(try load() == Data("rotated".utf8), "the stable item wins once it exists")
+        items.withLock { $0 = [:] }
+        #expect(try load() == nil)
+    }
+
     static func fence(_ id: String, north km: Double) -> Geofence {
         Geofence(id: id, latitude: 45 + km / 111.195, longitude: 14, radiusMeters: 100)
     }

@@ -40,14 +40,12 @@
         /// absolute-path account (``KeychainAccount/legacy(among:stable:)``) to this account.
         /// - Throws: `SecretStoreError` when the Keychain refuses the read (e.g. the device is locked).
         public func load() throws(SecretStoreError) -> Data? {
-            if let data = try read(account: account) { return data }
-            guard let old = try KeychainAccount.legacy(among: accounts(), stable: account), let data = try read(account: old)
-            else { return nil }
-            try save(data)
-            if let error = KeychainStatus(SecItemDelete(Self.query(service: service, account: old) as CFDictionary)).error("delete") {
-                throw error
-            }
-            return data
+            try KeychainAccount.load(
+                stable: account, read: read(account:), accounts: accounts, write: save,
+                delete: { (old: String) throws(SecretStoreError) in
+                    let status = KeychainStatus(SecItemDelete(Self.query(service: service, account: old) as CFDictionary))
+                    if let error = status.error("delete") { throw error }
+                })
         }
 
         private func read(account: String) throws(SecretStoreError) -> Data? {
