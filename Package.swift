@@ -1,9 +1,21 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// Platforms (issue 27): the SDK's products build for iOS 16+ and macOS 13+, and for Linux.
+// - iOS 16 / macOS 13 because the SDK's clock seam (`BeekonClock`), its timers and budgets are
+//   built on `Duration`, `Clock` and `Task.sleep(for:)`, which Apple's standard library declares
+//   `@available(macOS 13.0, iOS 16.0, watchOS 9.0, tvOS 16.0, *)` (Swift.swiftinterface,
+//   _Concurrency.swiftinterface). Every newer API (CLLocationUpdate and CLMonitor on iOS 17 /
+//   macOS 14, CLServiceSession on iOS 18) is behind `if #available` / `@available`, and
+//   Tools/AvailabilityCheck fails CI when one is not.
+// - watchOS, tvOS and visionOS are not supported and not declared: the Apple glue uses APIs
+//   Apple marks unavailable there (`CLMonitor`: API_UNAVAILABLE(watchos, tvos, visionos);
+//   significant-change monitoring and region monitoring: API_UNAVAILABLE(watchos, tvos);
+//   `BGTaskScheduler`: API_UNAVAILABLE(watchos)). SwiftPM cannot exclude a platform, so the
+//   glue would not compile there; nothing is promised for them.
 let package = Package(
     name: "Beekon",
-    platforms: [.macOS(.v13), .iOS(.v15)],
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "Beekon", targets: ["Beekon"]),
         .library(name: "BeekonWire", targets: ["BeekonWire"]),
@@ -11,21 +23,14 @@ let package = Package(
         .library(name: "BeekonTesting", targets: ["BeekonTesting"]),
         // Beacon ranging (SPEC BY-5) in its own module: an app that does not range links none of it.
         .library(name: "BeekonBeacons", targets: ["BeekonBeacons"]),
-        .executable(name: "beekon", targets: ["BeekonAgent"]),
-        // A product only so that scripts/bench.sh can build it inside the Server package's
-        // build, which compiles the shared dependencies (swift-crypto's BoringSSL, GRDB, …) once.
-        .executable(name: "BeekonBench", targets: ["BeekonBench"]),
     ],
+    // What an app adding the package resolves: only what the SDK's products link (and the DocC
+    // plugin, which links nothing). The Linux agent's own dependencies are added below, on Linux.
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
-        // The Linux agent's keep-alive transport only (BeekonHTTPClient); the SDK never links it.
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Schema v1 wire format: no dependencies, shared with the ingest server.
@@ -43,6 +48,56 @@ let package = Package(
         ),
         .target(name: "BeekonSources", dependencies: ["Beekon", "BeekonWire"]),
         .target(name: "BeekonTesting", dependencies: ["Beekon", "BeekonWire"]),
+        .target(name: "BeekonBeacons", dependencies: ["Beekon"]),
+        // Tags of the slow suites and the BEEKON_SKIP_TAGS switch, shared by the test targets (not a product).
+        .target(name: "BeekonTestSupport", path: "Tests/BeekonTestSupport"),
+        // POSIX loopback sockets for the fake servers and proxies of tests and benchmarks (not a product).
+        .target(name: "BeekonLoopback", path: "Tests/BeekonLoopback"),
+        .testTarget(name: "BeekonWireTests", dependencies: ["BeekonWire", "BeekonTesting"], resources: [.copy("Golden")]),
+        .testTarget(
+            name: "BeekonTests",
+            dependencies: ["Beekon", "BeekonTesting", "BeekonTestSupport", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // The beacon fuzzers live here, next to the track-reader fuzzers whose knobs and tally they share.
+        .testTarget(
+            name: "BeekonSourcesTests",
+            dependencies: [
+                "BeekonSources", "BeekonBeacons", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonLoopback",
+            ]),
+        .testTarget(name: "BeekonBeaconsTests", dependencies: ["BeekonBeacons", "Beekon", "BeekonTesting"]),
+        .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
+        .testTarget(
+            name: "BeekonPlatformTests",
+            dependencies: [
+                "Beekon", "BeekonTesting", "BeekonWire", "BeekonLoopback", .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// Linux only: the agent (`beekon`), its AsyncHTTPClient transport, the benchmark and their tests,
+// with the packages only they need (swift-argument-parser, AsyncHTTPClient, SwiftNIO, NIO-SSL).
+// The manifest is evaluated on the machine that builds, so an Xcode project or a macOS/iOS
+// package adding Beekon never resolves or fetches them (issue 27); the agent is a Linux program
+// (gpsd, serial NMEA, systemd). Declared here rather than in a package of its own so that
+// Sources/BeekonAgent keeps its path (scripts, the Server package's `swift build --product beekon`
+// and bench.sh find it where they always did).
+#if os(Linux)
+    package.dependencies += [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // The Linux agent's keep-alive transport only (BeekonHTTPClient); the SDK never links it.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+    ]
+    package.products += [
+        .executable(name: "beekon", targets: ["BeekonAgent"]),
+        // A product only so that scripts/bench.sh can build it inside the Server package's
+        // build, which compiles the shared dependencies (swift-crypto's BoringSSL, GRDB, …) once.
+        .executable(name: "BeekonBench", targets: ["BeekonBench"]),
+    ]
+    package.targets += [
         // The agent's HTTPTransport on AsyncHTTPClient: keep-alive pool, HTTP/1.1 and HTTP/2,
         // private CAs. Not a product: an iOS app keeps URLSessionTransport and never links NIO.
         .target(
@@ -56,7 +111,6 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        .target(name: "BeekonBeacons", dependencies: ["Beekon"]),
         .executableTarget(
             name: "BeekonAgent",
             dependencies: [
@@ -77,38 +131,14 @@ let package = Package(
             ],
             path: "Benchmarks/BeekonBench"
         ),
-        // Tags of the slow suites and the BEEKON_SKIP_TAGS switch, shared by the test targets (not a product).
-        .target(name: "BeekonTestSupport", path: "Tests/BeekonTestSupport"),
-        // POSIX loopback sockets for the fake servers and proxies of tests and benchmarks (not a product).
-        .target(name: "BeekonLoopback", path: "Tests/BeekonLoopback"),
-        .testTarget(name: "BeekonWireTests", dependencies: ["BeekonWire", "BeekonTesting"], resources: [.copy("Golden")]),
-        .testTarget(
-            name: "BeekonTests",
-            dependencies: ["Beekon", "BeekonTesting", "BeekonTestSupport", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift")]
-        ),
-        // The beacon fuzzers live here, next to the track-reader fuzzers whose knobs and tally they share.
-        .testTarget(
-            name: "BeekonSourcesTests",
-            dependencies: [
-                "BeekonSources", "BeekonBeacons", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonLoopback",
-            ]),
-        .testTarget(name: "BeekonBeaconsTests", dependencies: ["BeekonBeacons", "Beekon", "BeekonTesting"]),
-        .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
         .testTarget(
             name: "BeekonAgentTests",
             dependencies: [
                 "BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonHTTPClient", "BeekonLoopback",
                 "BeekonBeacons", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
             ]),
-        .testTarget(
-            name: "BeekonPlatformTests",
-            dependencies: [
-                "Beekon", "BeekonTesting", "BeekonWire", "BeekonLoopback", .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-    ],
-    swiftLanguageModes: [.v6]
-)
+    ]
+#endif
 
 // Linux only: type-check the Apple glue (Sources/Beekon/Platform/Apple, reached through the
 // symlink Shims/BeekonAppleGlueCheck/Apple) against shims of CoreLocation, CoreMotion, UIKit,

@@ -44,12 +44,16 @@ public struct CLLocationUpdate: Sendable {
     public static func liveUpdates(_ configuration: CLLocationUpdate.LiveConfiguration = .default) -> CLLocationUpdate.Updates { _shim() }
 }
 
-@available(iOS 17.0, macOS 14.0, watchOS 10.0, *) @available(tvOS, unavailable)
+// CLBackgroundActivitySession.h (iPhoneOS18.0.sdk): `API_AVAILABLE(ios(17.0), watchos(10.0))
+// API_UNAVAILABLE(macos)` on the class, `invalidate` and `backgroundActivitySession` (tvOS not named).
+@available(iOS 17.0, watchOS 10.0, *) @available(macOS, unavailable)
 open class CLBackgroundActivitySession: NSObject, @unchecked Sendable {
     override public init() { _shim() as Void }
     open func invalidate() { _shim() as Void }
 }
 
+// CLServiceSession.h (iPhoneOS18.0.sdk): `API_AVAILABLE(ios(18.0), watchos(11.0), tvos(18.0))
+// API_UNAVAILABLE(macos)`; `…RequirementAlways` only `#if TARGET_OS_IOS || TARGET_OS_WATCH`.
 @available(iOS 18.0, watchOS 11.0, tvOS 18.0, *) @available(macOS, unavailable)
 open class CLServiceSession: NSObject, @unchecked Sendable {
     public enum AuthorizationRequirement: Int, Sendable {
@@ -63,10 +67,12 @@ open class CLServiceSession: NSObject, @unchecked Sendable {
     open func invalidate() { _shim() as Void }
 }
 
-@available(iOS 17.0, macOS 14.0, watchOS 10.0, *) @available(tvOS, unavailable)
+// CLMonitor.h (iPhoneOS18.0.sdk): `API_AVAILABLE(macos(14.0), ios(17.0)) API_UNAVAILABLE(watchos, tvos)`
+// (and visionos on visionOS), for CLMonitor and the conditions it monitors.
+@available(iOS 17.0, macOS 14.0, *) @available(watchOS, unavailable) @available(tvOS, unavailable)
 public protocol CLCondition: Codable, Sendable {}
 
-@available(iOS 17.0, macOS 14.0, watchOS 10.0, *) @available(tvOS, unavailable)
+@available(iOS 17.0, macOS 14.0, *) @available(watchOS, unavailable) @available(tvOS, unavailable)
 public actor CLMonitor {
     public struct CircularGeographicCondition: CLCondition {
         public var center: CLLocationCoordinate2D { _shim() }

@@ -65,7 +65,9 @@ public enum CLAuthorizationStatus: Int32, @unchecked Sendable {
     case denied = 2
     @available(iOS 8.0, macOS 10.12, *)
     case authorizedAlways = 3
-    @available(iOS 8.0, macOS 11.0, *)
+    // CLLocationManager.h (iPhoneOS18.0.sdk): `kCLAuthorizationStatusAuthorizedWhenInUse
+    // API_AVAILABLE(ios(8.0)) API_UNAVAILABLE(macos)` — "This value is not available on MacOS".
+    @available(iOS 8.0, *) @available(macOS, unavailable)
     case authorizedWhenInUse = 4
 }
 

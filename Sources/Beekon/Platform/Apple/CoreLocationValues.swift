@@ -26,7 +26,10 @@
             case .notDetermined: status = .notDetermined
             case .restricted: status = .restricted
             case .denied: status = .denied
-            case .authorizedWhenInUse: status = .whenInUse
+            #if !os(macOS)
+                // `API_UNAVAILABLE(macos)` (CLLocationManager.h): macOS grants only Always.
+                case .authorizedWhenInUse: status = .whenInUse
+            #endif
             case .authorizedAlways: status = .always
             @unknown default: status = .denied
             }
