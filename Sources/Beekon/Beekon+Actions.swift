@@ -54,6 +54,10 @@ extension Beekon {
             try await ready().clearIntent()
         case .closeSession(let session, let reason):
             try await ready().endSession(session, reason: reason, at: deps.clock.now(), clearIntent: false)
+            // A stopped session flushes its tail at once, whatever stopped it (SY-3). A system stop
+            // is the process ending: `shutdown()` stops the engine next, and the host's final
+            // drain (the agent's `--drain-timeout`) or the next launch sends the tail.
+            if reason != .system { await syncEngine?.wake(.sessionStopped) }
         case .emitState(let state):
             logger.info("state changed", metadata: ["state": "\(state)"])
             broadcasts.state.publish(state)

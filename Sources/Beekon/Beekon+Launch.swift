@@ -36,17 +36,39 @@ extension Beekon {
 }
 
 extension Beekon {
+    /// The host's launch call: make it from `application(_:didFinishLaunchingWithOptions:)` or
+    /// the SwiftUI `App` initialiser, on every launch (foreground or background). It is
+    /// synchronous on purpose: when a session was being tracked (the persisted intent, LC-6)
+    /// it retakes CoreLocation's background activity and service sessions before launch
+    /// returns — Apple: an active session "may be resumed immediately … when the app is next
+    /// run, even in the background", and "such a session which is not resumed immediately on
+    /// next run will end" (`CLBackgroundActivitySession.h`, XR-1). Then it registers the
+    /// background refresh (``registerBackgroundTasks()``) and starts the launch decision,
+    /// which resumes the session (BY-10). Returns whether a session is being resumed.
+    @discardableResult
+    public nonisolated func launch() -> Bool {
+        let resuming = deps.resumesOnFirstUse && LocationStore.peekTrackingIntent(path: deps.databasePath) != nil
+        if resuming { deps.provider.retakeSessionsAtLaunch() }
+        registerBackgroundTasks()
+        return resuming
+    }
+
     /// Registers the SDK's background refresh (`BGAppRefresh`, identifier
     /// `dev.beekon.refresh`, which Info.plist must list under
     /// `BGTaskSchedulerPermittedIdentifiers`) and makes the launch decision (auto-resume).
-    /// Call it from `application(_:didFinishLaunchingWithOptions:)` — iOS requires the
-    /// registration before launch finishes. Returns whether the handler was registered;
-    /// on other platforms it only makes the launch decision and returns false.
+    /// ``launch()`` calls it; call it yourself only if you do not call `launch()`, from
+    /// `application(_:didFinishLaunchingWithOptions:)` — iOS requires the registration before
+    /// launch finishes. Idempotent: the handler is registered once per process (a second
+    /// registration of an identifier ends the app), later calls return the first result.
+    /// Returns whether the handler is registered; on other platforms it only makes the launch
+    /// decision and returns false.
     @discardableResult
     public nonisolated func registerBackgroundTasks() -> Bool {
         Task { _ = try? await self.ready() }
         #if (canImport(BackgroundTasks) && os(iOS))
-            let registered = BackgroundRefreshScheduler.register(self)
+            let registered = BackgroundTaskRegistry.shared.register(BackgroundRefreshPlan.identifier) {
+                BackgroundRefreshScheduler.register(self)
+            }
             Task { await BackgroundRefreshScheduler.schedule(self) }
             return registered
         #else

@@ -8,6 +8,23 @@ extension Beekon {
     struct LifecycleRun {
         var rule = AppLifecycleRule()
         var task: Task<Void, Never>?
+        /// Reads the provider's ``LocationHealth`` into ``Beekon/locationHealth``.
+        var healthTask: Task<Void, Never>?
+    }
+
+    /// Starts publishing the provider's health reports, once.
+    func observeLocationHealth() async {
+        guard lifecycle.healthTask == nil else { return }
+        lifecycle.healthTask = Task {}
+        guard let changes = await deps.provider.healthChanges() else { return }
+        let broadcast = broadcasts.locationHealth
+        let logger = logger
+        lifecycle.healthTask = Task {
+            for await health in changes where health != broadcast.current {
+                logger.warning("location health changed", metadata: ["health": "\(health.rawValue)"])
+                broadcast.publish(health)
+            }
+        }
     }
 
     /// Starts reading the lifecycle events, once (called when the database is first opened).

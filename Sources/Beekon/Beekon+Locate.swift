@@ -16,8 +16,13 @@ extension Beekon {
     /// reason when sync is configured.
     @discardableResult
     public func handleLocateRequest(id: UUID) async -> LocateAnswer {
+        await handleLocateRequest(id: id, fixTimeoutCap: nil)
+    }
+
+    /// ``handleLocateRequest(id:)`` waiting for the fix at most `fixTimeoutCap` (a push's budget).
+    func handleLocateRequest(id: UUID, fixTimeoutCap: Duration?) async -> LocateAnswer {
         guard locateGuard.claim(id) else { return .refused(reason: "already_handled") }
-        let answer = await answerLocate(id: id)
+        let answer = await answerLocate(id: id, fixTimeoutCap: fixTimeoutCap)
         switch answer {
         case .answered:
             _ = try? await sync()
@@ -28,9 +33,10 @@ extension Beekon {
         return answer
     }
 
-    private func answerLocate(id: UUID) async -> LocateAnswer {
+    private func answerLocate(id: UUID, fixTimeoutCap: Duration?) async -> LocateAnswer {
         if let reason = locateGuard.refusal(now: deps.clock.now()) { return .refused(reason: reason) }
-        let timeout = Duration.milliseconds(Int(locateGuard.policy.timeoutSeconds * 1000))
+        var timeout = Duration.milliseconds(Int(locateGuard.policy.timeoutSeconds * 1000))
+        if let fixTimeoutCap { timeout = min(timeout, fixTimeoutCap) }
         guard let raw = try? await deps.provider.currentLocation(timeout: timeout, mode: .high),
             let fix = FixSanitiser.sanitise(raw)?.fix
         else { return .refused(reason: "no_fix") }
@@ -111,5 +117,69 @@ enum LocateCommands {
         }
         guard let commands = try? JSONDecoder().decode(Commands.self, from: body) else { return [] }
         return (commands.locateRequests ?? []).compactMap { UUID(wire: $0.id) }
+    }
+}
+
+extension Beekon {
+    /// The background time a silent push leaves by default: Apple documents for
+    /// `application(_:didReceiveRemoteNotification:fetchCompletionHandler:)` that "your app has
+    /// up to 30 seconds of wall-clock time to process the notification and call the specified
+    /// completion handler block"; 25 s leaves a margin for the host's own work.
+    public static let remoteNotificationBudget = Duration.seconds(25)
+
+    /// Answers a silent push (BY-2): the host forwards the payload it received, decoded with
+    /// `WireLocatePush` (module `BeekonWire`) (`WireLocatePush(userInfo:)` on iOS, `WireLocatePush(json:)` elsewhere),
+    /// and passes the result to the system's completion handler
+    /// (``RemoteNotificationResult/newData`` → `.newData`, and so on). A locate request is
+    /// answered as ``handleLocateRequest(id:)`` does, with the fix wait capped so the answer can
+    /// still be uploaded; if `budget` (on the SDK's clock) runs out first the result is
+    /// `.failed` while the answer goes on as long as the app keeps running. A nil push (not a
+    /// Beekon payload) is ``RemoteNotificationResult/notBeekon``, at once.
+    public func handleRemoteNotification(
+        _ push: WireLocatePush?, budget: Duration = Beekon.remoteNotificationBudget
+    ) async -> RemoteNotificationResult {
+        guard let push else { return .notBeekon }
+        logger.info("locate request by push", metadata: ["request_id": "\(push.locateRequestID.wireString)"])
+        // The fix may use at most 60 % of the budget; the rest is for storing and uploading it.
+        let fixCap = budget * 0.6
+        let clock = deps.clock
+        let work = Task { await self.handleLocateRequest(id: push.locateRequestID, fixTimeoutCap: fixCap) }
+        let timer = Task { try? await clock.sleep(for: budget) }
+        let decided = OnceFlag()
+        return await withCheckedContinuation { continuation in
+            Task {
+                let answer = await work.value
+                timer.cancel()
+                if decided.claim() { continuation.resume(returning: RemoteNotificationResult(answer)) }
+            }
+            Task {
+                await timer.value
+                if decided.claim() { continuation.resume(returning: .failed) }
+            }
+        }
+    }
+}
+
+/// What handling a remote notification came to, for the host's completion handler
+/// (`UIBackgroundFetchResult`: `.newData`, `.noData`, `.failed`).
+public enum RemoteNotificationResult: Sendable, Hashable {
+    /// A locate request was answered: a fresh fix was stored and handed to the upload (`.newData`).
+    case newData
+    /// A locate request was declined by a device-side guard (sharing off, too soon, already
+    /// handled); the refusal was reported (`.noData`).
+    case noData
+    /// A locate request could not be answered: no fix in time, the store failed, or the
+    /// background budget ran out (`.failed`).
+    case failed
+    /// Not a Beekon payload: the host handles it.
+    case notBeekon
+
+    /// The result of a locate answer.
+    init(_ answer: LocateAnswer) {
+        switch answer {
+        case .answered: self = .newData
+        case .refused(let reason) where reason == "no_fix" || reason == "store_failed": self = .failed
+        case .refused: self = .noData
+        }
     }
 }

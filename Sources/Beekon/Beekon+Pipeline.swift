@@ -8,6 +8,7 @@ extension Beekon {
     /// from the next fix without restarting the source (LC-8); recorded in the diagnostic log.
     public func setAppState(_ state: AppState) async throws(BeekonError) {
         _ = try await ready()
+        defer { rearmHeartbeat() }  // the foreground heartbeat runs in the foreground only
         let previous = pipeline.appState
         guard let effective = pipeline.setAppState(state) else {
             if previous != state { logger.info("app state changed", metadata: ["app_state": "\(state.rawValue)", "profile": "unchanged"]) }
@@ -22,6 +23,37 @@ extension Beekon {
             ])
         await perform(machine.configure(effective))
         await applyStationary(effective)
+    }
+
+    /// (Re)arms the foreground heartbeat (BY-4): in the foreground, with `heartbeatSeconds`
+    /// set, a timer on the SDK's clock asks the source for one fresh fix when none was stored
+    /// in that time (iOS suspends stationary updates even in the foreground, so waiting for a
+    /// fix the source happens to deliver is not enough). The fix goes through the pipeline,
+    /// where the heartbeat admits it past the gate. Every stored fix restarts the timer.
+    func rearmHeartbeat() {
+        source.heartbeatTimer?.cancel()
+        source.heartbeatTimer = nil
+        let config = machine.config
+        guard machine.session != nil, pipeline.appState == .foreground, let seconds = config.heartbeatSeconds else { return }
+        let clock = deps.clock
+        let generation = source.generation
+        source.heartbeatTimer = Task { [weak self] in
+            do { try await clock.sleep(for: .milliseconds(Int64(seconds * 1000))) } catch { return }
+            await self?.heartbeatFired(generation: generation)
+        }
+    }
+
+    private func heartbeatFired(generation: Int) async {
+        guard generation == source.generation, machine.session != nil else { return }
+        source.heartbeatTimer = nil  // this task: a re-arm below must not cancel the writes it runs
+        let config = machine.config
+        let timeout = Duration.milliseconds(Int64(min(30, config.heartbeatSeconds ?? 30) * 1000))
+        logger.debug("heartbeat: asking for a fresh fix")
+        let stored = stats.stored
+        let raw = try? await deps.provider.currentLocation(timeout: timeout, mode: config.preset.powerMode)
+        if let raw, generation == source.generation { await receive(raw, generation: generation) }
+        // A stored fix re-armed the timer already; otherwise try again after another interval.
+        if stats.stored == stored, generation == source.generation { rearmHeartbeat() }
     }
 
     /// The SDK's logger: the injected one, teed into the diagnostic log (for a host's own

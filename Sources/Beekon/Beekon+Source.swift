@@ -21,6 +21,7 @@ extension Beekon {
                 await self?.sourceFinished(generation: generation, error: error)
             }
         }
+        rearmHeartbeat()
     }
 
     /// Stops the provider and its timers. Stopping ends its stream; the generation bump
@@ -28,6 +29,8 @@ extension Beekon {
     /// run on it (a source failure), and the writes that follow must not see a cancelled task.
     func stopSource() async {
         runTimers(stationary.sourceStopped())
+        source.heartbeatTimer?.cancel()
+        source.heartbeatTimer = nil
         source.generation += 1
         source.consumer = nil
         await deps.provider.stop()

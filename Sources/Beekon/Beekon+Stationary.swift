@@ -78,16 +78,37 @@ extension Beekon {
     private func checkInDue() async {
         source.checkInTimer = nil
         stationary.checkInFired()
-        guard machine.session != nil else { return }
+        await recordDueCheckIns()
+        runTimers(stationary.rearmCheckIn(tracking: machine.session != nil))
+    }
+
+    /// The background refresh task's work (BY-4, iOS `BGAppRefresh`): a suspended app's
+    /// check-in timer never fires, so the refresh records the check-in that fell due (from the
+    /// cached position, as the timer would) and then uploads. Returns whether one was recorded.
+    @discardableResult
+    package func performBackgroundRefresh() async -> Bool {
+        let recorded = await recordDueCheckIns()
+        if syncOn { _ = try? await sync() }
+        return recorded
+    }
+
+    /// Records the check-in due now, if any (under `pauseWithCheckIns`, while stationary).
+    @discardableResult
+    private func recordDueCheckIns() async -> Bool {
+        guard machine.session != nil else { return false }
+        var recorded = false
         for action in stationary.detector.tick(now: deps.clock.now()) {
             guard case .checkIn(let cached) = action, let fix = FixSanitiser.sanitise(cached) else { continue }
             if case .admit(let location) = machine.decide(
                 fix, id: deps.makeID(), motion: .stationary, trigger: .checkIn, bypassGate: true)
             {
                 // Uploaded at once: a check-in refreshes the device's last contact on the server (BY-4).
-                if await admitAndRecord(location, force: true) { await syncEngine?.wake(.checkIn) }
+                if await admitAndRecord(location, force: true) {
+                    recorded = true
+                    await syncEngine?.wake(.checkIn)
+                }
             }
         }
-        runTimers(stationary.rearmCheckIn(tracking: machine.session != nil))
+        return recorded
     }
 }

@@ -85,6 +85,7 @@ extension Beekon {
             stats.stored += 1
             stats.lastStoredFix = location.timestamp
             machine.committed(location)
+            rearmHeartbeat()
             broadcasts.positions.publish(location)
             await syncEngine?.fixStored()
             await pruneIfDue()

@@ -81,6 +81,17 @@ public actor Beekon {
     /// The current lifecycle state.
     public nonisolated var currentState: BeekonState { broadcasts.state.current ?? .idle }
 
+    /// What the platform says is wrong with location delivery while tracking continues
+    /// (e.g. iOS 18's `insufficientlyInUse`: the user must open the app): hot, replay-1,
+    /// empty when all is well. Act on it; tracking does not stop by itself (LC-2, XR-1).
+    public nonisolated var locationHealth: AsyncStream<LocationHealth> {
+        touchOnFirstSubscription()
+        return broadcasts.locationHealth.stream()
+    }
+
+    /// The latest ``LocationHealth``.
+    public nonisolated var currentLocationHealth: LocationHealth { broadcasts.locationHealth.current ?? [] }
+
     /// Each admitted fix, emitted after it is durably stored: hot, replay-1 (FX-7).
     public nonisolated var positions: AsyncStream<Location> { broadcasts.positions.stream() }
 
@@ -140,13 +151,12 @@ public actor Beekon {
         _ = try await ready()
         let wasTracking = machine.session != nil
         if wasTracking { logGateSummary() }  // gate decisions in aggregate, for the diagnostic log (BY-6)
-        try await performThrowing(machine.stop(.user))
-        // A stopped session flushes its tail at once (SY-3).
-        if wasTracking { await syncEngine?.wake(.sessionStopped) }
+        try await performThrowing(machine.stop(.user))  // closing the session wakes the upload (SY-3)
     }
 
     /// Stops because the process is being terminated by the OS or a service manager:
     /// state `stopped(.system)`, the intent is kept, so the next launch resumes the session.
+    /// (Every other stop — user, permission, services — clears it: LC-5.)
     public func shutdown() async {
         guard opening.store != nil else { return }
         if machine.session != nil { logGateSummary() }
@@ -230,6 +240,7 @@ public actor Beekon {
             if !fences.isEmpty { await geofencesDidChange() }
         }
         observeAppLifecycle()
+        await observeLocationHealth()
         if !opening.launchDecided { await decideLaunch(store: store) }
         return store
     }

@@ -70,6 +70,20 @@ public actor ScriptedProvider: LocationProvider {
 
     public func currentLocation(timeout: Duration, mode: PowerMode) async throws -> RawFix? { oneShotFix }
 
+    private let health = AsyncStream.makeStream(of: LocationHealth.self)
+
+    /// Reports `health` as the platform would (e.g. iOS 18's `insufficientlyInUse`).
+    public func report(_ health: LocationHealth) { self.health.continuation.yield(health) }
+
+    public func healthChanges() async -> AsyncStream<LocationHealth>? { health.stream }
+
+    private let retakes = Locked(0)
+
+    /// How many times the host's launch call asked to retake sessions.
+    public nonisolated var sessionRetakes: Int { retakes.value }
+
+    public nonisolated func retakeSessionsAtLaunch() { retakes.withLock { $0 += 1 } }
+
     /// Delivers one fix and waits until the SDK has processed it. Returns at once when not running.
     public func send(_ fix: RawFix) async {
         guard running else { return }

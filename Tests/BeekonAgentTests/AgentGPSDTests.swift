@@ -10,7 +10,8 @@ import Testing
 @Suite("Agent: gpsd source and service mode", .serialized, .tags(.gpsd, .slow), .skippable(.gpsd, .slow))
 struct AgentGPSDTests {
     /// Stores fixes from gpsd; SIGTERM + restart continues the same session; gpsd
-    /// gone for good → exit 1 with a clear message and the intent kept.
+    /// gone for good → exit 1 with a clear message and the intent cleared (LC-5: no resume
+    /// once the source recovers; the service manager's restart starts a new session).
     @Test func tracksFromGPSDResumesAfterSIGTERMAndExitsWhenGPSDIsGone() async throws {
         guard GPSFake.available() else { return }
         let tmp = try TempDir()
@@ -50,7 +51,7 @@ struct AgentGPSDTests {
             "\(gone.stderr)")
 
         let status = try await AgentProcess.run(["status", "--db", db, "--json"])
-        #expect(status.stdoutText.contains(#""tracking_intent":true"#), "the intent is kept for the next start: \(status.stdoutText)")
+        #expect(status.stdoutText.contains(#""tracking_intent":false"#), "LC-5: a services stop clears the intent: \(status.stdoutText)")
         #expect(status.stdoutText.contains(session))
         // The 2019 walk is older than local retention, so the age prune counts part of it as aged.
         func number(_ key: String) -> Int {

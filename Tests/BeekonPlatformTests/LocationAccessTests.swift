@@ -38,10 +38,10 @@ struct LocationAccessTests {
         a.accuracyLimited = true
         a.locationUnavailable = true
         a.serviceSessionRequired = true
-        #expect(a.decision == .track([.foregroundOnly, .reducedAccuracy, .temporarilyUnavailable, .needsServiceSession]))
+        #expect(a.decision == .track([.insufficientlyInUse, .accuracyLimited, .locationUnavailable, .serviceSessionRequired]))
         var reduced = LocationAccess(authorization: .always)
         reduced.reducedAccuracy = true
-        #expect(reduced.decision == .track(.reducedAccuracy))
+        #expect(reduced.decision == .track(.accuracyLimited))
     }
 
     @Test func undecidedAuthorizationWaitsForTheHostAppNeverStops() {

@@ -32,7 +32,7 @@ struct TrackingMachineTests {
         #expect(m.state == .stopped(.permissionDenied))
         _ = m.start(session: s2, resumeFrom: nil)
         let actions = m.providerFailed(.servicesDisabled("gpsd gone"))
-        #expect(!actions.contains(.clearIntent), "an unavailable source keeps the intent for the next launch")
+        #expect(actions.contains(.clearIntent), "LC-5: services off clears the intent, so no relaunch resumes by itself")
         #expect(m.state == .stopped(.locationServicesDisabled))
     }
 

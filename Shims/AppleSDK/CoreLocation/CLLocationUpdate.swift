@@ -92,6 +92,8 @@ public actor CLMonitor {
         public var identifier: String { _shim() }
         public var state: CLMonitor.Event.State { _shim() }
         public var date: Date { _shim() }
+        @available(iOS 18.0, macOS 15.0, watchOS 11.0, *)
+        public var conditionLimitExceeded: Bool { _shim() }
     }
 
     public struct Events: AsyncSequence, Sendable {

@@ -168,6 +168,8 @@ public protocol CLLocationManagerDelegate: NSObjectProtocol {
     @available(iOS 13.0, macOS 10.15, *)
     func locationManager(
         _ manager: CLLocationManager, didRange beacons: [CLBeacon], satisfying beaconConstraint: CLBeaconIdentityConstraint)
+    @available(iOS 4.0, macOS 10.8, *)
+    func locationManager(_ manager: CLLocationManager, monitoringDidFailFor region: CLRegion?, withError error: any Error)
 }
 
 extension CLLocationManagerDelegate {
@@ -180,6 +182,7 @@ extension CLLocationManagerDelegate {
     public func locationManager(
         _ manager: CLLocationManager, didRange beacons: [CLBeacon], satisfying beaconConstraint: CLBeaconIdentityConstraint
     ) {}
+    public func locationManager(_ manager: CLLocationManager, monitoringDidFailFor region: CLRegion?, withError error: any Error) {}
 }
 
 open class CLLocationManager: NSObject {

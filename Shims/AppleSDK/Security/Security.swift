@@ -31,6 +31,10 @@ public typealias OSStatus = Int32
 @available(iOS 2.0, *) nonisolated(unsafe) public let kSecMatchLimitOne: CFString = "m_LimitOne"
 @available(iOS 2.0, *) nonisolated(unsafe) public let kSecValueData: CFString = "v_Data"
 
+// SecItem.h: listing items (the vault's account migration reads every account of its service).
+@available(iOS 2.0, *) nonisolated(unsafe) public let kSecReturnAttributes: CFString = "r_Attributes"
+@available(iOS 2.0, *) nonisolated(unsafe) public let kSecMatchLimitAll: CFString = "m_LimitAll"
+
 // SecItem.h: the four item functions.
 @available(iOS 2.0, *)
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {

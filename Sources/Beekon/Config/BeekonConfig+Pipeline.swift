@@ -17,3 +17,13 @@ extension BeekonConfig {
         }
     }
 }
+
+extension BeekonConfig {
+    /// The check-in interval the envelope declares (`device.check_in_interval_seconds`, BY-8):
+    /// `checkInIntervalSeconds` rounded under `pauseWithCheckIns` (a stationary device then
+    /// reports that often), nil otherwise (no check-ins are promised).
+    package var declaredCheckInIntervalSeconds: Int? {
+        guard whenStationary == .pauseWithCheckIns, checkInIntervalSeconds.isFinite, checkInIntervalSeconds >= 1 else { return nil }
+        return Int(checkInIntervalSeconds.rounded(.up))
+    }
+}

@@ -48,6 +48,23 @@ extension LocationStore {
         }
     }
 
+    /// The tracking intent read synchronously, for the host's launch call (it must retake
+    /// CoreLocation sessions before `didFinishLaunching` returns): nil when there is no
+    /// database yet, no intent, or the read fails (the asynchronous launch decision then
+    /// reads it again and logs the failure).
+    static func peekTrackingIntent(path: String) -> UUID? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(1)
+        guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return nil }
+        let value = try? queue.read { db -> String? in
+            guard try db.tableExists("meta") else { return nil }
+            return try meta(db, MetaKey.trackingIntent)
+        }
+        try? queue.close()
+        return value.flatMap(UUID.init(wire:))
+    }
+
     /// Persists the intent to track `session` and opens (or reopens) its session row, in one transaction.
     func beginSession(_ session: UUID, at now: Date) async throws(BeekonError) {
         try await write("persisting the tracking intent") { db in

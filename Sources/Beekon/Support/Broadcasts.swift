@@ -14,4 +14,6 @@ struct Broadcasts: Sendable {
     let geofenceEvents = Broadcast<GeofenceEvent>()
     /// Beacon proximity transitions, after they are stored (BY-5).
     let proximityEvents = Broadcast<ProximityRecord>()
+    /// The platform's location delivery health (XR-1).
+    let locationHealth = Broadcast<LocationHealth>(initial: [])
 }

@@ -46,9 +46,20 @@ public protocol LocationProvider: Sendable {
     func stop() async
     /// Asks for one fresh fix independent of tracking; nil when none arrives in time.
     func currentLocation(timeout: Duration, mode: PowerMode) async throws -> RawFix?
+    /// What the platform reports about delivery (``LocationHealth``), every change; nil
+    /// when the source reports nothing. Read once per SDK instance.
+    func healthChanges() async -> AsyncStream<LocationHealth>?
+    /// Called synchronously from the host's launch call (``Beekon/launch()``) when a session
+    /// was being tracked: retake whatever the platform only grants "immediately upon launch"
+    /// (CoreLocation's background activity and service sessions). Must not block.
+    func retakeSessionsAtLaunch()
 }
 
 extension LocationProvider {
     /// Sources that cannot take a one-off reading answer nil.
     public func currentLocation(timeout: Duration, mode: PowerMode) async throws -> RawFix? { nil }
+    /// Sources without platform diagnostics report nothing.
+    public func healthChanges() async -> AsyncStream<LocationHealth>? { nil }
+    /// Sources without launch-bound sessions do nothing.
+    public func retakeSessionsAtLaunch() {}
 }

@@ -29,7 +29,8 @@ actor SyncEngine {
     private let randomUnit: @Sendable () -> Double
     let status: Broadcast<SyncStatus>
     let logger: Logger
-    let device: WireDevice
+    /// The envelope's `device` object; its check-in interval follows the configuration.
+    private(set) var device: WireDevice
     /// The token refresher when `config.auth` is set (AU-1..9).
     let auth: TokenRefresher?
     private let backoff = Backoff()
@@ -72,6 +73,11 @@ actor SyncEngine {
             sdkVersion: DeviceInfo.sdkVersion, model: DeviceInfo.model,
             syncIntervalSeconds: Int(config.effectiveIntervalSeconds.rounded()))
     }
+
+    /// Declares the stationary check-in interval in later envelopes
+    /// (`device.check_in_interval_seconds`, nil: omitted), so the server's staleness
+    /// expects a checking-in device no more often than that (BY-8).
+    func declareCheckInInterval(_ seconds: Int?) { device.checkInIntervalSeconds = seconds }
 
     /// Sets the handler for locate requests listed in upload answers.
     func setLocateRequestHandler(_ handler: @escaping @Sendable ([UUID]) -> Void) { onLocateRequests = handler }

@@ -15,6 +15,8 @@ struct SourceRun: Sendable {
     var probeTimer: Task<Void, Never>?
     /// Records the next stationary check-in (FX-6).
     var checkInTimer: Task<Void, Never>?
+    /// Asks for a fresh fix when none was stored within `heartbeatSeconds` (BY-4, foreground).
+    var heartbeatTimer: Task<Void, Never>?
 
     /// Takes the end waiters, to be resumed.
     mutating func takeEndWaiters() -> [CheckedContinuation<Void, Never>] {

@@ -92,7 +92,10 @@ struct TrackingMachine: Sendable {
         phase = phaseBeforeStart
     }
 
-    /// `stop()` by the user, or termination by the system. Only a user stop clears the intent.
+    /// `stop()` by the user, a refusal, unavailable services, or termination by the system.
+    /// Every stop but `.system` clears the intent: from `stopped(_)` only a new `start()`
+    /// re-enters tracking, never a relaunch after the condition recovered (LC-5); a process
+    /// terminated while tracking resumes (LC-6).
     mutating func stop(_ reason: StopReason) -> [Action] {
         guard let session else {
             return reason == .user ? [.clearIntent] : []
@@ -102,13 +105,13 @@ struct TrackingMachine: Sendable {
         var actions: [Action] = window?.flush().map { [.store($0)] } ?? []
         phase = .stopped(reason)
         actions += [.emitState(.stopped(reason)), .stopProvider]
-        if reason == .user || reason == .permissionDenied { actions.append(.clearIntent) }
+        if reason != .system { actions.append(.clearIntent) }
         actions.append(.closeSession(session, reason))
         return actions
     }
 
-    /// The provider failed. Permission refusal clears the intent (the user decided);
-    /// an unavailable source keeps it, so the next launch tries again (LC-5, LC-6).
+    /// The provider failed: a permission refusal stops with `permissionDenied`, an unavailable
+    /// source with `locationServicesDisabled`; both clear the intent (LC-5).
     mutating func providerFailed(_ error: LocationProviderError) -> [Action] {
         switch error {
         case .permissionDenied:

@@ -7,8 +7,9 @@
 
     /// BGAppRefresh for the interval upload trigger: registers the launch handler (the host
     /// app calls `Beekon.registerBackgroundTasks()` before its launch finishes), asks for the
-    /// next refresh as ``BackgroundRefreshPlan`` says, and in a granted refresh runs one
-    /// `sync()` (which takes its own background-task lease) then completes the task.
+    /// next refresh as ``BackgroundRefreshPlan`` says, and in a granted refresh records the
+    /// stationary check-in that fell due and runs one `sync()` (which takes its own
+    /// background-task lease), then completes the task.
     enum BackgroundRefreshScheduler {
         /// `BGTaskScheduler.register(forTaskWithIdentifier:using:launchHandler:)`.
         static func register(_ beekon: Beekon) -> Bool {
@@ -16,7 +17,7 @@
                 let granted = GrantedTask(task: task)
                 let work = Task {
                     await schedule(beekon)
-                    do { try await beekon.sync() } catch {}
+                    await beekon.performBackgroundRefresh()
                     granted.task.setTaskCompleted(success: true)
                 }
                 task.expirationHandler = { work.cancel() }
@@ -28,8 +29,11 @@
 
         /// `BGTaskScheduler.submit(_:)` for the next refresh, when sync is configured.
         static func schedule(_ beekon: Beekon) async {
-            let interval = (try? await beekon.configuration())?.sync?.effectiveIntervalSeconds
-            guard let earliest = BackgroundRefreshPlan(syncIntervalSeconds: interval).nextRequest(now: Date()) else { return }
+            let config = try? await beekon.configuration()
+            let plan = BackgroundRefreshPlan(
+                syncIntervalSeconds: config?.sync?.effectiveIntervalSeconds,
+                checkInIntervalSeconds: config?.declaredCheckInIntervalSeconds.map(Double.init))
+            guard let earliest = plan.nextRequest(now: Date()) else { return }
             let request = BGAppRefreshTaskRequest(identifier: BackgroundRefreshPlan.identifier)
             request.earliestBeginDate = earliest
             do { try BGTaskScheduler.shared.submit(request) } catch {}

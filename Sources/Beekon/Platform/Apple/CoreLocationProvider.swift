@@ -7,8 +7,9 @@
 
     /// The CoreLocation source behind `LocationProvider` (SRC-5, BY-10), what `Beekon.shared`
     /// uses on Apple platforms:
-    /// - iOS 17+/macOS 14+: `CLLocationUpdate.liveUpdates(_:)` with a `CLBackgroundActivitySession`
-    ///   (and a `CLServiceSession` on iOS 18), configured by ``LocationPowerPlan``;
+    /// - iOS 17+/macOS 14+: `CLLocationUpdate.liveUpdates(_:)` configured by ``LocationPowerPlan``,
+    ///   kept alive on iOS by a `CLBackgroundActivitySession` (and a `CLServiceSession` on iOS 18)
+    ///   held as ``LocationSessionPlan`` says (`LocationSessions`);
     /// - iOS 15–16 and macOS 13: `CLLocationManager` with background updates, the blue
     ///   indicator and no automatic pauses (the SDK's stationary detector decides);
     /// - on every version the significant-location-change monitor, which relaunches a
@@ -17,11 +18,17 @@
     ///
     /// It never asks for authorization: the host app does (When In Use, then Always). Access
     /// it sees is judged by ``LocationAccess/decision``: a stop ends the stream with
-    /// `LocationProviderError.permissionDenied` or `.servicesDisabled`.
+    /// `LocationProviderError.permissionDenied` or `.servicesDisabled`; the rest is reported as
+    /// ``LocationHealth``. On iOS it refuses to start without `location` in `UIBackgroundModes`
+    /// (``BackgroundModes``) instead of trapping.
     public actor CoreLocationProvider: LocationProvider, GeofenceRegionObserver {
+        private var bridgeTask: Task<LocationManagerBridge, Never>?
         private var bridge: LocationManagerBridge?
-        private var live: AnyObject?
+        private var liveTask: Task<any Sendable, Never>?
         private var conditions: AnyObject?
+        /// Whether the OS-held regions were reconciled with the paging (once per process).
+        private var regionsAdopted = false
+        private let health = AsyncStream.makeStream(of: LocationHealth.self, bufferingPolicy: .bufferingNewest(8))
         private var continuation: AsyncThrowingStream<RawFix, any Error>.Continuation?
         private var eventsTask: Task<Void, Never>?
         private var paging = RegionPaging()
@@ -37,9 +44,18 @@
         /// Starts continuous updates for `mode` and the significant-change monitor; throws
         /// `permissionDenied` / `servicesDisabled` when access already forbids tracking.
         public func start(mode: PowerMode) async throws -> AsyncThrowingStream<RawFix, any Error> {
+            #if os(iOS) || BEEKON_APPLE_SHIM
+                let modes = BackgroundModes(infoValue: Bundle.main.object(forInfoDictionaryKey: "UIBackgroundModes"))
+                if let refusal = modes.startRefusal { throw refusal }
+            #endif
             let bridge = await managerBridge()
             let access = await bridge.access
             if case .stop(let reason) = access.decision { throw LocationAccess.providerError(for: reason) }
+            health.continuation.yield(access.health)
+            await MainActor.run {
+                LocationSessions.shared.apply(
+                    .start(foreground: LocationSessions.inForeground), authorization: access.authorization)
+            }
             finish(throwing: nil)
             let (stream, continuation) = AsyncThrowingStream.makeStream(of: RawFix.self)
             self.continuation = continuation
@@ -50,10 +66,17 @@
             return stream
         }
 
-        /// Switches the continuous updates to `mode` (`.paused` stops them; the significant-change monitor stays).
+        /// Switches the continuous updates to `mode` (`.paused` stops them; the significant-change
+        /// monitor stays, and so do the sessions: LocationSessionPlan).
         public func setPowerMode(_ mode: PowerMode) async {
             guard running else { return }
             await apply(mode)
+            // Stationary: the refresh region moves to the stationary position, a wake source
+            // of the suspended app beside the significant-change monitor (BackgroundRefreshPlan).
+            if mode == .paused, let fix = await bridge?.lastSample?.rawFix {
+                await adoptHeldRegions(fences: [])
+                await applyRegions(paging.recentre(latitude: fix.latitude, longitude: fix.longitude))
+            }
         }
 
         /// Stops every update and region, and finishes the stream.
@@ -62,8 +85,26 @@
             await apply(.paused)
             await bridge?.stopSignificantChanges()
             await removeRegions(paging.reset())
+            await MainActor.run { LocationSessions.shared.apply(.stop, authorization: .notDetermined) }
+            health.continuation.yield([])
             finish(throwing: nil)
         }
+
+        /// The host's launch call, on the main thread, with a session being resumed: retakes the
+        /// background activity and service sessions at once (``LocationSessionPlan/Occasion/launch``),
+        /// before `didFinishLaunching` returns.
+        public nonisolated func retakeSessionsAtLaunch() {
+            let retake = {
+                MainActor.assumeIsolated {
+                    let authorization = LocationAccess(manager: CLLocationManager()).authorization
+                    LocationSessions.shared.apply(.launch, authorization: authorization)
+                }
+            }
+            if Thread.isMainThread { retake() } else { DispatchQueue.main.sync(execute: retake) }
+        }
+
+        /// ``LocationHealth`` from every access snapshot, while tracking.
+        public func healthChanges() async -> AsyncStream<LocationHealth>? { health.stream }
 
         /// One fresh fix for locate on demand (BY-2): `requestLocation()`, answered by the first
         /// fix no older than ``OneShotFixRule`` allows; nil after `timeout`. Tracking is not
@@ -91,17 +132,25 @@
 
         /// Re-pages the OS region slots for a new fence set.
         package func geofencesChanged(_ fences: [Geofence]) async {
+            await adoptHeldRegions(fences: fences)
             if let change = paging.replace(fences: fences) { await applyRegions(change) }
         }
 
         // MARK: - Events
 
+        /// The one bridge. The task is stored before the first suspension, so concurrent first
+        /// uses (start and a locate request) share one manager instead of orphaning one.
         private func managerBridge() async -> LocationManagerBridge {
             if let bridge { return bridge }
-            let made = await MainActor.run { LocationManagerBridge() }
-            bridge = made
-            eventsTask = Task { [weak self] in
-                for await event in made.events { await self?.handle(event) }
+            if let bridgeTask { return await bridgeTask.value }
+            let task = Task { await MainActor.run { LocationManagerBridge() } }
+            bridgeTask = task
+            let made = await task.value
+            if bridge == nil {
+                bridge = made
+                eventsTask = Task { [weak self] in
+                    for await event in made.events { await self?.handle(event) }
+                }
             }
             return made
         }
@@ -112,15 +161,24 @@
             case .access(let access):
                 baseAccess = access
                 judge(access)
+                if running {
+                    health.continuation.yield(access.health)
+                    await MainActor.run {
+                        LocationSessions.shared.apply(
+                            .authorizationChange(foreground: LocationSessions.inForeground), authorization: access.authorization)
+                    }
+                }
             case .denied:
                 var access = baseAccess
                 access.authorizationDenied = true
                 judge(access)
             case .leftRefreshRegion: await leftRefreshRegion()
+            case .monitoringFailed(let id): await regionRefused(id)
             }
         }
 
         private func deliver(_ access: LocationAccess, _ sample: LocationSample?) async {
+            if running { health.continuation.yield(access.health) }
             judge(access)
             if let sample { await receive([sample]) }
         }
@@ -138,14 +196,39 @@
             guard running else { return }
             let fixes = samples.compactMap(\.rawFix)
             for fix in fixes { continuation?.yield(fix) }
-            if let last = fixes.last, let change = paging.observe(latitude: last.latitude, longitude: last.longitude) {
-                await applyRegions(change)
-            }
+            guard let last = fixes.last else { return }
+            await adoptHeldRegions(fences: [])
+            if let change = paging.observe(latitude: last.latitude, longitude: last.longitude) { await applyRegions(change) }
         }
 
         private func leftRefreshRegion() async {
             guard running, let sample = await bridge?.lastSample, let fix = sample.rawFix else { return }
             if let change = paging.observe(latitude: fix.latitude, longitude: fix.longitude) { await applyRegions(change) }
+        }
+
+        /// The OS refused a region (monitoring failure or condition limit): one slot fewer.
+        private func regionRefused(_ id: String) async {
+            guard running, paging.isOurs(id), let change = paging.refused(id) else { return }
+            await applyRegions(change)
+        }
+
+        /// Launch reconciliation, once, before the first re-page: regions and conditions kept
+        /// from an earlier process become orphans the first page removes unless it keeps them,
+        /// and regions that are not ours (beacon regions, the host's own) shrink our share of
+        /// the 20 slots (``RegionPaging/adopt(held:isOurs:)``).
+        private func adoptHeldRegions(fences: [Geofence]) async {
+            guard !regionsAdopted else { return }
+            regionsAdopted = true
+            let osRegions = await managerBridge().monitoredIdentifiers
+            let known = Set(fences.map(\.id))
+            let paging = self.paging
+            let ours: @Sendable (String) -> Bool = { known.contains($0) || paging.isOurs($0) }
+            if #available(iOS 17.0, macOS 14.0, *) {
+                let conditions = await conditionPager().heldIdentifiers()
+                self.paging.adopt(held: conditions + osRegions.filter { !ours($0) }, isOurs: { conditions.contains($0) })
+            } else {
+                self.paging.adopt(held: osRegions, isOurs: ours)
+            }
         }
 
         private func finish(throwing error: (any Error)?) {
@@ -173,17 +256,21 @@
             }
         }
 
+        /// The one live-updates object, memoised like the bridge (no orphan under concurrent first use).
         @available(iOS 17.0, macOS 14.0, *)
         private func liveSession() async -> LiveUpdatesSession {
-            if let session = live as? LiveUpdatesSession { return session }
-            let made = await MainActor.run { LiveUpdatesSession() }
-            live = made
-            return made
+            let task = liveTask ?? Task<any Sendable, Never> { await MainActor.run { LiveUpdatesSession() } }
+            liveTask = task
+            return await task.value as! LiveUpdatesSession  // the only value the task makes
         }
 
         private func applyRegions(_ change: RegionChange) async {
             if #available(iOS 17.0, macOS 14.0, *) {
-                await conditionPager().apply(change) { [weak self] in await self?.leftRefreshRegion() }
+                let pager = conditionPager()
+                await pager.observe(
+                    leftRefresh: { [weak self] in await self?.leftRefreshRegion() },
+                    refused: { [weak self] id in await self?.regionRefused(id) })
+                await pager.apply(change)
             } else {
                 await bridge?.apply(change)
             }

@@ -21,30 +21,57 @@
             self.account = account
         }
 
-        /// The item for the database at `databasePath`.
+        /// The item for the database at `databasePath`, under the stable account
+        /// ``KeychainAccount/stable(databasePath:home:)`` (the path relative to the app's home
+        /// directory, which survives container moves on update or restore).
         public init(databasePath: String) {
-            self.init(account: databasePath)
+            self.init(account: KeychainAccount.stable(databasePath: databasePath, home: NSHomeDirectory()))
         }
 
-        private var query: [String: Any] {
-            [
-                kSecClass as String: kSecClassGenericPassword,
-                kSecAttrService as String: service,
-                kSecAttrAccount as String: account,
-            ]
+        private var query: [String: Any] { Self.query(service: service, account: account) }
+
+        private static func query(service: String, account: String?) -> [String: Any] {
+            var q: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service]
+            if let account { q[kSecAttrAccount as String] = account }
+            return q
         }
 
+        /// Reads the item; when there is none, migrates an item stored under the old
+        /// absolute-path account (``KeychainAccount/legacy(among:stable:)``) to this account.
         /// - Throws: `SecretStoreError` when the Keychain refuses the read (e.g. the device is locked).
         public func load() throws(SecretStoreError) -> Data? {
-            var q = query
-            q[kSecReturnData as String] = true
-            q[kSecMatchLimit as String] = kSecMatchLimitOne
+            try KeychainAccount.load(
+                stable: account, read: read(account:), accounts: accounts, write: save,
+                delete: { (old: String) throws(SecretStoreError) in
+                    let status = KeychainStatus(SecItemDelete(Self.query(service: service, account: old) as CFDictionary))
+                    if let error = status.error("delete") { throw error }
+                })
+        }
+
+        private func read(account: String) throws(SecretStoreError) -> Data? {
+            guard let result = try copyMatching(account: account, returning: kSecReturnData, limit: kSecMatchLimitOne) else {
+                return nil
+            }
+            guard let data = result as? Data else { throw .corrupt("keychain item holds no data") }
+            return data
+        }
+
+        /// Every account this service holds items under.
+        private func accounts() throws(SecretStoreError) -> [String] {
+            let result = try copyMatching(account: nil, returning: kSecReturnAttributes, limit: kSecMatchLimitAll)
+            let items = result as? [[String: Any]] ?? []
+            return items.compactMap { $0[kSecAttrAccount as String] as? String }
+        }
+
+        /// `SecItemCopyMatching` for this service (and `account`, when given): nil when nothing matches.
+        private func copyMatching(account: String?, returning key: CFString, limit: CFString) throws(SecretStoreError) -> CFTypeRef? {
+            var q = Self.query(service: service, account: account)
+            q[key as String] = true
+            q[kSecMatchLimit as String] = limit
             var result: CFTypeRef?
             let status = KeychainStatus(SecItemCopyMatching(q as CFDictionary, &result))
             if let error = status.error("read") { throw error }
-            guard status == .success else { return nil }
-            guard let data = result as? Data else { throw .corrupt("keychain item holds no data") }
-            return data
+            return status == .success ? result : nil
         }
 
         /// - Throws: `SecretStoreError` when the Keychain refuses the write.

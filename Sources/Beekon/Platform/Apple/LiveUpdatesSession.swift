@@ -3,21 +3,74 @@
     import Foundation
     #if BEEKON_APPLE_SHIM
         import Beekon
+        import UIKit
+    #elseif os(iOS)
+        import UIKit
     #endif
 
-    /// iOS 17+/macOS 14+: `CLLocationUpdate.liveUpdates(_:)` held alive in the background by a
-    /// `CLBackgroundActivitySession`, plus on iOS 18 a `CLServiceSession` (unavailable on macOS) asking for
-    /// Always authorization (sessions do not survive a relaunch: the provider creates them at
-    /// every start, within seconds of launch). Each update becomes a `LocationAccess` snapshot
-    /// and, when it has one, a `LocationSample`; the provider decides what they mean.
+    /// The process's CoreLocation sessions (iOS 17+: `CLBackgroundActivitySession`, iOS 18+:
+    /// `CLServiceSession`), created and invalidated only as ``LocationSessionPlan`` says: at
+    /// `start()` in the foreground or at the host's launch call, held across power-mode
+    /// changes, pauses, probes and profile switches, ended at stop. One per process, so the
+    /// launch call and the provider share them. macOS has neither session (both are
+    /// `API_UNAVAILABLE(macos)` in the iOS 18 SDK headers).
+    @MainActor
+    final class LocationSessions {
+        /// The process's sessions.
+        static let shared = LocationSessions()
+
+        private var held = LocationSessionPlan.Sessions.none
+        private var background: AnyObject?
+        private var service: AnyObject?
+
+        /// Whether the app is in the foreground (`UIApplication.applicationState`); always on macOS.
+        static var inForeground: Bool {
+            #if os(iOS) || BEEKON_APPLE_SHIM
+                return UIApplication.shared.applicationState != .background
+            #else
+                return true
+            #endif
+        }
+
+        /// Creates and ends sessions as the plan says for `occasion` under `authorization`.
+        func apply(_ occasion: LocationSessionPlan.Occasion, authorization: LocationAccess.Authorization) {
+            let next = LocationSessionPlan(authorization: authorization).next(held: held, occasion: occasion)
+            guard next != held else { return }
+            #if os(iOS) || BEEKON_APPLE_SHIM
+                if #available(iOS 17.0, *), next.backgroundActivity != held.backgroundActivity {
+                    (background as? CLBackgroundActivitySession)?.invalidate()
+                    background = next.backgroundActivity ? CLBackgroundActivitySession() : nil
+                }
+                if #available(iOS 18.0, *), next.service != held.service {
+                    (service as? CLServiceSession)?.invalidate()
+                    // Never more than the status already granted: no prompt (CLServiceSession.h).
+                    service = next.service.map { CLServiceSession(authorization: $0.clValue) }
+                }
+            #endif
+            held = next
+        }
+    }
+
+    extension LocationSessionPlan.ServiceAuthorization {
+        /// The `CLServiceSession.AuthorizationRequirement`.
+        @available(iOS 18.0, *)
+        @available(macOS, unavailable)
+        var clValue: CLServiceSession.AuthorizationRequirement {
+            switch self {
+            case .none: return .none
+            case .whenInUse: return .whenInUse
+            case .always: return .always
+            }
+        }
+    }
+
+    /// iOS 17+/macOS 14+: `CLLocationUpdate.liveUpdates(_:)`. Only the updates: the sessions
+    /// that keep them alive in the background are ``LocationSessions``', untouched here, so a
+    /// pause or a mode change never recreates one. Each update becomes a `LocationAccess`
+    /// snapshot and, when it has one, a `LocationSample`; the provider decides what they mean.
     @available(iOS 17.0, macOS 14.0, *)
     @MainActor
     final class LiveUpdatesSession {
-        #if os(iOS) || BEEKON_APPLE_SHIM
-            // `API_UNAVAILABLE(macos)` (CLBackgroundActivitySession.h): iOS only.
-            private var background: CLBackgroundActivitySession?
-        #endif
-        private var service: AnyObject?
         private var task: Task<Void, Never>?
 
         /// Starts live updates with `configuration`; `deliver` gets every update.
@@ -26,10 +79,6 @@
             deliver: @escaping @Sendable (LocationAccess, LocationSample?) async -> Void
         ) {
             stop()
-            #if os(iOS) || BEEKON_APPLE_SHIM
-                background = CLBackgroundActivitySession()
-                if #available(iOS 18.0, *) { service = CLServiceSession(authorization: .always) }  // iOS only
-            #endif
             let updates = CLLocationUpdate.liveUpdates(configuration.clValue)
             task = Task {
                 do {
@@ -47,29 +96,28 @@
             }
         }
 
-        /// Ends the updates and both sessions.
+        /// Ends the updates (the sessions stay).
         func stop() {
             task?.cancel()
             task = nil
-            #if os(iOS) || BEEKON_APPLE_SHIM
-                background?.invalidate()
-                background = nil
-                if #available(iOS 18.0, *) { (service as? CLServiceSession)?.invalidate() }
-            #endif
-            service = nil
         }
     }
 
     /// iOS 17+/macOS 14+: the OS region slots as `CLMonitor` conditions (one monitor per
-    /// process, named `BeekonFences`).
+    /// process, named `BeekonFences`, every condition in it ours).
     @available(iOS 17.0, macOS 14.0, *)
     actor ConditionPager {
         private var monitor: CLMonitor?
         private var events: Task<Void, Never>?
 
-        /// Applies a re-page; `leftRefresh` runs when the refresh condition becomes unsatisfied.
-        func apply(_ change: RegionChange, leftRefresh: @escaping @Sendable () async -> Void) async {
-            let monitor = await open(leftRefresh: leftRefresh)
+        /// The conditions the monitor kept from an earlier process (CLMonitor persists them).
+        func heldIdentifiers() async -> [String] {
+            await open().identifiers
+        }
+
+        /// Applies a re-page.
+        func apply(_ change: RegionChange) async {
+            let monitor = await open()
             for id in change.remove { await monitor.remove(id) }
             for fence in change.add {
                 await monitor.add(
@@ -88,18 +136,31 @@
             for id in ids { await monitor.remove(id) }
         }
 
-        private func open(leftRefresh: @escaping @Sendable () async -> Void) async -> CLMonitor {
-            if let monitor { return monitor }
-            let opened = await CLMonitor("BeekonFences")
-            monitor = opened
+        /// Starts reading events: `leftRefresh` when the refresh condition becomes unsatisfied,
+        /// `refused` with the identifier of a condition over the limit (iOS 18 `conditionLimitExceeded`).
+        func observe(
+            leftRefresh: @escaping @Sendable () async -> Void, refused: @escaping @Sendable (String) async -> Void
+        ) async {
+            guard events == nil else { return }
+            let opened = await open()
             events = Task {
                 do {
-                    for try await event in await opened.events
-                    where event.identifier == RegionPager.refreshIdentifier && event.state == .unsatisfied {
-                        await leftRefresh()
+                    for try await event in await opened.events {
+                        if #available(iOS 18.0, macOS 15.0, *), event.conditionLimitExceeded {
+                            await refused(event.identifier)
+                        } else if event.identifier == RegionPager.refreshIdentifier && event.state == .unsatisfied {
+                            await leftRefresh()
+                        }
                     }
                 } catch {}
             }
+        }
+
+        private func open() async -> CLMonitor {
+            if let monitor { return monitor }
+            let opened = await CLMonitor("BeekonFences")
+            if let monitor { return monitor }  // another call opened it while this one waited
+            monitor = opened
             return opened
         }
     }

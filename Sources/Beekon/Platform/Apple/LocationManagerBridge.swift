@@ -21,6 +21,8 @@
             case denied
             /// The device left the refresh region (time to re-page).
             case leftRefreshRegion
+            /// The OS could not monitor the region with this identifier (`monitoringDidFailFor`).
+            case monitoringFailed(String)
         }
 
         private let manager = CLLocationManager()
@@ -80,6 +82,10 @@
             manager.startMonitoring(for: refresh)
         }
 
+        /// The identifiers of every region the app monitors, from this or an earlier launch
+        /// (beacon regions and the host's own included).
+        var monitoredIdentifiers: [String] { manager.monitoredRegions.map(\.identifier) }
+
         /// Stops monitoring the regions with these identifiers.
         func stopMonitoring(ids: [String]) {
             let stale = Set(ids)
@@ -102,6 +108,10 @@
 
         nonisolated func locationManager(_ manager: CLLocationManager, didExitRegion region: CLRegion) {
             if region.identifier == RegionPager.refreshIdentifier { sink.yield(.leftRefreshRegion) }
+        }
+
+        nonisolated func locationManager(_ manager: CLLocationManager, monitoringDidFailFor region: CLRegion?, withError error: any Error) {
+            if let region { sink.yield(.monitoringFailed(region.identifier)) }
         }
     }
 #endif

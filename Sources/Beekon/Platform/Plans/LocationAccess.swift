@@ -46,21 +46,8 @@ package struct LocationAccess: Sendable, Hashable {
         self.servicesEnabled = servicesEnabled
     }
 
-    /// Degradations that do not stop tracking (LC-2 reserves stops for access and services).
-    package struct Quality: OptionSet, Sendable, Hashable {
-        package let rawValue: Int
-        package init(rawValue: Int) { self.rawValue = rawValue }
-        /// Approximate positions only (reduced accuracy); fixes also get FX-5 `low_accuracy`.
-        package static let reducedAccuracy = Quality(rawValue: 1 << 0)
-        /// No delivery while the app is not in use (When-In-Use without a background session).
-        package static let foregroundOnly = Quality(rawValue: 1 << 1)
-        /// No position can be computed at the moment (indoors, no signal); tracking waits.
-        package static let temporarilyUnavailable = Quality(rawValue: 1 << 2)
-        /// The OS wants a `CLServiceSession`; the provider creates one.
-        package static let needsServiceSession = Quality(rawValue: 1 << 3)
-        /// Authorization has not been decided (or a prompt is showing); the host app asks.
-        package static let awaitingAuthorization = Quality(rawValue: 1 << 4)
-    }
+    /// Degradations that do not stop tracking: the public ``LocationHealth``.
+    package typealias Quality = LocationHealth
 
     /// The verdict: stop with a reason, or keep tracking with a quality.
     package enum Decision: Sendable, Hashable {
@@ -77,20 +64,27 @@ package struct LocationAccess: Sendable, Hashable {
     /// 3. denied (status or `authorizationDenied`) → `stop(.permissionDenied)`;
     /// 4. otherwise track, with every applicable quality flag: not determined / request in
     ///    progress → `awaitingAuthorization`; `accuracyLimited` or reduced accuracy →
-    ///    `reducedAccuracy`; `insufficientlyInUse` → `foregroundOnly`;
-    ///    `locationUnavailable` → `temporarilyUnavailable`; `serviceSessionRequired` →
-    ///    `needsServiceSession`.
+    ///    `accuracyLimited`; `insufficientlyInUse`, `locationUnavailable` and
+    ///    `serviceSessionRequired` → the flag of the same name. The host sees the set on
+    ///    ``Beekon/locationHealth``.
     package var decision: Decision {
         if !servicesEnabled || authorizationDeniedGlobally { return .stop(.locationServicesDisabled) }
         if authorization == .restricted || authorizationRestricted { return .stop(.permissionDenied) }
         if authorization == .denied || authorizationDenied { return .stop(.permissionDenied) }
         var quality: Quality = []
         if authorization == .notDetermined || authorizationRequestInProgress { quality.insert(.awaitingAuthorization) }
-        if accuracyLimited || reducedAccuracy { quality.insert(.reducedAccuracy) }
-        if insufficientlyInUse { quality.insert(.foregroundOnly) }
-        if locationUnavailable { quality.insert(.temporarilyUnavailable) }
-        if serviceSessionRequired { quality.insert(.needsServiceSession) }
+        if accuracyLimited || reducedAccuracy { quality.insert(.accuracyLimited) }
+        if insufficientlyInUse { quality.insert(.insufficientlyInUse) }
+        if locationUnavailable { quality.insert(.locationUnavailable) }
+        if serviceSessionRequired { quality.insert(.serviceSessionRequired) }
         return .track(quality)
+    }
+
+    /// The health the host sees: the quality of a `.track` decision, empty for a stop (the
+    /// state stream then says why).
+    package var health: LocationHealth {
+        if case .track(let quality) = decision { return quality }
+        return []
     }
 
     /// The provider error a stop decision surfaces as (the SDK maps it to the stop reason).

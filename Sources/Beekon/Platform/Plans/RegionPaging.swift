@@ -3,7 +3,9 @@
 package struct RegionPaging: Sendable {
     private var pager: RegionPager
     private var fences: [Geofence]
-    private let slots: Int
+    private var slots: Int
+    /// Our regions the OS kept from an earlier process, to drop at the first re-page.
+    private var orphans: Set<String> = []
     /// The page currently in the OS slots.
     package private(set) var current: RegionPage?
     /// The last position seen, for re-paging when the fence set changes.
@@ -24,6 +26,13 @@ package struct RegionPaging: Sendable {
         return repage(latitude: latitude, longitude: longitude)
     }
 
+    /// The device became stationary (the source pauses): re-page at its position, so the
+    /// refresh region is centred there and leaving it wakes the suspended app (BY-4).
+    package mutating func recentre(latitude: Double, longitude: Double) -> RegionChange {
+        position = (latitude, longitude)
+        return repage(latitude: latitude, longitude: longitude)
+    }
+
     /// The application's fence set changed: re-index and re-page at the last position.
     package mutating func replace(fences new: [Geofence]) -> RegionChange? {
         fences = new
@@ -32,16 +41,53 @@ package struct RegionPaging: Sendable {
         return repage(latitude: position.latitude, longitude: position.longitude)
     }
 
+    /// The OS slots this paging fills (20 minus the regions others hold, minus refusals).
+    package var slotCount: Int { slots }
+
+    /// Launch reconciliation (XR-1): the OS keeps monitored regions and `CLMonitor` conditions
+    /// across launches (`CLLocationManager.h`, `monitoredRegions`: "If any location manager has
+    /// been instructed to monitor a region, during this or previous launches of your
+    /// application, it will be present in this set"), while this paging starts empty. Our held
+    /// regions (`isOurs`) become orphans the first re-page removes unless it keeps them; the
+    /// others (beacon regions, the host's own) share the app's 20 slots, so they shrink ours.
+    package mutating func adopt(held ids: [String], isOurs: (String) -> Bool) {
+        let ours = ids.filter(isOurs)
+        slots = max(1, RegionPager.osSlots - (Set(ids).count - Set(ours).count))
+        pager = RegionPager(fences: fences, slots: slots)
+        orphans = Set(ours)
+    }
+
+    /// Whether `id` names one of this paging's regions (a known fence or the refresh region).
+    package func isOurs(_ id: String) -> Bool {
+        id == RegionPager.refreshIdentifier || fences.contains { $0.id == id }
+    }
+
+    /// The OS refused a region (`monitoringDidFailFor`, or `CLMonitor`'s condition limit):
+    /// one slot fewer from now on, re-paged at the last position so the refused fence's slot
+    /// goes to the refresh region's shrinking radius instead of failing again.
+    package mutating func refused(_ id: String) -> RegionChange? {
+        slots = max(1, slots - 1)
+        pager = RegionPager(fences: fences, slots: slots)
+        guard let position else { return nil }
+        return repage(latitude: position.latitude, longitude: position.longitude)
+    }
+
     /// Forgets the page (tracking stopped; the glue removes every region).
     package mutating func reset() -> [String] {
-        let ids = (current?.fences.map(\.id) ?? []) + (current == nil ? [] : [RegionPager.refreshIdentifier])
+        var ids = (current?.fences.map(\.id) ?? []) + (current == nil ? [] : [RegionPager.refreshIdentifier])
+        ids += orphans.subtracting(ids).sorted()
         current = nil
+        orphans = []
         return ids
     }
 
     private mutating func repage(latitude: Double, longitude: Double) -> RegionChange {
         let page = pager.page(latitude: latitude, longitude: longitude)
-        let change = page.changes(from: current)
+        var change = page.changes(from: current)
+        let kept = Set(page.fences.map(\.id)).union([RegionPager.refreshIdentifier])
+        change.remove += orphans.subtracting(kept).subtracting(change.remove).sorted()
+        // A kept orphan is still in the OS but may be stale: `add` re-places every fence of a fresh page.
+        orphans = []
         current = page
         return change
     }
