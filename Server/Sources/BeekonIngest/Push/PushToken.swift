@@ -47,45 +47,42 @@ public struct PushToken: Sendable, Equatable {
         self.updatedAtMillis = updatedAtMillis
     }
 
-    /// The registration body: `{"provider":"apns","token":"<hex>","environment":"sandbox|production",
-    /// "topic":"<bundle id>"}` or `{"provider":"fcm","token":"<registration token>"}`.
-    struct Registration: Decodable {
-        var provider: String
-        var token: String
-        var environment: String?
-        var topic: String?
-    }
-
-    /// Validates a registration body; the token, or why it is refused.
+    /// Validates a registration body, exactly as the contract's `PushTokenRegistration` says:
+    /// `{"provider":"apns","token":"<hex>","environment":"sandbox|production","topic":"<bundle id>"}`
+    /// or `{"provider":"fcm","token":"<registration token>"}`, no other fields.
     static func parse(_ body: [UInt8], installId: UUID, nowMillis: Int64) -> Result<PushToken, PushTokenRefusal> {
-        guard let r = try? JSONDecoder().decode(Registration.self, from: Data(body)) else {
-            return .failure(PushTokenRefusal("send {\"provider\":\"apns\"|\"fcm\",\"token\":\"…\",\"environment\":…,\"topic\":…}"))
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+            let provider = (object["provider"] as? String).flatMap(Provider.init(rawValue:)), let token = object["token"] as? String
+        else {
+            return .failure(PushTokenRefusal(#"send {"provider":"apns"|"fcm","token":"…"} (APNs also "environment" and "topic")"#))
         }
-        guard let provider = Provider(rawValue: r.provider) else { return .failure(PushTokenRefusal("provider must be apns or fcm")) }
+        let printable = { (c: Character) in c.asciiValue.map { (0x21...0x7E).contains($0) } ?? false }
         switch provider {
         case .apns:
-            // APNs device tokens are hex (32 bytes today; Apple says not to assume a length).
-            let hex = r.token.lowercased()
-            guard (16...200).contains(hex.count), hex.count % 2 == 0, hex.allSatisfy(\.isHexDigit) else {
+            guard Set(object.keys) == ["provider", "token", "environment", "topic"] else {
+                return .failure(PushTokenRefusal("an APNs token needs exactly provider, token, environment and topic"))
+            }
+            // Device tokens are hex (32 bytes today; Apple says not to assume a length).
+            let hex = token.lowercased()
+            guard (16...200).contains(hex.utf8.count), hex.utf8.count % 2 == 0, hex.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+            else {
                 return .failure(PushTokenRefusal("an APNs token is the device token in hex (16-200 digits)"))
             }
-            guard let env = r.environment.flatMap(Environment.init(rawValue:)) else {
+            guard let env = (object["environment"] as? String).flatMap(Environment.init(rawValue:)) else {
                 return .failure(PushTokenRefusal("environment must be sandbox or production"))
             }
-            guard let topic = r.topic, (1...255).contains(topic.utf8.count),
-                topic.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-_".contains($0)) })
+            guard let topic = object["topic"] as? String, (1...255).contains(topic.utf8.count),
+                topic.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || [45, 46, 95].contains($0) })
             else {
                 return .failure(PushTokenRefusal("topic must be the app's bundle id"))
             }
             return .success(
                 PushToken(installId: installId, provider: .apns, token: hex, environment: env, topic: topic, updatedAtMillis: nowMillis))
         case .fcm:
-            guard (1...4096).contains(r.token.utf8.count), r.token.allSatisfy({ $0.isASCII && !$0.isWhitespace }),
-                r.environment == nil, r.topic == nil
-            else {
-                return .failure(PushTokenRefusal("an FCM token is the registration token (printable ASCII), with no environment or topic"))
+            guard Set(object.keys) == ["provider", "token"], (1...4096).contains(token.utf8.count), token.allSatisfy(printable) else {
+                return .failure(PushTokenRefusal("an FCM token is the registration token (printable ASCII), with no other fields"))
             }
-            return .success(PushToken(installId: installId, provider: .fcm, token: r.token, updatedAtMillis: nowMillis))
+            return .success(PushToken(installId: installId, provider: .fcm, token: token, updatedAtMillis: nowMillis))
         }
     }
 }
