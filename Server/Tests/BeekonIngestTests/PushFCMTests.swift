@@ -15,11 +15,15 @@ extension Ingest.Push {
     @Test func fcmWakesTheDeviceEndToEnd() async throws {
         let unregister = LockedBox(false)
         let rig = try await Rig.make { r in
-            if r.path == "/token" { return StubResponse(status: 200, body: #"{"access_token":"ya29.local","expires_in":3600,"token_type":"Bearer"}"#) }
+            if r.path == "/token" {
+                return StubResponse(status: 200, body: #"{"access_token":"ya29.local","expires_in":3600,"token_type":"Bearer"}"#)
+            }
             if unregister.get() {
                 return StubResponse(
                     status: 404,
-                    body: #"{"error":{"code":404,"status":"NOT_FOUND","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}"#)
+                    body:
+                        #"{"error":{"code":404,"status":"NOT_FOUND","details":[{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"UNREGISTERED"}]}}"#
+                )
             }
             return StubResponse(status: 200, body: #"{"name":"projects/beekon-test/messages/1"}"#)
         }
@@ -53,7 +57,8 @@ extension Ingest.Push {
             let assertion = String(form.split(separator: "=").last ?? "")
             let jwt = try #require(
                 Self.jws(assertion) { signed, sig in
-                    rsa.publicKey.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: sig), for: signed, padding: .insecurePKCS1v1_5)
+                    rsa.publicKey.isValidSignature(
+                        _RSA.Signing.RSASignature(rawRepresentation: sig), for: signed, padding: .insecurePKCS1v1_5)
                 }, "the assertion verifies with the service account's public key")
             #expect(jwt.header["alg"] as? String == "RS256" && jwt.header["kid"] as? String == "kid-1")
             #expect(jwt.claims["iss"] as? String == email && jwt.claims["aud"] as? String == rig.stub.base + "/token")

@@ -105,7 +105,8 @@ extension Ingest.Push {
             let bearer = ["Authorization": "Bearer \(share.token)"]
             let path = server.base + "/v1/devices/\(install.wireString)/push-token"
             #expect(try await HTTP.send("GET", path, headers: bearer).status == 405)
-            #expect(try await Self.register(server, install, Self.apnsToken(String(repeating: "cd", count: 32)), headers: bearer).status == 401)
+            #expect(
+                try await Self.register(server, install, Self.apnsToken(String(repeating: "cd", count: 32)), headers: bearer).status == 401)
             #expect(try await HTTP.send("DELETE", path, headers: bearer).status == 401)
             let id = try await Self.locate(server, install, headers: bearer)
             var seen = ""
@@ -152,7 +153,8 @@ extension Ingest.Push {
             }
         }
         #expect(FCMSender.outcome(status: 404, errorCode: "UNREGISTERED", retryAfter: nil) == .tokenInvalid(reason: "fcm 404 UNREGISTERED"))
-        #expect(FCMSender.outcome(status: 429, errorCode: "QUOTA_EXCEEDED", retryAfter: .seconds(7))
-            == .retry(reason: "fcm 429 QUOTA_EXCEEDED", after: .seconds(7)))
+        #expect(
+            FCMSender.outcome(status: 429, errorCode: "QUOTA_EXCEEDED", retryAfter: .seconds(7))
+                == .retry(reason: "fcm 429 QUOTA_EXCEEDED", after: .seconds(7)))
     }
 }

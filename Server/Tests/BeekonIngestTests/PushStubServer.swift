@@ -105,9 +105,12 @@ private final class StubStreamHandler: ChannelInboundHandler {
             var headers = HTTPHeaders(response.headers)
             headers.add(name: "content-length", value: String(response.body.utf8.count))
             context.write(
-                wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .init(statusCode: response.status), headers: headers))),
+                wrapOutboundOut(
+                    .head(HTTPResponseHead(version: head.version, status: .init(statusCode: response.status), headers: headers))),
                 promise: nil)
-            if !response.body.isEmpty { context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: response.body)))), promise: nil) }
+            if !response.body.isEmpty {
+                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: response.body)))), promise: nil)
+            }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
     }

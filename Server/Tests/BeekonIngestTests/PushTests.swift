@@ -114,9 +114,11 @@ extension Ingest {
             guard r.method == "POST", r.path == "/3/device/\(token)" else { return "path \(r.method) \(r.path)" }
             guard let auth = r.header("authorization"), auth.hasPrefix("bearer ") else { return "no bearer" }
             guard
-                let jwt = jws(String(auth.dropFirst(7)), verify: { signed, sig in
-                    (try? P256.Signing.ECDSASignature(rawRepresentation: sig)).map { key.isValidSignature($0, for: signed) } ?? false
-                })
+                let jwt = jws(
+                    String(auth.dropFirst(7)),
+                    verify: { signed, sig in
+                        (try? P256.Signing.ECDSASignature(rawRepresentation: sig)).map { key.isValidSignature($0, for: signed) } ?? false
+                    })
             else { return "signature does not verify with the key's public half" }
             guard jwt.header["alg"] as? String == "ES256", jwt.header["kid"] as? String == keyId else { return "header \(jwt.header)" }
             guard jwt.claims["iss"] as? String == teamId, let iat = (jwt.claims["iat"] as? NSNumber)?.int64Value,

@@ -50,7 +50,8 @@ public final class IngestMetrics: Sendable {
             for result in Self.pushResults {
                 pushes["\(provider.rawValue)/\(result)"] = counter(
                     "pushes", [("provider", provider.rawValue), ("result", result)],
-                    "Silent locate pushes: sent, retried after a back-off, failed, token removed (provider said invalid), refused by a disabled sender")
+                    "Silent locate pushes: sent, retried after a back-off, failed, token removed (provider said invalid), refused by a disabled sender"
+                )
             }
         }
         pushCounters = pushes

@@ -76,7 +76,8 @@ final class APNsSender: PushSender {
             }
             guard let key else { return .failure(StoreError.unavailable("no APNs key")) }
             do {
-                let t = try PushJWT.apns(key: P256.Signing.PrivateKey(rawRepresentation: key), keyId: keyId, teamId: teamId, issuedAt: nowSeconds)
+                let t = try PushJWT.apns(
+                    key: P256.Signing.PrivateKey(rawRepresentation: key), keyId: keyId, teamId: teamId, issuedAt: nowSeconds)
                 s.token = t
                 s.issuedAt = nowSeconds
                 return .success(t)

@@ -74,7 +74,9 @@ final class FCMSender: PushSender {
             s.disabled = why
             return true
         }
-        if first { logger.error("FCM sender disabled: \(why) — no FCM pushes are sent until the server is restarted with a valid service account") }
+        if first {
+            logger.error("FCM sender disabled: \(why) — no FCM pushes are sent until the server is restarted with a valid service account")
+        }
     }
 
     private var nowMillis: Int64 { WireTimestamp(now()).millis }
@@ -95,7 +97,8 @@ final class FCMSender: PushSender {
         let assertion: String
         do {
             assertion = try PushJWT.serviceAccount(
-                key: _RSA.Signing.PrivateKey(derRepresentation: key), keyId: account.privateKeyId, email: account.clientEmail, scope: Self.scope, audience: account.tokenURI,
+                key: _RSA.Signing.PrivateKey(derRepresentation: key), keyId: account.privateKeyId, email: account.clientEmail,
+                scope: Self.scope, audience: account.tokenURI,
                 issuedAt: nowMs / 1000)
         } catch {
             disable("the service-account assertion could not be signed: \(error)")
@@ -188,4 +191,3 @@ final class FCMSender: PushSender {
         }
     }
 }
-

@@ -64,7 +64,8 @@ public struct PushToken: Sendable, Equatable {
             }
             // Device tokens are hex (32 bytes today; Apple says not to assume a length).
             let hex = token.lowercased()
-            guard (16...200).contains(hex.utf8.count), hex.utf8.count % 2 == 0, hex.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+            guard (16...200).contains(hex.utf8.count), hex.utf8.count % 2 == 0,
+                hex.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
             else {
                 return .failure(PushTokenRefusal("an APNs token is the device token in hex (16-200 digits)"))
             }
@@ -72,7 +73,9 @@ public struct PushToken: Sendable, Equatable {
                 return .failure(PushTokenRefusal("environment must be sandbox or production"))
             }
             guard let topic = object["topic"] as? String, (1...255).contains(topic.utf8.count),
-                topic.utf8.allSatisfy({ (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || [45, 46, 95].contains($0) })
+                topic.utf8.allSatisfy({
+                    (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || [45, 46, 95].contains($0)
+                })
             else {
                 return .failure(PushTokenRefusal("topic must be the app's bundle id"))
             }
