@@ -158,3 +158,28 @@ extension Ingest.Push {
                 == .retry(reason: "fcm 429 QUOTA_EXCEEDED", after: .seconds(7)))
     }
 }
+
+extension Ingest.Push {
+    /// XR-6, BY-2: the per-device locate rate limit also bounds pushes (a refused request sends none).
+    @Test func theRateLimitBoundsPushes() async throws {
+        let rig = try await Rig.make { _ in StubResponse(status: 200) }
+        defer { Task { try? await rig.stub.stop() } }
+        let configure: (inout IngestConfiguration) -> Void = {
+            rig.apns(&$0)
+            $0.locateIntervalSeconds = 60
+            $0.locateBurst = 1
+        }
+        try await withServer(.sqlite, configure: configure, now: { rig.clock.now }) { server, _ in
+            let install = Fixtures.ids.next()
+            #expect(try await Self.register(server, install, Self.apnsToken()).status == 204)
+            let id = try await Self.locate(server, install)
+            _ = try await Self.wait(server, install, id) { $0["state"] as? String == "pushed" }
+            let limited = try await HTTP.send("POST", server.base + "/v1/devices/\(install.wireString)/locate")
+            #expect(limited.status == 429)
+            rig.clock.advance(seconds: 61)
+            let next = try await Self.locate(server, install)
+            _ = try await Self.wait(server, install, next) { $0["state"] as? String == "pushed" }
+            #expect(rig.stub.requests.count == 2, "one push per created request, none for the refused one")
+        }
+    }
+}
