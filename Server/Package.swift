@@ -25,6 +25,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        // Already resolved through async-http-client; named for the push senders' TLS trust roots
+        // and the tests' local HTTP/2 server standing where APNs stands (issue 30).
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2", exact: "1.46.0"),
     ],
     targets: [
         // System zlib, used for a strict, size-capped streaming gunzip (and gzip in tests/bench).
@@ -45,6 +49,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // RS256 for the FCM service-account JWT (issue 30).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                // HTTP/2 to APNs and HTTPS to FCM (issue 30).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "CIngestZlib",
             ],
             // The published contract, compiled into the binary and served at /openapi.json
@@ -131,6 +140,11 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
     ],

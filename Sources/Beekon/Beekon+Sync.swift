@@ -23,6 +23,7 @@ extension Beekon {
             throw .invalidConfiguration("sync is not configured: pass a SyncConfig to configure()")
         }
         var outcome = await engine.syncNow()
+        await retryPushRegistration()
         outcome.pending = try await store.pendingCount()
         return outcome
     }

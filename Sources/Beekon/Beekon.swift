@@ -43,6 +43,8 @@ public actor Beekon {
     var geofenceEngine = GeofenceEngine()
     /// Device-side guards for locate requests (see `Beekon+Locate`).
     var locateGuard = LocateGuard()
+    /// The push token for the server (see `Beekon+Push`), until it has it.
+    var pushRegistration: PushRegistration?
     /// Following the app's lifecycle (see `Beekon+Lifecycle`).
     var lifecycle = LifecycleRun()
     /// Claimed by the first stream subscription of an auto-resuming instance.

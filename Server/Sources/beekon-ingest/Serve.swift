@@ -28,6 +28,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Locate rate limit: seconds per request per device (0 = no limit).") var locateInterval = 60.0
     @Option(help: "Locate rate limit: requests a device may get back to back.") var locateBurst = 3
     @Option(help: "Seconds after which an unanswered locate request expires.") var locateExpiry = 120
+    @Option(help: "APNs: path of the .p8 token-signing key (off unless set with --apns-key-id and --apns-team-id). Env: BEEKON_APNS_KEY.")
+    var apnsKey: String?
+    @Option(help: "APNs: the key's 10-character key id. Env: BEEKON_APNS_KEY_ID.") var apnsKeyId: String?
+    @Option(help: "APNs: the developer team id. Env: BEEKON_APNS_TEAM_ID.") var apnsTeamId: String?
+    @Option(help: "APNs: base URL replacing api.push.apple.com and api.sandbox.push.apple.com (a local stand-in).") var apnsUrl: String?
+    @Option(help: "FCM: path of the Google service-account JSON (off unless set). Env: BEEKON_FCM_SERVICE_ACCOUNT.")
+    var fcmServiceAccount: String?
+    @Option(help: "FCM: base URL of the HTTP v1 API.") var fcmUrl = "https://fcm.googleapis.com"
+    @Option(help: "Extra trusted root certificates (PEM) for the push providers' TLS.") var pushCaFile: String?
     @Option(help: "XYZ tile URL template for the dashboard map, e.g. https://tiles.example.com/{z}/{x}/{y}.png.") var tileUrl: String?
 
     func validate() throws {
@@ -41,6 +50,24 @@ struct Serve: AsyncParsableCommand {
         guard locateInterval >= 0, locateInterval <= 86_400 else { throw ValidationError("--locate-interval must be 0 to 86400 seconds") }
         guard (1...1_000).contains(locateBurst) else { throw ValidationError("--locate-burst must be 1 to 1000") }
         guard (1...86_400).contains(locateExpiry) else { throw ValidationError("--locate-expiry must be 1 to 86400 seconds") }
+    }
+
+    /// The push senders from flags, else the environment; an APNs half-configured is an error.
+    func pushConfiguration() throws -> PushConfiguration {
+        let env = ProcessInfo.processInfo.environment
+        var push = PushConfiguration(caFile: pushCaFile)
+        let key = apnsKey ?? env["BEEKON_APNS_KEY"]
+        let keyId = apnsKeyId ?? env["BEEKON_APNS_KEY_ID"]
+        let teamId = apnsTeamId ?? env["BEEKON_APNS_TEAM_ID"]
+        switch (key, keyId, teamId) {
+        case (nil, nil, nil): break
+        case (let key?, let keyId?, let teamId?): push.apns = APNsConfiguration(keyPath: key, keyId: keyId, teamId: teamId, url: apnsUrl)
+        default: throw ValidationError("APNs needs all three of --apns-key, --apns-key-id and --apns-team-id")
+        }
+        if let account = fcmServiceAccount ?? env["BEEKON_FCM_SERVICE_ACCOUNT"] {
+            push.fcm = FCMConfiguration(serviceAccountPath: account, endpoint: fcmUrl)
+        }
+        return push
     }
 
     func run() async throws {
@@ -65,6 +92,7 @@ struct Serve: AsyncParsableCommand {
         config.locateBurst = locateBurst
         config.locateExpirySeconds = locateExpiry
         config.tileURL = tileUrl
+        config.push = try pushConfiguration()
         let app = try IngestServer.buildApplication(
             config, logger: db.logger(),
             onListening: { host, port in

@@ -122,7 +122,10 @@ public enum IngestServer {
             maxDecompressedBytes: config.maxDecompressedBytes, now: now, hub: hub, monitor: monitor, locates: locates
         )
         .register(on: router, path: config.ingestPath)
-        LocateController(locates: locates, auth: auth, access: access, hub: hub).register(on: router)
+        let pushes = PushDispatcher(
+            config.push, tokens: store.pushTokens, locates: locates, metrics: metrics, now: now, logger: logger)
+        LocateController(locates: locates, auth: auth, access: access, hub: hub, pushTokens: store.pushTokens, pushes: pushes)
+            .register(on: router)
         let live = LiveController(store: store, hub: hub, access: access, retryMillis: config.liveRetryMillis, now: now)
         live.register(on: router)
         TokenController(tokens: tokens, metrics: metrics).register(on: router)
@@ -137,6 +140,8 @@ public enum IngestServer {
         router.add(
             middleware: MethodNotAllowedMiddleware<BasicRequestContext>(
                 routes: router.routes.map { (path: $0.path.description, method: $0.method.rawValue) }))
-        return (router, [hub, monitor, LocateExpiry(locates: locates, logger: logger)], live)
+        return (
+            router, [hub, monitor, LocateExpiry(locates: locates, logger: logger)] + (pushes.isEnabled ? [pushes] : []), live
+        )
     }
 }

@@ -59,6 +59,8 @@ public struct IngestConfiguration: Sendable {
     /// An XYZ tile URL template (`https://tiles.example.com/{z}/{x}/{y}.png`) the dashboard draws
     /// under its map; nil: the map is drawn without tiles (no internet needed).
     public var tileURL: String?
+    /// Silent pushes that wake devices for locate requests (issue 30); off when both are nil.
+    public var push = PushConfiguration()
 
     /// Creates a configuration; every value has the documented default.
     public init(

@@ -15,11 +15,18 @@ import ServiceLifecycle
 /// - `POST /v1/devices/{install_id}/locate/{request_id}/answer` (device credential):
 ///   `{"outcome":"refused","reason":"…"}`. A fix answers by carrying `locate_request_id`
 ///   in an ordinary upload.
+/// - `PUT /v1/devices/{install_id}/push-token` (device credential, issue 30): registers or
+///   replaces the device's push token (`PushToken.Registration`) → 204; `DELETE` removes it → 204.
+///   No route returns a token: a share, or anyone else, can never read one (SPEC BY-7, XR-6).
 struct LocateController: Sendable {
     let locates: LocateService
     let auth: Authenticator
     let access: ViewerAccess
     let hub: LiveHub
+    /// Where push tokens are kept (nil: the push-token routes answer 503).
+    var pushTokens: (any PushTokenStore)? = nil
+    /// Wakes a device with a push token for each new request (nil or unconfigured: no pushes).
+    var pushes: PushDispatcher? = nil
 
     func register(on router: Router<BasicRequestContext>) {
         router.post("/v1/devices/:install/locate") { request, context in
@@ -29,6 +36,7 @@ struct LocateController: Sendable {
                 }
                 switch try await self.locates.create(installId: install, requestedBy: grant.shareId ?? "admin") {
                 case .created(let r):
+                    self.pushes?.enqueue(r)
                     var headers = HTTPFields()
                     headers[.location] = "/v1/devices/\(install.wireString)/locate/\(r.id.wireString)"
                     return APIResponse.json(.accepted, Array(r.json().utf8), headers: headers)
@@ -73,6 +81,28 @@ struct LocateController: Sendable {
                 guard let current = try await self.locates.request(id: id), current.installId == install else { return Self.unknown() }
                 let r = try await self.locates.apply(.refuse(reason: reason), to: id) ?? current
                 return APIResponse.json(.ok, Array(r.json().utf8))
+            }
+        }
+        // The device's push token (issue 30): the same device-authorization path as the
+        // command channel, so a credential bound to another install is refused here too.
+        router.put("/v1/devices/:install/push-token") { request, context in
+            await self.device(request, context) { install in
+                guard let store = self.pushTokens else { return APIResponse.unavailable("push tokens are not stored by this server") }
+                let body = try? await request.body.collect(upTo: 8_192)
+                switch PushToken.parse(body.map { Array(buffer: $0) } ?? [], installId: install, nowMillis: self.locates.nowMillis) {
+                case .failure(let refusal):
+                    return APIResponse.error(.badRequest, "invalid_request", refusal.message)
+                case .success(let token):
+                    try await store.setPushToken(token)
+                    return Response(status: .noContent)
+                }
+            }
+        }
+        router.delete("/v1/devices/:install/push-token") { request, context in
+            await self.device(request, context) { install in
+                guard let store = self.pushTokens else { return APIResponse.unavailable("push tokens are not stored by this server") }
+                try await store.removePushToken(installId: install, ifToken: nil)
+                return Response(status: .noContent)
             }
         }
     }

@@ -2,14 +2,17 @@ import BeekonWire
 import Foundation
 
 /// One "where are you now?" request for a device (`POST /v1/devices/{id}/locate`) and
-/// where it stands: `pending → delivered → answered | refused`, or `expired` when no
-/// answer came before `expiresAtMillis`. The final states never change again; an answer
+/// where it stands: `pending → [pushed →] delivered → answered | refused`, or `expired` when
+/// no answer came before `expiresAtMillis` (`pushed`: a silent push went to the device's
+/// push token, XR-6; a device without one skips it). The final states never change again; an answer
 /// that arrives after the expiry is kept (`lateFixId`) but does not flip the state.
 public struct LocateRequest: Sendable, Equatable {
     /// Lifecycle states.
     public enum State: String, Sendable, CaseIterable {
         /// Created; no device has fetched it yet.
         case pending
+        /// The push service (APNs or FCM) accepted a silent push for the device (XR-6).
+        case pushed
         /// Handed to the device (command channel or an ingest response).
         case delivered
         /// The device uploaded a fix carrying the request id.
@@ -20,7 +23,10 @@ public struct LocateRequest: Sendable, Equatable {
         case expired
 
         /// Whether the request can still change.
-        public var isOpen: Bool { self == .pending || self == .delivered }
+        public var isOpen: Bool { self == .pending || self == .pushed || self == .delivered }
+
+        /// The open states as an SQL list (`'pending', 'pushed', 'delivered'`).
+        static let openSQL = allCases.filter(\.isOpen).map { "'\($0.rawValue)'" }.joined(separator: ", ")
     }
 
     /// The request id (also the `locate_request_id` the answering fix carries).
@@ -45,12 +51,16 @@ public struct LocateRequest: Sendable, Equatable {
     public var fixJSON: String?
     /// A fix that answered after the request had expired (stored, but the state stays `expired`).
     public var lateFixId: UUID?
+    /// When the push service accepted the silent push.
+    public var pushedAtMillis: Int64?
+    /// Why the last push attempt failed (e.g. `apns 410 Unregistered`); nil when none failed.
+    public var pushError: String?
 
     /// Creates a request.
     public init(
         id: UUID, installId: UUID, state: State = .pending, requestedBy: String, createdAtMillis: Int64, expiresAtMillis: Int64,
         deliveredAtMillis: Int64? = nil, finishedAtMillis: Int64? = nil, reason: String? = nil, fixId: UUID? = nil,
-        fixJSON: String? = nil, lateFixId: UUID? = nil
+        fixJSON: String? = nil, lateFixId: UUID? = nil, pushedAtMillis: Int64? = nil, pushError: String? = nil
     ) {
         self.id = id
         self.installId = installId
@@ -64,10 +74,16 @@ public struct LocateRequest: Sendable, Equatable {
         self.fixId = fixId
         self.fixJSON = fixJSON
         self.lateFixId = lateFixId
+        self.pushedAtMillis = pushedAtMillis
+        self.pushError = pushError
     }
 
     /// A change the device or the clock makes to a request.
     public enum Change: Sendable, Equatable {
+        /// The push service accepted a silent push for it.
+        case push
+        /// A push attempt failed (the request stays where it is; the reason is kept).
+        case pushFailed(reason: String)
         /// Handed to the device.
         case deliver
         /// A fix with this id (and read-API JSON) answered it.
@@ -88,11 +104,20 @@ public struct LocateRequest: Sendable, Equatable {
             return true
         }
         switch (change, state) {
-        case (.deliver, .pending):
+        case (.push, .pending):
+            state = .pushed
+            pushedAtMillis = nowMillis
+            pushError = nil
+            return true
+        case (.pushFailed(let reason), .pending):
+            pushError = String(reason.prefix(200))
+            return false
+        case (.deliver, .pending), (.deliver, .pushed):
             state = .delivered
             deliveredAtMillis = nowMillis
             return true
-        case (.answer(let fixId, let json), .pending), (.answer(let fixId, let json), .delivered):
+        case (.answer(let fixId, let json), .pending), (.answer(let fixId, let json), .pushed),
+            (.answer(let fixId, let json), .delivered):
             state = .answered
             self.fixId = fixId
             fixJSON = json
@@ -101,7 +126,7 @@ public struct LocateRequest: Sendable, Equatable {
         case (.answer(let fixId, _), _) where lateFixId == nil && self.fixId != fixId:
             lateFixId = fixId
             return false
-        case (.refuse(let reason), .pending), (.refuse(let reason), .delivered):
+        case (.refuse(let reason), .pending), (.refuse(let reason), .pushed), (.refuse(let reason), .delivered):
             state = .refused
             self.reason = String(reason.prefix(200))
             finishedAtMillis = nowMillis
@@ -127,12 +152,14 @@ public struct LocateRequest: Sendable, Equatable {
         w.string(WireTimestamp(millis: createdAtMillis).description)
         w.raw(",\"expires_at\":")
         w.string(WireTimestamp(millis: expiresAtMillis).description)
-        for (key, value) in [("delivered_at", deliveredAtMillis), ("finished_at", finishedAtMillis)] {
+        for (key, value) in [("pushed_at", pushedAtMillis), ("delivered_at", deliveredAtMillis), ("finished_at", finishedAtMillis)] {
             w.raw(",\"\(key)\":")
             if let value { w.string(WireTimestamp(millis: value).description) } else { w.raw("null") }
         }
         w.raw(",\"reason\":")
         if let reason { w.string(reason) } else { w.raw("null") }
+        w.raw(",\"push_error\":")
+        if let pushError { w.string(pushError) } else { w.raw("null") }
         w.raw(",\"fix_id\":")
         if let fixId { w.string(fixId.wireString) } else { w.raw("null") }
         w.raw(",\"late_fix_id\":")

@@ -13,6 +13,10 @@ public final class IngestMetrics: Sendable {
     let tokenRefreshOK: Counter, tokenRefreshRejected: Counter
     let ingestDuration: DurationHistogram
     private let rejectCounters: [Int: Counter]
+    private let pushCounters: [String: Counter]
+
+    /// Results counted in `beekon_ingest_pushes_total{provider,result}` (issue 30).
+    static let pushResults = ["sent", "retried", "failed", "token_removed", "disabled"]
 
     /// Statuses counted in `beekon_ingest_rejected_total`.
     static let rejectStatuses = [400, 401, 413, 415, 422]
@@ -41,6 +45,16 @@ public final class IngestMetrics: Sendable {
             rejects[status] = counter("rejected", [("status", String(status))], "Ingest requests refused, by status")
         }
         rejectCounters = rejects
+        var pushes: [String: Counter] = [:]
+        for provider in PushToken.Provider.allCases {
+            for result in Self.pushResults {
+                pushes["\(provider.rawValue)/\(result)"] = counter(
+                    "pushes", [("provider", provider.rawValue), ("result", result)],
+                    "Silent locate pushes: sent, retried after a back-off, failed, token removed (provider said invalid), refused by a disabled sender"
+                )
+            }
+        }
+        pushCounters = pushes
         ingestDuration = registry.makeDurationHistogram(
             descriptor: Self.name("request_duration", "seconds", "Time to answer an ingest request, including the commit"),
             buckets: [
@@ -57,6 +71,11 @@ public final class IngestMetrics: Sendable {
     /// Counts an ingest request refused with `status`.
     func rejected(_ status: Int) {
         rejectCounters[status]?.increment()
+    }
+
+    /// Counts a push attempt's result (`pushResults`).
+    func pushed(_ provider: String, _ result: String) {
+        pushCounters["\(provider)/\(result)"]?.increment()
     }
 
     /// Counts a stored batch.

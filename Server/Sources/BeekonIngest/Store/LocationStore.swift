@@ -34,6 +34,8 @@ public protocol LocationStore: Sendable {
     var shares: any ShareStore { get }
     /// Locate requests.
     var locates: any LocateStore { get }
+    /// Devices' push tokens (XR-6).
+    var pushTokens: any PushTokenStore { get }
     /// Lean position reads for the dashboard's map.
     var history: any HistoryStore { get }
     /// Up to `limit` events with `seq > after`, in sequence order. Never skips one that

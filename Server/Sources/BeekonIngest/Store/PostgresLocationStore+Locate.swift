@@ -6,7 +6,8 @@ extension PostgresLocationStore: LocateStore {
     public var locates: any LocateStore { self }
 
     static let locateColumns = """
-        id, install_id, state, requested_by, created_at, expires_at, delivered_at, finished_at, reason, fix_id, fix, late_fix_id
+        id, install_id, state, requested_by, created_at, expires_at, delivered_at, finished_at, reason, fix_id, fix, late_fix_id,
+        pushed_at, push_error
         """
 
     public func insertLocate(_ r: LocateRequest, payload: String) async throws(StoreError) {
@@ -15,7 +16,8 @@ extension PostgresLocationStore: LocateStore {
                 """
                 INSERT INTO locate_requests (\(unescaped: Self.locateColumns))
                 VALUES (\(r.id), \(r.installId), \(r.state.rawValue), \(r.requestedBy), \(r.createdAtMillis), \(r.expiresAtMillis),
-                        \(r.deliveredAtMillis), \(r.finishedAtMillis), \(r.reason), \(r.fixId), \(r.fixJSON), \(r.lateFixId))
+                        \(r.deliveredAtMillis), \(r.finishedAtMillis), \(r.reason), \(r.fixId), \(r.fixJSON), \(r.lateFixId),
+                        \(r.pushedAtMillis), \(r.pushError))
                 """, logger: self.logger)
             try await self.appendLocateEvent(r, payload: payload, conn)
         }
@@ -33,7 +35,7 @@ extension PostgresLocationStore: LocateStore {
                 conn,
                 """
                 SELECT \(unescaped: Self.locateColumns) FROM locate_requests
-                WHERE install_id = \(installId) AND state IN ('pending', 'delivered') ORDER BY created_at, id
+                WHERE install_id = \(installId) AND state IN (\(unescaped: LocateRequest.State.openSQL)) ORDER BY created_at, id
                 """)
         }
     }
@@ -44,7 +46,7 @@ extension PostgresLocationStore: LocateStore {
                 conn,
                 """
                 SELECT \(unescaped: Self.locateColumns) FROM locate_requests
-                WHERE state IN ('pending', 'delivered') AND expires_at <= \(nowMillis) ORDER BY expires_at LIMIT 1000
+                WHERE state IN (\(unescaped: LocateRequest.State.openSQL)) AND expires_at <= \(nowMillis) ORDER BY expires_at LIMIT 1000
                 """)
         }
     }
@@ -69,7 +71,7 @@ extension PostgresLocationStore: LocateStore {
                 """
                 UPDATE locate_requests SET state = \(r.state.rawValue), delivered_at = \(r.deliveredAtMillis),
                     finished_at = \(r.finishedAtMillis), reason = \(r.reason), fix_id = \(r.fixId), fix = \(r.fixJSON),
-                    late_fix_id = \(r.lateFixId)
+                    late_fix_id = \(r.lateFixId), pushed_at = \(r.pushedAtMillis), push_error = \(r.pushError)
                 WHERE id = \(r.id) AND state = \(from.rawValue) RETURNING 1
                 """, logger: self.logger)
             { changed = true }
@@ -81,7 +83,7 @@ extension PostgresLocationStore: LocateStore {
 
     /// Appends a `locate` event under the event-order lock (see `PostgresIngestStatement`).
     private func appendLocateEvent(_ r: LocateRequest, payload: String, _ conn: PostgresConnection) async throws {
-        let at = r.finishedAtMillis ?? r.deliveredAtMillis ?? r.createdAtMillis
+        let at = r.finishedAtMillis ?? r.deliveredAtMillis ?? r.pushedAtMillis ?? r.createdAtMillis
         try await conn.query("SELECT pg_advisory_xact_lock(74657002)", logger: logger)
         try await conn.query(
             """
@@ -93,15 +95,15 @@ extension PostgresLocationStore: LocateStore {
 
     private func fetchLocates(_ conn: PostgresConnection, _ query: PostgresQuery) async throws -> [LocateRequest] {
         let rows = try await conn.query(query, logger: logger).decode(
-            (UUID, UUID, String, String, Int64, Int64, Int64?, Int64?, String?, UUID?, String?, UUID?).self)
+            (UUID, UUID, String, String, Int64, Int64, Int64?, Int64?, String?, UUID?, String?, UUID?, Int64?, String?).self)
         var out: [LocateRequest] = []
-        for try await (id, install, state, by, created, expires, delivered, finished, reason, fixId, fix, late) in rows {
+        for try await (id, install, state, by, created, expires, delivered, finished, reason, fixId, fix, late, pushed, pushError) in rows {
             guard let state = LocateRequest.State(rawValue: state) else { continue }
             out.append(
                 LocateRequest(
                     id: id, installId: install, state: state, requestedBy: by, createdAtMillis: created, expiresAtMillis: expires,
                     deliveredAtMillis: delivered, finishedAtMillis: finished, reason: reason, fixId: fixId, fixJSON: fix,
-                    lateFixId: late))
+                    lateFixId: late, pushedAtMillis: pushed, pushError: pushError))
         }
         return out
     }
@@ -119,5 +121,18 @@ enum PostgresLocateSchema {
         "CREATE INDEX locate_requests_device ON locate_requests (install_id, created_at)",
         "CREATE INDEX locate_requests_open ON locate_requests (state, expires_at)",
         "ALTER TABLE shares ADD COLUMN locate BOOLEAN NOT NULL DEFAULT FALSE",
+    ]
+}
+
+/// Push tokens, one per install, and a locate request's push outcome (schema version 9, "v9-push", issue 30).
+enum PostgresPushSchema {
+    static let v9 = [
+        """
+        CREATE TABLE push_tokens (
+            install_id UUID PRIMARY KEY, provider TEXT NOT NULL, token TEXT NOT NULL, environment TEXT, topic TEXT,
+            updated_at BIGINT NOT NULL)
+        """,
+        "ALTER TABLE locate_requests ADD COLUMN pushed_at BIGINT",
+        "ALTER TABLE locate_requests ADD COLUMN push_error TEXT",
     ]
 }

@@ -6,13 +6,14 @@ extension SQLiteLocationStore: LocateStore {
     public var locates: any LocateStore { self }
 
     static let locateColumns = """
-        id, install_id, state, requested_by, created_at, expires_at, delivered_at, finished_at, reason, fix_id, fix, late_fix_id
+        id, install_id, state, requested_by, created_at, expires_at, delivered_at, finished_at, reason, fix_id, fix, late_fix_id,
+        pushed_at, push_error
         """
 
     public func insertLocate(_ r: LocateRequest, payload: String) async throws(StoreError) {
         try await write { db in
             try db.execute(
-                sql: "INSERT INTO locate_requests (\(Self.locateColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                sql: "INSERT INTO locate_requests (\(Self.locateColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 arguments: Self.arguments(r))
             try Self.appendLocateEvent(r, payload: payload, db: db)
         }
@@ -31,7 +32,7 @@ extension SQLiteLocationStore: LocateStore {
                 db,
                 sql: """
                     SELECT \(Self.locateColumns) FROM locate_requests
-                    WHERE install_id = ? AND state IN ('pending', 'delivered') ORDER BY created_at, id
+                    WHERE install_id = ? AND state IN (\(LocateRequest.State.openSQL)) ORDER BY created_at, id
                     """, arguments: [installId.wireString]
             ).compactMap(Self.locate)
         }
@@ -43,7 +44,7 @@ extension SQLiteLocationStore: LocateStore {
                 db,
                 sql: """
                     SELECT \(Self.locateColumns) FROM locate_requests
-                    WHERE state IN ('pending', 'delivered') AND expires_at <= ? ORDER BY expires_at LIMIT 1000
+                    WHERE state IN (\(LocateRequest.State.openSQL)) AND expires_at <= ? ORDER BY expires_at LIMIT 1000
                     """, arguments: [nowMillis]
             ).compactMap(Self.locate)
         }
@@ -62,11 +63,11 @@ extension SQLiteLocationStore: LocateStore {
             try db.execute(
                 sql: """
                     UPDATE locate_requests SET state = ?, delivered_at = ?, finished_at = ?, reason = ?, fix_id = ?, fix = ?,
-                    late_fix_id = ? WHERE id = ? AND state = ?
+                    late_fix_id = ?, pushed_at = ?, push_error = ? WHERE id = ? AND state = ?
                     """,
                 arguments: [
                     r.state.rawValue, r.deliveredAtMillis, r.finishedAtMillis, r.reason, r.fixId?.wireString, r.fixJSON,
-                    r.lateFixId?.wireString, r.id.wireString, from.rawValue,
+                    r.lateFixId?.wireString, r.pushedAtMillis, r.pushError, r.id.wireString, from.rawValue,
                 ])
             guard db.changesCount == 1 else { return false }
             if let payload { try Self.appendLocateEvent(r, payload: payload, db: db) }
@@ -75,7 +76,7 @@ extension SQLiteLocationStore: LocateStore {
     }
 
     static func appendLocateEvent(_ r: LocateRequest, payload: String, db: Database) throws {
-        let at = r.finishedAtMillis ?? r.deliveredAtMillis ?? r.createdAtMillis
+        let at = r.finishedAtMillis ?? r.deliveredAtMillis ?? r.pushedAtMillis ?? r.createdAtMillis
         try appendEvents(
             [PendingEvent(kind: .locate, id: r.id, millis: at, payload: payload)], installId: r.installId.wireString,
             received: at, db: db)
@@ -85,6 +86,7 @@ extension SQLiteLocationStore: LocateStore {
         [
             r.id.wireString, r.installId.wireString, r.state.rawValue, r.requestedBy, r.createdAtMillis, r.expiresAtMillis,
             r.deliveredAtMillis, r.finishedAtMillis, r.reason, r.fixId?.wireString, r.fixJSON, r.lateFixId?.wireString,
+            r.pushedAtMillis, r.pushError,
         ]
     }
 
@@ -96,7 +98,8 @@ extension SQLiteLocationStore: LocateStore {
             id: id, installId: install, state: state, requestedBy: row[3], createdAtMillis: row[4], expiresAtMillis: row[5],
             deliveredAtMillis: row[6], finishedAtMillis: row[7], reason: row[8],
             fixId: (row[9] as String?).flatMap { UUID(uuidString: $0) },
-            fixJSON: row[10], lateFixId: (row[11] as String?).flatMap { UUID(uuidString: $0) })
+            fixJSON: row[10], lateFixId: (row[11] as String?).flatMap { UUID(uuidString: $0) }, pushedAtMillis: row[12],
+            pushError: row[13])
     }
 }
 
@@ -110,5 +113,16 @@ enum SQLiteLocateSchema {
         CREATE INDEX locate_requests_device ON locate_requests (install_id, created_at);
         CREATE INDEX locate_requests_open ON locate_requests (state, expires_at);
         ALTER TABLE shares ADD COLUMN locate INTEGER NOT NULL DEFAULT 0;
+        """
+}
+
+/// Push tokens, one per install, and a locate request's push outcome (migration `v9-push`, issue 30).
+enum SQLitePushSchema {
+    static let v9 = """
+        CREATE TABLE push_tokens (
+            install_id TEXT PRIMARY KEY, provider TEXT NOT NULL, token TEXT NOT NULL, environment TEXT, topic TEXT,
+            updated_at INTEGER NOT NULL);
+        ALTER TABLE locate_requests ADD COLUMN pushed_at INTEGER;
+        ALTER TABLE locate_requests ADD COLUMN push_error TEXT;
         """
 }

@@ -55,6 +55,9 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         migrator.registerMigration("v7-track-overview") { db in
             try db.execute(sql: SQLiteOverviewSchema.v7)
         }
+        migrator.registerMigration("v9-push") { db in
+            try db.execute(sql: SQLitePushSchema.v9)
+        }
         do {
             try migrator.migrate(pool)
         } catch {

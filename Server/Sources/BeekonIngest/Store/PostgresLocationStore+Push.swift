@@ -1,0 +1,51 @@
+import BeekonWire
+import Foundation
+import PostgresNIO
+
+extension PostgresLocationStore: PushTokenStore {
+    public var pushTokens: any PushTokenStore { self }
+
+    public func setPushToken(_ t: PushToken) async throws(StoreError) {
+        try await perform { conn in
+            try await conn.query(
+                """
+                INSERT INTO push_tokens (install_id, provider, token, environment, topic, updated_at)
+                VALUES (\(t.installId), \(t.provider.rawValue), \(t.token), \(t.environment?.rawValue), \(t.topic), \(t.updatedAtMillis))
+                ON CONFLICT (install_id) DO UPDATE SET provider = excluded.provider, token = excluded.token,
+                    environment = excluded.environment, topic = excluded.topic, updated_at = excluded.updated_at
+                """, logger: self.logger)
+        }
+    }
+
+    public func pushToken(installId: UUID) async throws(StoreError) -> PushToken? {
+        try await perform { conn in
+            let rows = try await conn.query(
+                "SELECT provider, token, environment, topic, updated_at FROM push_tokens WHERE install_id = \(installId)",
+                logger: self.logger
+            ).decode((String, String, String?, String?, Int64).self)
+            for try await (provider, token, environment, topic, updated) in rows {
+                guard let provider = PushToken.Provider(rawValue: provider) else { return nil }
+                return PushToken(
+                    installId: installId, provider: provider, token: token,
+                    environment: environment.flatMap(PushToken.Environment.init(rawValue:)), topic: topic, updatedAtMillis: updated)
+            }
+            return nil
+        }
+    }
+
+    @discardableResult
+    public func removePushToken(installId: UUID, ifToken: String?) async throws(StoreError) -> Bool {
+        try await perform { conn in
+            var removed = false
+            let rows =
+                if let ifToken {
+                    try await conn.query(
+                        "DELETE FROM push_tokens WHERE install_id = \(installId) AND token = \(ifToken) RETURNING 1", logger: self.logger)
+                } else {
+                    try await conn.query("DELETE FROM push_tokens WHERE install_id = \(installId) RETURNING 1", logger: self.logger)
+                }
+            for try await _ in rows { removed = true }
+            return removed
+        }
+    }
+}
