@@ -1,26 +1,13 @@
 import BeekonWire
 import Foundation
 
-/// The silent push that wakes a device for a locate request (SPEC XR-6). The contract the
-/// SDK's `WireLocatePush` decodes, kept byte for byte here:
-///
-/// - APNs: `{"aps":{"content-available":1},"beekon":{"type":"locate","locate_request_id":"<id>"}}`
-///   (a background push: no alert, sound or badge, so `apns-push-type: background` holds).
-/// - FCM HTTP v1 data message (string values only):
-///   `{"beekon_type":"locate","beekon_locate_request_id":"<id>"}`.
+/// The silent push that wakes a device for a locate request (SPEC XR-6). The payloads are
+/// `BeekonWire`'s ``WireLocatePush`` (one codec for the SDK that reads them and the server that
+/// writes them); this adds only the FCM HTTP v1 envelope around the data map.
 enum LocatePushPayload {
-    /// The APNs request body for `requestId`.
+    /// The APNs request body for `requestId`: `WireLocatePush.apnsPayload`.
     static func apns(requestId: UUID) -> [UInt8] {
-        var w = WireJSONWriter(capacity: 120)
-        w.raw("{\"aps\":{\"content-available\":1},\"beekon\":{\"type\":\"locate\",\"locate_request_id\":")
-        w.string(requestId.wireString)
-        w.raw("}}")
-        return w.bytes
-    }
-
-    /// The FCM data map for `requestId`.
-    static func fcmData(requestId: UUID) -> [String: String] {
-        ["beekon_type": "locate", "beekon_locate_request_id": requestId.wireString]
+        [UInt8](WireLocatePush(locateRequestID: requestId).apnsPayload)
     }
 
     /// The FCM HTTP v1 `messages:send` body: a high-priority data message (Android delivers
@@ -30,7 +17,8 @@ enum LocatePushPayload {
         w.raw("{\"message\":{\"token\":")
         w.string(token)
         w.raw(",\"data\":{")
-        for (i, (k, v)) in fcmData(requestId: requestId).sorted(by: { $0.key < $1.key }).enumerated() {
+        let data = WireLocatePush(locateRequestID: requestId).fcmData
+        for (i, (k, v)) in data.sorted(by: { $0.key < $1.key }).enumerated() {
             if i > 0 { w.raw(",") }
             w.string(k)
             w.raw(":")
