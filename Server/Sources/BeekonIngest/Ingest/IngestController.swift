@@ -8,7 +8,8 @@ import Logging
 ///
 /// Status codes (what the SDK does with them in brackets):
 /// 200 stored or already stored [delete rows] · 400 not JSON / bad gzip [drop] ·
-/// 422 schema violation [drop] · 401 missing/invalid credential [refresh, retry once] ·
+/// 422 schema violation [drop] · 401 missing/invalid credential or revoked device [refresh, retry once] ·
+/// 403 a device credential uploading for another install [keep, auth error] ·
 /// 413 body or inflated body too large [keep] · 415 unknown Content-Encoding [keep] ·
 /// 503 database failure [retry with backoff].
 struct IngestController: Sendable {
@@ -86,6 +87,8 @@ struct IngestController: Sendable {
                 return APIResponse.error(.unprocessableContent, "invalid", error.description)
             }
         }
+        // A device credential uploads only for its own install (issue 28).
+        if let refusal = await auth.refusal(principal, actingFor: envelope.device.installId) { return refusal }
         let batch = IngestBatch(envelope: envelope, receivedAt: WireTimestamp(now()), principal: principal.recorded)
         do {
             let result = try await store.ingest(batch)

@@ -104,7 +104,17 @@ public struct IngestResult: Sendable, Equatable, Codable {
     }
 }
 
-/// A device and its newest fix (by fix time, never arrival time).
+/// Time sanity (issue 28): a fix stamped more than ``futureToleranceMillis`` after the
+/// server received it comes from a wrong clock. It is stored (history keeps what the
+/// device sent) but never becomes a device's `last_fix`, so it cannot pin the device's
+/// position or keep its status `live`.
+public enum FixClock {
+    /// Ten minutes: far beyond NTP-synchronised skew, well within the live window's scale.
+    public static let futureToleranceMillis: Int64 = 10 * 60 * 1000
+}
+
+/// A device and its newest fix (by fix time, never arrival time; never a fix stamped more
+/// than ``FixClock/futureToleranceMillis`` after its arrival).
 public struct DeviceSummary: Sendable, Equatable {
     /// The device's install id.
     public var installId: UUID

@@ -23,7 +23,8 @@ extension PostgresLocationStore {
                 let last = try await self.fetchFixes(
                     conn,
                     """
-                    SELECT \(unescaped: Self.fixColumns) FROM locations WHERE install_id = \(install)
+                    SELECT \(unescaped: Self.fixColumns) FROM locations
+                    WHERE install_id = \(install) AND ts <= received_at + \(FixClock.futureToleranceMillis)
                     ORDER BY ts DESC, id DESC LIMIT 1
                     """
                 ).first

@@ -22,8 +22,9 @@ extension SQLiteLocationStore {
                 let last = try Row.fetchOne(
                     db,
                     sql: """
-                        SELECT \(Self.fixColumns) FROM locations WHERE install_id = ? ORDER BY ts DESC, id DESC LIMIT 1
-                        """, arguments: [install])
+                        SELECT \(Self.fixColumns) FROM locations WHERE install_id = ? AND ts <= received_at + ?
+                        ORDER BY ts DESC, id DESC LIMIT 1
+                        """, arguments: [install, FixClock.futureToleranceMillis])
                 let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM locations WHERE install_id = ?", arguments: [install]) ?? 0
                 return DeviceSummary(
                     installId: UUID(uuidString: install)!, platform: row[1], sdkVersion: row[2], model: row[3],
