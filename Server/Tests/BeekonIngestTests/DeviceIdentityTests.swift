@@ -1,4 +1,6 @@
+import Beekon
 import BeekonIngest
+import BeekonTesting
 import BeekonWire
 import Foundation
 import Testing
@@ -178,6 +180,48 @@ extension Ingest {
                 }
                 #expect(statuses.filter { $0 == 200 }.count == 3)
                 #expect(statuses.filter { $0 == 400 }.count == 5)
+            }
+        }
+
+        @Test("IN-5, AU-2: the SDK enrols against the real server; its tokens act for its own install only")
+        func sdkEnrollsAgainstTheServer() async throws {
+            try await withServer(.sqlite, configure: Self.required) { server, _ in
+                let path = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-enroll-\(UUID().uuidString).sqlite").path
+                defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+                let beekon = Beekon(dependencies: BeekonDependencies(databasePath: path, provider: ScriptedProvider()))
+                let tokenURL = try #require(URL(string: server.base + "/oauth/token"))
+                let auth = try await beekon.enroll(code: try await Self.newCode(server), tokenURL: tokenURL)
+                let install = try await beekon.installID()
+                #expect(auth.refreshUrl == tokenURL)
+                #expect(auth.refreshPayload == AuthConfig.refreshing(at: tokenURL).refreshPayload)
+                #expect(auth.refreshToken?.isEmpty == false)
+                #expect(auth.expiresAt != nil)
+                let access = try #require(auth.accessToken)
+                #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: install), headers: Self.bearer(access)).status == 200)
+                #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1)), headers: Self.bearer(access)).status == 403)
+                // The recipe refreshes as the SDK will (its payload, templated).
+                let refreshed = try await HTTP.send(
+                    "POST", tokenURL.absoluteString,
+                    body: Array("grant_type=refresh_token&refresh_token=\(try #require(auth.refreshToken))".utf8),
+                    headers: ["Content-Type": "application/x-www-form-urlencoded"])
+                #expect(refreshed.status == 200)
+
+                // Enrolling twice is refused, with a message that says what to do.
+                do {
+                    _ = try await beekon.enroll(code: try await Self.newCode(server), tokenURL: tokenURL)
+                    Issue.record("a second enrollment of one install succeeded")
+                } catch let error as BeekonError {
+                    guard case .enrollmentFailed(let why) = error else { throw error }
+                    #expect(why.contains("refused") && why.contains("new code"))
+                }
+                // Unreachable: transient, not refused.
+                do {
+                    _ = try await beekon.enroll(code: "ben1.x", tokenURL: try #require(URL(string: "http://127.0.0.1:1/oauth/token")))
+                    Issue.record("enrolling against a closed port succeeded")
+                } catch let error as BeekonError {
+                    guard case .enrollmentFailed(let why) = error else { throw error }
+                    #expect(why.contains("retry later"))
+                }
             }
         }
 

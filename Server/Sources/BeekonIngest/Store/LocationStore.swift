@@ -20,8 +20,9 @@ public protocol LocationStore: Sendable {
     func ping() async throws(StoreError)
     /// Every device, with its newest fix by fix time.
     func devices() async throws(StoreError) -> [DeviceSummary]
-    /// The sessions of one device, newest first.
-    func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary]
+    /// The sessions of one device, newest first; with `sinceMillis`, only what lies in that
+    /// window (times, counts; sessions with nothing in it are left out), for a share's window.
+    func sessions(installId: UUID, sinceMillis: Int64?) async throws(StoreError) -> [SessionSummary]
     /// All fixes of a session in time order (nil when the session is unknown).
     func track(sessionId: UUID) async throws(StoreError) -> [StoredFix]
     /// One page of a device's fixes in a time range, in (timestamp, id) order.
@@ -101,6 +102,13 @@ public struct IngestResult: Sendable, Equatable, Codable {
         case locationsDuplicate = "locations_duplicate"
         case eventsStored = "events_stored"
         case eventsDuplicate = "events_duplicate"
+    }
+}
+
+extension LocationStore {
+    /// Every session of one device, newest first.
+    public func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary] {
+        try await sessions(installId: installId, sinceMillis: nil)
     }
 }
 

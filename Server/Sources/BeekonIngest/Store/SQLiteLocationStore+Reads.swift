@@ -34,19 +34,21 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary] {
-        try await run { db in
+    public func sessions(installId: UUID, sinceMillis: Int64?) async throws(StoreError) -> [SessionSummary] {
+        let since = sinceMillis ?? .min
+        return try await run { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
                     SELECT b.session_id,
-                           (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id),
-                           (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id),
-                           (SELECT COUNT(*) FROM locations l WHERE l.session_id = b.session_id),
-                           (SELECT COUNT(*) FROM geofence_events g WHERE g.session_id = b.session_id)
-                    FROM (SELECT DISTINCT session_id FROM batches WHERE install_id = ?) b
-                    """, arguments: [installId.wireString])
-            return rows.map { row in
+                           (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= :since),
+                           (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= :since),
+                           (SELECT COUNT(*) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= :since),
+                           (SELECT COUNT(*) FROM geofence_events g WHERE g.session_id = b.session_id AND g.ts >= :since)
+                    FROM (SELECT DISTINCT session_id FROM batches WHERE install_id = :install) b
+                    """, arguments: ["since": since, "install": installId.wireString])
+            // A share's window: a session with nothing in it is not listed at all.
+            return rows.filter { sinceMillis == nil || ($0[3] as Int) > 0 || ($0[4] as Int) > 0 }.map { row in
                 SessionSummary(
                     sessionId: UUID(uuidString: row[0])!, installId: installId,
                     firstFixAt: (row[1] as Int64?).map(WireTimestamp.init(millis:)),
