@@ -121,12 +121,12 @@ extension Ingest {
             return String(decoding: data, as: UTF8.self)
         }
 
-        @Test("XR-4: twin tracks are indistinguishable through coarsened, windowed shares on every endpoint", arguments: [1, 2, 3, 4] as [UInt64])
-        func coarsenedSharesCannotTellTwinsApart(seed: UInt64) async throws {
+        @Test("XR-4: twin tracks are indistinguishable through coarsened, windowed shares on every endpoint", arguments: Backend.all, [1, 2, 3] as [UInt64])
+        func coarsenedSharesCannotTellTwinsApart(_ backend: Backend, seed: UInt64) async throws {
             var rng = SeededRandom(seed: seed ^ 0x5EED)
             let precision = [25.0, 300, 1000, 5000][Int.random(in: 0...3, using: &rng)]
             try await withServer(
-                .sqlite,
+                backend,
                 configure: {
                     $0.authMode = .required
                     $0.apiKeys = ["admin-k"]

@@ -100,10 +100,15 @@ public struct LocateService: Sendable {
         return try await store.locateRequest(id: id)
     }
 
-    /// Records the fixes of a stored upload that carry a request id as answers.
-    func recordAnswers(_ batch: IngestBatch, logger: Logger) async {
+    /// Records the fixes of a stored upload that carry a request id as answers; `stored` says
+    /// whether a fix really was stored (only a stored fix answers, issue 28).
+    func recordAnswers(_ batch: IngestBatch, logger: Logger, stored: (WireLocation) async -> Bool) async {
         for location in batch.envelope.locations {
             guard let requestId = location.locateRequestId else { continue }
+            guard await stored(location) else {
+                logger.info("locate answer by a fix that was not stored ignored", metadata: ["request_id": "\(requestId.wireString)"])
+                continue
+            }
             do {
                 // Only the device asked may answer (an id from another device is ignored).
                 guard let asked = try await store.locateRequest(id: requestId), asked.installId == batch.envelope.device.installId

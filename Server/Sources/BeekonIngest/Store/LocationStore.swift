@@ -18,6 +18,9 @@ public protocol LocationStore: Sendable {
     func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult
     /// Checks that the database answers.
     func ping() async throws(StoreError)
+    /// Whether every fix and geofence event of `envelope` is stored for its install: a replay
+    /// of a stored batch, as opposed to a batch id reused with other content (issue 28).
+    func holdsEverything(of envelope: WireEnvelope) async throws(StoreError) -> Bool
     /// Every device, with its newest fix by fix time.
     func devices() async throws(StoreError) -> [DeviceSummary]
     /// The sessions of one device, newest first; with `sinceMillis`, only what lies in that

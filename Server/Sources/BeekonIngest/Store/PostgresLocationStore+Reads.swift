@@ -43,6 +43,22 @@ extension PostgresLocationStore {
         }
     }
 
+    public func holdsEverything(of envelope: WireEnvelope) async throws(StoreError) -> Bool {
+        let install = envelope.device.installId
+        let locations = envelope.locations.map(\.id)
+        let events = envelope.geofenceEvents.map(\.id)
+        return try await perform { conn in
+            var found = (0, 0)
+            for try await row in try await conn.query(
+                """
+                SELECT (SELECT count(*) FROM locations WHERE install_id = \(install) AND id = ANY(\(locations))),
+                       (SELECT count(*) FROM geofence_events WHERE install_id = \(install) AND id = ANY(\(events)))
+                """, logger: self.logger
+            ).decode((Int64, Int64).self) { found = (Int(row.0), Int(row.1)) }
+            return found.0 == Set(locations).count && found.1 == Set(events).count
+        }
+    }
+
     public func sessions(installId: UUID, sinceMillis: Int64?) async throws(StoreError) -> [SessionSummary] {
         let since = sinceMillis ?? .min
         return try await perform { conn in

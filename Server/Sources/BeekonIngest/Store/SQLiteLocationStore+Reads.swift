@@ -34,6 +34,27 @@ extension SQLiteLocationStore {
         }
     }
 
+    public func holdsEverything(of envelope: WireEnvelope) async throws(StoreError) -> Bool {
+        let install = envelope.device.installId.wireString
+        let groups: [(String, [String])] = [
+            ("locations", Array(Set(envelope.locations.map(\.id.wireString)))),
+            ("geofence_events", Array(Set(envelope.geofenceEvents.map(\.id.wireString)))),
+        ]
+        return try await run { db in
+            for (table, ids) in groups {
+                for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
+                    let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                    let found =
+                        try Int.fetchOne(
+                            db, sql: "SELECT COUNT(*) FROM \(table) WHERE install_id = ? AND id IN (\(marks))",
+                            arguments: StatementArguments([install] + chunk)) ?? 0
+                    if found < chunk.count { return false }
+                }
+            }
+            return true
+        }
+    }
+
     public func sessions(installId: UUID, sinceMillis: Int64?) async throws(StoreError) -> [SessionSummary] {
         let since = sinceMillis ?? .min
         return try await run { db in
