@@ -41,13 +41,13 @@ public struct LocateService: Sendable {
     /// Creates a request for a device, or refuses it over the rate limit.
     public func create(installId: UUID, requestedBy: String) async throws(StoreError) -> Creation {
         let nowMs = nowMillis
-        let previous = try await store.locateCreationTimes(installId: installId, sinceMillis: nowMs - limit.horizonMillis)
-        let check = limit.check(previous: previous, nowMillis: nowMs)
-        guard check.allowed else { return .limited(retryAfterSeconds: check.retryAfterSeconds) }
         let request = LocateRequest(
             id: makeID(), installId: installId, requestedBy: requestedBy, createdAtMillis: nowMs,
             expiresAtMillis: nowMs + Int64(expirySeconds) * 1000)
-        try await store.insertLocate(request, payload: request.json(includeFix: false))
+        // Checked and stored in one step: a burst cannot slip past the limit (issue 28).
+        if let wait = try await store.insertLocate(request, payload: request.json(includeFix: false), limit: limit) {
+            return .limited(retryAfterSeconds: wait)
+        }
         onChange()
         return .created(request)
     }

@@ -1,11 +1,12 @@
-import BeekonIngest
+@testable import BeekonIngest
 import BeekonWire
 import Foundation
 import Testing
 
 extension Ingest {
-    /// Issue 28, item 7: a batch id reused with other content, and locate answers from fixes that were never stored.
-    @Suite struct BatchConflict {
+    /// Issue 28, item 7: a batch id reused with other content, locate answers from fixes that were never stored, the
+    /// locate rate limit under a burst, and the share cache race.
+    @Suite struct Integrity {
         @Test("IN-2: a batch_id reused with other fixes is refused (409 batch_conflict); a replay, whole or partial, stays 200", arguments: Backend.all)
         func reusedBatchIdIsRefused(_ backend: Backend) async throws {
             try await withServer(backend) { server, _ in
@@ -60,5 +61,48 @@ extension Ingest {
                 #expect(try await state() == "answered")
             }
         }
+    }
+}
+
+extension Ingest.Integrity {
+    @Test("BY-2: the locate rate limit holds under a concurrent burst (3 of 12 accepted, never more)", arguments: Backend.all)
+    func locateRateLimitIsAtomic(_ backend: Backend) async throws {
+        try await withServer(
+            backend,
+            configure: {
+                $0.locateBurst = 3
+                $0.locateIntervalSeconds = 3_600
+            }
+        ) { server, _ in
+            let install = Fixtures.ids.next()
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<12 {
+                    group.addTask { try await HTTP.send("POST", server.base + "/v1/devices/\(install.wireString)/locate").status }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 202 }.count == 3, "\(statuses)")
+            #expect(statuses.filter { $0 == 429 }.count == 9, "\(statuses)")
+        }
+    }
+}
+
+extension Ingest.Integrity {
+    @Test("BY-7: a share created just after the share cache was refreshed is active at once (its stream is not closed)")
+    func shareCreatedAfterACacheRefreshIsActive() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-share-cache-\(UUID().uuidString).sqlite").path
+        defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        let store = try SQLiteLocationStore(path: path, logger: testLogger)
+        try await store.migrate()
+        let shares = ShareService(store: store)
+        let (first, _) = try await shares.create(
+            devices: nil, expiresInSeconds: nil, historySeconds: nil, live: true, precisionMetres: nil, label: nil)
+        #expect(await shares.isActive(first.id))  // the cache is loaded now, without the next share
+        let (second, _) = try await shares.create(
+            devices: nil, expiresInSeconds: nil, historySeconds: nil, live: true, precisionMetres: nil, label: nil)
+        #expect(await shares.isActive(second.id))
+        #expect(try await shares.revoke(id: second.id))
+        #expect(await !shares.isActive(second.id))
+        #expect(await !shares.isActive("sh_never"))
     }
 }
