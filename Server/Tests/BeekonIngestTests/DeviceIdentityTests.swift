@@ -50,7 +50,8 @@ extension Ingest {
                 let grant = try await Self.seed(db, subject: "phone-a", install: a)
                 let asA = Self.bearer(grant.accessToken)
                 #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: a), headers: asA).status == 200)
-                #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: b), headers: Self.admin).status == 200)
+                #expect(
+                    try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: b), headers: Self.admin).status == 200)
 
                 // Upload as B.
                 let forged = try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: b), headers: asA)
@@ -137,7 +138,9 @@ extension Ingest {
                     "POST", server.base + "/oauth/token", body: Array("grant_type=enrollment_code&code=\(code)&install_id=x".utf8))
                 #expect(try badInstall.json()["error"] as? String == "invalid_request")
 
-                #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: a), headers: Self.bearer(access)).status == 200)
+                #expect(
+                    try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: a), headers: Self.bearer(access)).status
+                        == 200)
                 #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1)), headers: Self.bearer(access)).status == 403)
                 // Refresh keeps the binding (the SDK's AuthConfig path).
                 let rotated = try await HTTP.send(
@@ -145,7 +148,9 @@ extension Ingest {
                 #expect(rotated.status == 200)
                 let access2 = try #require(try rotated.json()["access_token"] as? String)
                 let refresh2 = try #require(try rotated.json()["refresh_token"] as? String)
-                #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: a), headers: Self.bearer(access2)).status == 200)
+                #expect(
+                    try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: a), headers: Self.bearer(access2))
+                        .status == 200)
 
                 // A command long-poll held by the device ends when it is revoked.
                 let poll = Task {
@@ -159,7 +164,8 @@ extension Ingest {
                 #expect(ContinuousClock.now - start < .seconds(45), "the poll ended on revocation, not at its 60 s wait")
                 #expect(ended.status == 401)
 
-                let after = try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: a), headers: Self.bearer(access2))
+                let after = try await HTTP.upload(
+                    server, Fixtures.envelope(Fixtures.locations(1), install: a), headers: Self.bearer(access2))
                 #expect(after.status == 401)
                 #expect(try after.json()["error"] as? String == "device_revoked")
                 let dead = try await HTTP.send(
@@ -197,7 +203,9 @@ extension Ingest {
                 #expect(auth.refreshToken?.isEmpty == false)
                 #expect(auth.expiresAt != nil)
                 let access = try #require(auth.accessToken)
-                #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: install), headers: Self.bearer(access)).status == 200)
+                #expect(
+                    try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: install), headers: Self.bearer(access))
+                        .status == 200)
                 #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1)), headers: Self.bearer(access)).status == 403)
                 // The recipe refreshes as the SDK will (its payload, templated).
                 let refreshed = try await HTTP.send(
@@ -245,7 +253,8 @@ extension Ingest {
                 let device = Self.bearer(try await Self.seed(db, subject: a.wireString, install: a).accessToken)
                 let envA = Fixtures.envelope(Fixtures.locations(2, startMillis: WireTimestamp(Date()).millis - 60_000), install: a)
                 #expect(try await HTTP.upload(server, envA, headers: Self.admin).status == 200)
-                #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: b), headers: Self.admin).status == 200)
+                #expect(
+                    try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: b), headers: Self.admin).status == 200)
                 let created = try await HTTP.send(
                     "POST", server.base + "/v1/shares",
                     body: Array(#"{"devices":["\#(a.wireString)"],"live":true,"locate":true}"#.utf8), headers: Self.admin)
@@ -277,8 +286,12 @@ extension Ingest {
                     Row(method: "GET", path: "/v1/devices/\(B)/locate/\(requestB)", admin: 200, device: 403, share: 404),
                     Row(method: "GET", path: "/v1/devices/\(A)/commands?wait=0", admin: 200, device: 200, share: 401),
                     Row(method: "GET", path: "/v1/devices/\(B)/commands?wait=0", admin: 200, device: 403, share: 401),
-                    Row(method: "POST", path: "/v1/devices/\(A)/locate/\(requestA)/answer", body: refuse, admin: 200, device: 200, share: 401),
-                    Row(method: "POST", path: "/v1/devices/\(B)/locate/\(requestB)/answer", body: refuse, admin: 200, device: 403, share: 401),
+                    Row(
+                        method: "POST", path: "/v1/devices/\(A)/locate/\(requestA)/answer", body: refuse, admin: 200, device: 200,
+                        share: 401),
+                    Row(
+                        method: "POST", path: "/v1/devices/\(B)/locate/\(requestB)/answer", body: refuse, admin: 200, device: 403,
+                        share: 401),
                     Row(method: "POST", path: "/v1/enrollments", admin: 201, device: 403, share: 401),
                     Row(method: "POST", path: "/v1/devices/\(c.wireString)/revoke", admin: 200, device: 403, share: 401),
                 ]
@@ -293,7 +306,9 @@ extension Ingest {
                             // A stream: the first fix arrives (only then is it known to be allowed).
                             got = try await Live.fixes(server.base + row.path, headers: headers, after: "0", count: 1).isEmpty ? 0 : 200
                         } else {
-                            got = try await HTTP.send(row.method, server.base + row.path, body: row.body.map { Array($0.utf8) }, headers: headers).status
+                            got = try await HTTP.send(
+                                row.method, server.base + row.path, body: row.body.map { Array($0.utf8) }, headers: headers
+                            ).status
                         }
                         #expect(got == expected, "\(role) \(row.method) \(row.path)")
                     }
@@ -302,7 +317,9 @@ extension Ingest {
                 for (headers, install, expected) in [
                     (Self.admin, b, 200), (device, a, 200), (device, b, 403), (share, a, 401),
                 ] as [([String: String], UUID, Int)] {
-                    #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: install), headers: headers).status == expected)
+                    #expect(
+                        try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: install), headers: headers).status
+                            == expected)
                 }
             }
         }

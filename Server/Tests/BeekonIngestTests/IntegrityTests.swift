@@ -7,7 +7,9 @@ extension Ingest {
     /// Issue 28, item 7: a batch id reused with other content, locate answers from fixes that were never stored, the
     /// locate rate limit under a burst, and the share cache race.
     @Suite struct Integrity {
-        @Test("IN-2: a batch_id reused with other fixes is refused (409 batch_conflict); a replay, whole or partial, stays 200", arguments: Backend.all)
+        @Test(
+            "IN-2: a batch_id reused with other fixes is refused (409 batch_conflict); a replay, whole or partial, stays 200",
+            arguments: Backend.all)
         func reusedBatchIdIsRefused(_ backend: Backend) async throws {
             try await withServer(backend) { server, _ in
                 let install = Fixtures.ids.next()
@@ -44,7 +46,8 @@ extension Ingest {
                 let created = try await HTTP.send("POST", server.base + "/v1/devices/\(install.wireString)/locate")
                 let request = try #require(try created.json()["id"] as? String)
                 func state() async throws -> String? {
-                    try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/locate/\(request)").json()["state"] as? String
+                    try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/locate/\(request)").json()["state"]
+                        as? String
                 }
                 // A fix reusing a stored fix's id, elsewhere: a duplicate, not stored, not an answer.
                 var forged = Fixtures.locations(1, startMillis: now)

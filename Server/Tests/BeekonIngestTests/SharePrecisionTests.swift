@@ -48,12 +48,14 @@ extension Ingest {
                 let start = windowStart - Int64.random(in: 2...48, using: &rng) * 3_600_000
                 let before = (0..<count).map { i in
                     WireLocation(
-                        id: Fixtures.ids.next(), timestamp: WireTimestamp(millis: start + Int64(i) * Int64.random(in: 1_000...60_000, using: &rng)),
+                        id: Fixtures.ids.next(),
+                        timestamp: WireTimestamp(millis: start + Int64(i) * Int64.random(in: 1_000...60_000, using: &rng)),
                         trigger: .interval, motion: .moving, latitude: Double.random(in: -80...80, using: &rng),
                         longitude: Double.random(in: -180...180, using: &rng), accuracy: Double.random(in: 1...50, using: &rng),
                         speed: Double.random(in: 0...30, using: &rng), bearing: Double.random(in: 0..<360, using: &rng))
                 }
-                let envelope = Fixtures.envelope(before, session: Bool.random(using: &rng) ? session : Fixtures.ids.next(), install: install)
+                let envelope = Fixtures.envelope(
+                    before, session: Bool.random(using: &rng) ? session : Fixtures.ids.next(), install: install)
                 if install == installA { twins.a.append(envelope) } else { twins.b.append(envelope) }
             }
             // In the window: a random walk and its twin, fix by fix in the same cell.
@@ -69,7 +71,8 @@ extension Ingest {
                 lon += rng.gaussian(sigma: precision * 0.4) / (111_320 * max(0.2, cos(lat * .pi / 180)))
                 lon = lon > 180 ? lon - 360 : lon < -180 ? lon + 360 : lon
                 let (latC, lonC) = c.coordinate(latitude: lat, longitude: lon)
-                let lonDecimals = Coarsening.decimals(metres: precision, metresPerDegree: Coarsening.metresPerDegree * cos(latC * .pi / 180))
+                let lonDecimals = Coarsening.decimals(
+                    metres: precision, metresPerDegree: Coarsening.metresPerDegree * cos(latC * .pi / 180))
                 var twinLat = jitter(latC, step: pow(10, -Double(latDecimals)), &rng)
                 var twinLon = jitter(lonC, step: pow(10, -Double(lonDecimals)), &rng)
                 if c.coordinate(latitude: twinLat, longitude: twinLon) != (latC, lonC) || abs(twinLon) > 180 || abs(twinLat) > 90 {
@@ -121,7 +124,9 @@ extension Ingest {
             return String(decoding: data, as: UTF8.self)
         }
 
-        @Test("XR-4: twin tracks are indistinguishable through coarsened, windowed shares on every endpoint", arguments: Backend.all, [1, 2, 3] as [UInt64])
+        @Test(
+            "XR-4: twin tracks are indistinguishable through coarsened, windowed shares on every endpoint", arguments: Backend.all,
+            [1, 2, 3] as [UInt64])
         func coarsenedSharesCannotTellTwinsApart(_ backend: Backend, seed: UInt64) async throws {
             var rng = SeededRandom(seed: seed ^ 0x5EED)
             let precision = [25.0, 300, 1000, 5000][Int.random(in: 0...3, using: &rng)]

@@ -65,7 +65,8 @@ extension Beekon {
             return auth
         case .dead(let status):
             throw .enrollmentFailed(
-                "the server refused the code (HTTP \(status)): it is unknown, expired or used up, or this install is already enrolled or revoked; ask for a new code")
+                "the server refused the code (HTTP \(status)): it is unknown, expired or used up, or this install is already enrolled or revoked; ask for a new code"
+            )
         case .transient(let why):
             throw .enrollmentFailed("the server could not be reached (\(why)); retry later")
         }
