@@ -241,6 +241,27 @@ struct SyncEngineTests {
         #expect(r[0].envelope.batchId == r[2].envelope.batchId, "no automatic shrink: same batch")
     }
 
+    /// Issue 28: a server refuses a batch id it stored with other content (409); the rows keep
+    /// SY-7's no-tight-loop hold, then go out under a new batch id instead of the spent one.
+    @Test func conflictingBatchIdIsReplacedOnTheNextAttempt() async throws {
+        let h = Harness()
+        let transport = ScriptedTransport()
+        await transport.enqueue(statuses: 409)
+        let beekon = h.beekon(transport: transport)
+        try await configureSync(beekon, syncConfig(SyncConfig(url: loopbackURL, syncThreshold: 1)))
+        try await beekon.start()
+        await h.provider.send(fix(1))
+        await transport.waitForRequests(1)
+        _ = await waitForStatus(beekon) { $0 == .failed(.permanent(status: 409)) }
+        try await beekon.sync()
+        await transport.waitForRequests(2)
+        _ = await waitForStatus(beekon) { if case .succeeded = $0 { true } else { false } }
+        #expect(try await beekon.pendingUploadCount() == 0)
+        let r = await transport.requests
+        #expect(r[0].envelope.batchId != r[1].envelope.batchId, "a new batch id after the conflict")
+        #expect(r[0].envelope.locations.map(\.id) == r[1].envelope.locations.map(\.id), "the same rows")
+    }
+
     @Test func timeoutsAndNetworkErrorsRetry() async throws {
         let h = Harness()
         let transport = ScriptedTransport()

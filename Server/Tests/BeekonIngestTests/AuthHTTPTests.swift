@@ -31,15 +31,17 @@ extension Ingest {
                 #expect(try await HTTP.upload(server, e, headers: ["Authorization": "Bearer nope"]).status == 401)
                 #expect(try await HTTP.upload(server, e, headers: ["X-API-Key": "k-123"]).status == 200)
                 let seed = try await Self.seed(db, subject: "truck-7")
+                // A device credential acts for one install: the first it uploads as (issue 28).
+                let truck = Fixtures.ids.next()
                 #expect(
                     try await HTTP.upload(
-                        server, Fixtures.envelope(Fixtures.locations(1)),
+                        server, Fixtures.envelope(Fixtures.locations(1), install: truck),
                         headers: ["Authorization": "Bearer \(seed.accessToken)"]
                     ).status == 200)
                 // The SDK's raw strategy: the token without a scheme.
                 #expect(
                     try await HTTP.upload(
-                        server, Fixtures.envelope(Fixtures.locations(1)),
+                        server, Fixtures.envelope(Fixtures.locations(1), install: truck),
                         headers: ["Authorization": seed.accessToken]
                     ).status == 200)
                 // Refresh as a form (the SDK default), then as JSON with the rotated token.
@@ -58,7 +60,7 @@ extension Ingest {
                 #expect(refresh != seed.refreshToken)
                 #expect(
                     try await HTTP.upload(
-                        server, Fixtures.envelope(Fixtures.locations(1)),
+                        server, Fixtures.envelope(Fixtures.locations(1), install: truck),
                         headers: ["Authorization": "Bearer \(access)"]
                     ).status == 200)
                 let json = try await HTTP.send(

@@ -8,6 +8,9 @@ public enum BeekonError: Error, Sendable, Hashable, CustomStringConvertible {
     case storage(String)
     /// A configuration value is out of range or malformed; the message names the field.
     case invalidConfiguration(String)
+    /// Enrolling with the server failed; the message says whether to retry later (network,
+    /// server busy) or to ask for a new enrollment code (refused).
+    case enrollmentFailed(String)
 
     public var description: String {
         switch self {
@@ -19,6 +22,8 @@ public enum BeekonError: Error, Sendable, Hashable, CustomStringConvertible {
             return "storage error: \(why)"
         case .invalidConfiguration(let why):
             return "invalid configuration: \(why)"
+        case .enrollmentFailed(let why):
+            return "enrollment failed: \(why)"
         }
     }
 }

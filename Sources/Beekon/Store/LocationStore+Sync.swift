@@ -215,6 +215,18 @@ extension LocationStore {
         }
     }
 
+    /// The server refused the batch id as reused with other content (409): the id is spent,
+    /// so the rows return to the queue and go out under a new batch id on the next attempt.
+    func release(_ batch: PendingBatch) async throws(BeekonError) {
+        try await write("re-batching rows refused under a reused batch id") { db in
+            let id = batch.id.wireString
+            for table in ["location", "geofence_event", "proximity_event"] {
+                try db.execute(sql: "UPDATE \(table) SET batch_id = NULL WHERE batch_id = ? AND upload_state = 0", arguments: [id])
+            }
+            try db.execute(sql: "DELETE FROM upload_batch WHERE id = ?", arguments: [id])
+        }
+    }
+
     /// A failed attempt: the batch stays (same id, same rows) with its attempt count and last outcome.
     func recordAttempt(_ batch: UUID, status: Int?, error: String?) async throws(BeekonError) {
         try await write("recording an upload attempt") { db in

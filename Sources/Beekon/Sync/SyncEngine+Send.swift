@@ -73,7 +73,13 @@ extension SyncEngine {
                 await scheduleRetry(why, retryAfter: retryAfter)
                 return false
             case .permanent(let s):
-                try await store.recordAttempt(batch.id, status: s, error: nil)
+                if s == 409 {
+                    // `beekon-ingest` answers 409 when this batch id was stored with other content: the
+                    // id is spent, the rows go out under a new one (still no tight loop: held as permanent).
+                    try await store.release(batch)
+                } else {
+                    try await store.recordAttempt(batch.id, status: s, error: nil)
+                }
                 logger.error("upload failed permanently; rows kept until the next interval, sync() or configure()", metadata: meta)
                 hold = .permanent
                 await report(.failed(.permanent(status: s)))

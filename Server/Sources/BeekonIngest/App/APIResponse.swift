@@ -34,10 +34,10 @@ enum APIResponse {
     }
 
     /// 401 with a `WWW-Authenticate` challenge.
-    static func unauthorized(_ message: String) -> Response {
+    static func unauthorized(_ message: String, error code: String = "unauthorized") -> Response {
         var headers = HTTPFields()
         headers[.wwwAuthenticate] = "Bearer realm=\"beekon-ingest\""
-        return error(.unauthorized, "unauthorized", message, headers: headers)
+        return error(.unauthorized, code, message, headers: headers)
     }
 
     /// 503 for the server's own faults, with `Retry-After` so devices back off.

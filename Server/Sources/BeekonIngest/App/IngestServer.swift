@@ -129,6 +129,7 @@ public enum IngestServer {
         let live = LiveController(store: store, hub: hub, access: access, retryMillis: config.liveRetryMillis, now: now)
         live.register(on: router)
         TokenController(tokens: tokens, metrics: metrics).register(on: router)
+        DeviceAdminController(tokens: tokens, auth: auth).register(on: router)
         ReadController(store: store, access: access, staleAfterSeconds: config.staleAfterSeconds, now: now, monitor: monitor)
             .register(on: router)
         HealthController(store: store, metrics: metrics, auth: auth, hub: hub).register(on: router)

@@ -65,6 +65,34 @@ public struct Authenticator: Sendable {
         return headers.first(where: { $0.name.canonicalName == "x-api-key" })?.value.trimmingCharacters(in: .whitespaces)
     }
 
+    /// Whether `principal` may act for `install` (upload as it, poll its commands, answer its
+    /// locate requests). Admin keys and auth off act for any install; a device credential only
+    /// for the install it is bound to — bound on first use when it was issued without one —
+    /// and not once an admin revoked it. Nil when allowed, else the refusal to send:
+    /// 403 `wrong_install`, 401 `device_revoked` (the SDK then refreshes, which fails for good),
+    /// 503 when the binding could not be read.
+    func refusal(_ principal: Principal, actingFor install: UUID) async -> Response? {
+        guard case .device(let subject) = principal else { return nil }
+        let bound: DeviceBinding
+        do {
+            bound = try await tokens.binding(subject: subject, claim: install)
+        } catch {
+            return APIResponse.unavailable("the device credential could not be checked; retry later")
+        }
+        if bound.revoked { return APIResponse.unauthorized("this device was revoked by an admin", error: "device_revoked") }
+        guard bound.installId == install else {
+            return APIResponse.error(.forbidden, "wrong_install", "this credential belongs to another install")
+        }
+        return nil
+    }
+
+    /// Whether a device credential still holds (not revoked); true for every other principal.
+    func stillValid(_ principal: Principal, for install: UUID) async -> Bool {
+        guard case .device(let subject) = principal else { return true }
+        guard let bound = try? await tokens.binding(subject: subject, claim: install) else { return true }
+        return !bound.revoked && bound.installId == install
+    }
+
     /// Whether `headers` carry a valid API key (whatever the auth mode).
     func hasAdminKey(_ headers: HTTPFields) -> Bool {
         guard required else { return true }

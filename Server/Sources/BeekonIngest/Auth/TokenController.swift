@@ -2,8 +2,10 @@ import Foundation
 import Hummingbird
 import Logging
 
-/// `POST /oauth/token` with `grant_type=refresh_token` and `refresh_token=…`,
-/// as a form (`application/x-www-form-urlencoded`, the SDK's default) or JSON.
+/// `POST /oauth/token` with `grant_type=refresh_token` and `refresh_token=…`, or
+/// `grant_type=enrollment_code` with `code=…` and `install_id=…` (a device enrolling with a
+/// code an admin created, issue 28), as a form (`application/x-www-form-urlencoded`, the SDK's
+/// default) or JSON.
 /// Errors follow RFC 6749 §5.2 (`400 {"error": "invalid_grant"}` etc.), which
 /// the SDK treats as dead credentials; database failures answer 503 (transient).
 struct TokenController: Sendable {
@@ -22,14 +24,24 @@ struct TokenController: Sendable {
             return APIResponse.error(.badRequest, "invalid_request", "the body is missing or larger than 64 KiB")
         }
         let fields = Self.parseFields(Array(buffer.readableBytesView), contentType: request.headers[.contentType])
-        guard fields["grant_type"] == "refresh_token" else {
-            return APIResponse.error(.badRequest, "unsupported_grant_type", "only grant_type=refresh_token is supported")
-        }
-        guard let presented = fields["refresh_token"], !presented.isEmpty else {
-            return APIResponse.error(.badRequest, "invalid_request", "refresh_token is missing")
+        let exchange: @Sendable () async throws(TokenError) -> TokenGrant
+        switch fields["grant_type"] {
+        case "refresh_token":
+            guard let presented = fields["refresh_token"], !presented.isEmpty else {
+                return APIResponse.error(.badRequest, "invalid_request", "refresh_token is missing")
+            }
+            exchange = { () async throws(TokenError) -> TokenGrant in try await tokens.refresh(presented) }
+        case "enrollment_code":
+            guard let code = fields["code"], !code.isEmpty, let install = fields["install_id"].flatMap(UUID.init(uuidString:)) else {
+                return APIResponse.error(.badRequest, "invalid_request", "send code and install_id (a UUID)")
+            }
+            exchange = { () async throws(TokenError) -> TokenGrant in try await tokens.enroll(code: code, installId: install) }
+        default:
+            return APIResponse.error(
+                .badRequest, "unsupported_grant_type", "grant_type must be refresh_token or enrollment_code")
         }
         do {
-            let grant = try await tokens.refresh(presented)
+            let grant = try await exchange()
             metrics.tokenRefreshOK.increment()
             var headers = HTTPFields()
             headers[.cacheControl] = "no-store"

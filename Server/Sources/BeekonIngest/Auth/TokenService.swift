@@ -1,3 +1,4 @@
+import BeekonWire
 import Crypto
 import Foundation
 import Logging
@@ -32,19 +33,81 @@ public final class TokenService: Sendable {
     }
 
     /// Issues a fresh grant (new refresh-token chain) for `subject`, e.g. to seed a device.
-    public func issue(subject: String) async throws(TokenError) -> TokenGrant {
+    /// With `installId` the credential is bound to that install at once; without, it is bound
+    /// to the first install it acts for (see ``Authenticator/authorize(_:actingFor:)``).
+    public func issue(subject: String, installId: UUID? = nil) async throws(TokenError) -> TokenGrant {
         guard Self.isValidSubject(subject) else { throw .invalidSubject(subject) }
         let refresh = Self.newRefreshToken()
         let nowMs = Self.millis(now())
         do {
-            try await store.insertRefreshToken(
-                RefreshTokenRecord(
-                    hash: Self.hash(refresh), subject: subject, family: UUID().uuidString.lowercased(),
-                    issuedMillis: nowMs, expiresMillis: nowMs + refreshTTL * 1000))
+            if let installId {
+                let bound = try await store.deviceBinding(subject: subject, claim: installId, nowMillis: nowMs)
+                guard bound.installId == installId, !bound.revoked else {
+                    throw TokenError.invalidGrant("the subject '\(subject)' is already bound to another install or revoked")
+                }
+            }
+            try await store.insertRefreshToken(newRecord(refresh, subject: subject, nowMillis: nowMs))
+        } catch let error as TokenError {
+            throw error
+        } catch let error as StoreError {
+            throw .store(error)
+        } catch {
+            throw .store(.queryFailed("\(error)"))
+        }
+        return try grant(subject: subject, refreshToken: refresh)
+    }
+
+    /// Creates an enrollment code an admin hands to an app: each of `uses` installs may exchange
+    /// it once (``enroll(code:installId:)``) within `ttlSeconds`.
+    public func createEnrollmentCode(uses: Int, ttlSeconds: Int, label: String?) async throws(TokenError) -> EnrollmentCode {
+        let code = "ben1." + Base64URL.encode(SymmetricKey(size: .bits256).withUnsafeBytes { [UInt8]($0) })
+        let nowMs = Self.millis(now())
+        let expires = nowMs + Int64(ttlSeconds) * 1000
+        do {
+            try await store.insertEnrollmentCode(
+                EnrollmentCodeRecord(hash: Self.hash(code), label: label, createdMillis: nowMs, expiresMillis: expires, usesLeft: uses))
         } catch {
             throw .store(error)
         }
-        return try grant(subject: subject, refreshToken: refresh)
+        return EnrollmentCode(code: code, uses: uses, expiresAt: WireTimestamp(millis: expires).description, label: label)
+    }
+
+    /// Exchanges an enrollment code for a grant bound to `installId` (its subject is the
+    /// install id's text). One use of the code is spent; an install enrols once.
+    public func enroll(code: String, installId: UUID) async throws(TokenError) -> TokenGrant {
+        let refresh = Self.newRefreshToken()
+        let nowMs = Self.millis(now())
+        let subject = installId.wireString
+        let outcome: EnrollmentRedemption
+        do {
+            outcome = try await store.redeemEnrollmentCode(
+                hash: Self.hash(code), installId: installId, refresh: newRecord(refresh, subject: subject, nowMillis: nowMs),
+                nowMillis: nowMs)
+        } catch {
+            throw .store(error)
+        }
+        switch outcome {
+        case .enrolled: return try grant(subject: subject, refreshToken: refresh)
+        case .invalidCode: throw .invalidGrant("the enrollment code is unknown, expired or used up")
+        case .installTaken: throw .invalidGrant("this install is already enrolled; a device enrols once")
+        case .installRevoked: throw .invalidGrant("this install was revoked by an admin")
+        }
+    }
+
+    /// The install `subject` acts for (bound to `claim` on first use).
+    func binding(subject: String, claim: UUID) async throws(StoreError) -> DeviceBinding {
+        try await store.deviceBinding(subject: subject, claim: claim, nowMillis: Self.millis(now()))
+    }
+
+    /// Revokes every credential of an install; returns how many.
+    public func revoke(installId: UUID) async throws(StoreError) -> Int {
+        try await store.revokeDevice(installId: installId, nowMillis: Self.millis(now()))
+    }
+
+    private func newRecord(_ refresh: String, subject: String, nowMillis: Int64) -> RefreshTokenRecord {
+        RefreshTokenRecord(
+            hash: Self.hash(refresh), subject: subject, family: UUID().uuidString.lowercased(),
+            issuedMillis: nowMillis, expiresMillis: nowMillis + refreshTTL * 1000)
     }
 
     /// Exchanges a refresh token for a new access token and a new refresh token.
@@ -91,6 +154,23 @@ public final class TokenService: Sendable {
     /// Subjects are 1–100 printable ASCII characters without spaces.
     static func isValidSubject(_ s: String) -> Bool {
         !s.isEmpty && s.utf8.count <= 100 && s.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    }
+}
+
+/// A new enrollment code, as answered to the admin who created it (the only time it is shown).
+public struct EnrollmentCode: Sendable, Codable, Equatable {
+    /// The secret the device presents (`grant_type=enrollment_code`).
+    public var code: String
+    /// How many installs may enrol with it.
+    public var uses: Int
+    /// When it stops working (RFC 3339).
+    public var expiresAt: String
+    /// The admin's note.
+    public var label: String?
+
+    enum CodingKeys: String, CodingKey {
+        case code, uses, label
+        case expiresAt = "expires_at"
     }
 }
 

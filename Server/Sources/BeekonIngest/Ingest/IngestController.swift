@@ -8,7 +8,9 @@ import Logging
 ///
 /// Status codes (what the SDK does with them in brackets):
 /// 200 stored or already stored [delete rows] · 400 not JSON / bad gzip [drop] ·
-/// 422 schema violation [drop] · 401 missing/invalid credential [refresh, retry once] ·
+/// 422 schema violation [drop] · 401 missing/invalid credential or revoked device [refresh, retry once] ·
+/// 403 a device credential uploading for another install [keep, auth error] ·
+/// 409 `batch_conflict`: the batch id was stored before with other content [re-batch under a new id] ·
 /// 413 body or inflated body too large [keep] · 415 unknown Content-Encoding [keep] ·
 /// 503 database failure [retry with backoff].
 struct IngestController: Sendable {
@@ -86,9 +88,18 @@ struct IngestController: Sendable {
                 return APIResponse.error(.unprocessableContent, "invalid", error.description)
             }
         }
+        // A device credential uploads only for its own install (issue 28).
+        if let refusal = await auth.refusal(principal, actingFor: envelope.device.installId) { return refusal }
         let batch = IngestBatch(envelope: envelope, receivedAt: WireTimestamp(now()), principal: principal.recorded)
         do {
             let result = try await store.ingest(batch)
+            // A batch id already stored with other content: refused, so the device knows to resend
+            // those fixes under a new batch id (they were not stored; a 200 would lose them).
+            if result.duplicateBatch, try await !store.holdsEverything(of: envelope) {
+                return APIResponse.error(
+                    .conflict, "batch_conflict",
+                    "batch_id \(envelope.batchId.wireString) was already stored with other content; send these fixes under a new batch_id")
+            }
             metrics.stored(result)
             if result.storedAnything { hub?.poke() }
             monitor?.poke()
@@ -99,7 +110,11 @@ struct IngestController: Sendable {
                     "duplicate": "\(result.locationsDuplicate)", "duplicate_batch": "\(result.duplicateBatch)",
                 ])
             guard let locates else { return APIResponse.encode(.ok, result) }
-            await locates.recordAnswers(batch, logger: logger)
+            // Only a fix this upload stored answers (a replayed batch stored nothing; a fix whose id
+            // was already stored with other content is not this fix).
+            if !result.duplicateBatch {
+                await locates.recordAnswers(batch, logger: logger) { location in await self.isStored(location, of: envelope) }
+            }
             // Must-ignore for old SDKs: the device's open locate requests, now delivered.
             let pending = (try? await locates.deliver(to: envelope.device.installId)) ?? []
             return APIResponse.encode(.ok, IngestReply(result: result, locateRequests: pending))
@@ -107,6 +122,17 @@ struct IngestController: Sendable {
             metrics.storeFailures.increment()
             logger.error("batch not stored", metadata: ["batch_id": "\(envelope.batchId.wireString)", "error": "\(error)"])
             return APIResponse.unavailable("the batch was not stored; retry later")
+        }
+    }
+
+    /// Whether `location` is stored as sent, for the envelope's install.
+    func isStored(_ location: WireLocation, of envelope: WireEnvelope) async -> Bool {
+        let at = location.timestamp.millis
+        let query = FixQuery(
+            installId: envelope.device.installId, from: WireTimestamp(millis: at), to: WireTimestamp(millis: at + 1), limit: 5_000)
+        guard let page = try? await store.fixes(query) else { return false }
+        return page.fixes.contains {
+            $0.location.id == location.id && $0.location.latitude == location.latitude && $0.location.longitude == location.longitude
         }
     }
 

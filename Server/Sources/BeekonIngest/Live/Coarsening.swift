@@ -4,8 +4,10 @@ import Foundation
 /// Coarsens positions server-side for a share with a precision: latitude and longitude
 /// are rounded to the fewest decimal places whose step is still at least `metres` on
 /// the ground (longitude's step is measured at the rounded latitude), accuracy becomes
-/// at least `metres`, altitude is rounded to `metres`. A coarsened value never carries
-/// more decimals than its precision allows, on any endpoint or event.
+/// at least `metres`, altitude and beacon distances are rounded to `metres`, and speed and
+/// bearing are left out (two fixes a second apart would give the position to well under
+/// the precision). A coarsened value never carries more decimals than its precision
+/// allows, on any endpoint or event (XR-4).
 struct Coarsening: Sendable, Equatable {
     /// The precision, in metres (> 0).
     let metres: Double
@@ -36,9 +38,17 @@ struct Coarsening: Sendable, Equatable {
         var c = l
         (c.latitude, c.longitude) = coordinate(latitude: l.latitude, longitude: l.longitude)
         c.accuracy = max(l.accuracy ?? 0, metres)
-        c.altitude = l.altitude.map { ($0 / metres).rounded() * metres }
+        c.altitude = l.altitude.map(multiple)
+        c.speed = nil
+        c.bearing = nil
         return c
     }
+
+    /// `value` rounded to a whole multiple of the precision (altitudes, beacon distances).
+    func multiple(_ value: Double) -> Double { (value / metres).rounded() * metres }
+
+    /// Keys a coarsened object never carries.
+    static let withheld: Set<String> = ["speed", "bearing"]
 
     /// A coarsened copy of a stored fix.
     func fix(_ f: StoredFix) -> StoredFix {
@@ -47,8 +57,9 @@ struct Coarsening: Sendable, Equatable {
         return c
     }
 
-    /// A flat JSON object (an event payload) with `latitude`, `longitude`, `accuracy` and
-    /// `altitude` coarsened and every other member kept as it was. A nested `last_fix`
+    /// A flat JSON object (an event payload) with `latitude`, `longitude`, `accuracy`,
+    /// `altitude` and `distance` coarsened, speed and bearing left out, and every other member
+    /// kept as it was. A nested `last_fix`
     /// object (device events) is coarsened the same way.
     func payload(_ json: String) -> String {
         guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return "{}" }
@@ -64,8 +75,10 @@ struct Coarsening: Sendable, Equatable {
             o["latitude"] = a
             o["longitude"] = b
             o["accuracy"] = max((o["accuracy"] as? NSNumber)?.doubleValue ?? 0, metres)
-            if let alt = (o["altitude"] as? NSNumber)?.doubleValue { o["altitude"] = (alt / metres).rounded() * metres }
+            if let alt = (o["altitude"] as? NSNumber)?.doubleValue { o["altitude"] = multiple(alt) }
+            for key in Self.withheld { o[key] = nil }
         }
+        if let distance = (o["distance"] as? NSNumber)?.doubleValue { o["distance"] = multiple(distance) }
         w.raw("{")
         for (i, key) in o.keys.sorted().enumerated() {
             if i > 0 { w.raw(",") }

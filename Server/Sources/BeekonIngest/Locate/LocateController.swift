@@ -58,17 +58,22 @@ struct LocateController: Sendable {
             }
         }
         router.get("/v1/devices/:install/commands") { request, context in
-            await self.device(request, context) { install in
+            await self.device(request, context) { install, principal in
                 let wait = request.uri.queryParameters["wait"].map { Double(String($0)) } ?? 25
                 guard let wait, wait.isFinite, (0...60).contains(wait) else {
                     return ReadController.badParameter("wait", "seconds 0…60")
                 }
-                let pending = try await self.poll(install, wait: .milliseconds(Int(wait * 1000)))
+                let valid: @Sendable () async -> Bool = { await self.auth.stillValid(principal, for: install) }
+                let pending = try await self.poll(install, wait: .milliseconds(Int(wait * 1000)), stillValid: valid)
+                // Revoked while it waited: the device learns at once (its refresh then fails for good).
+                if pending.isEmpty, await !valid() {
+                    return APIResponse.unauthorized("this device was revoked by an admin", error: "device_revoked")
+                }
                 return APIResponse.json(.ok, Array(Self.commands(pending).utf8))
             }
         }
         router.post("/v1/devices/:install/locate/:request/answer") { request, context in
-            await self.device(request, context) { install in
+            await self.device(request, context) { install, _ in
                 guard let id = ReadController.uuid(context.parameters.get("request")) else { return ReadController.badID("request_id") }
                 let body = try? await request.body.collect(upTo: 16_384)
                 guard let body, let answer = try? JSONDecoder().decode(Answer.self, from: Data(buffer: body)),
@@ -86,7 +91,7 @@ struct LocateController: Sendable {
         // The device's push token (issue 30): the same device-authorization path as the
         // command channel, so a credential bound to another install is refused here too.
         router.put("/v1/devices/:install/push-token") { request, context in
-            await self.device(request, context) { install in
+            await self.device(request, context) { install, _ in
                 guard let store = self.pushTokens else { return APIResponse.unavailable("push tokens are not stored by this server") }
                 let body = try? await request.body.collect(upTo: 8_192)
                 switch PushToken.parse(body.map { Array(buffer: $0) } ?? [], installId: install, nowMillis: self.locates.nowMillis) {
@@ -99,7 +104,7 @@ struct LocateController: Sendable {
             }
         }
         router.delete("/v1/devices/:install/push-token") { request, context in
-            await self.device(request, context) { install in
+            await self.device(request, context) { install, _ in
                 guard let store = self.pushTokens else { return APIResponse.unavailable("push tokens are not stored by this server") }
                 try await store.removePushToken(installId: install, ifToken: nil)
                 return Response(status: .noContent)
@@ -113,13 +118,17 @@ struct LocateController: Sendable {
         var reason: String?
     }
 
-    /// The open requests (marked delivered) as soon as there are any, or none after `wait`.
-    func poll(_ install: UUID, wait: Duration) async throws(StoreError) -> [LocateRequest] {
+    /// The open requests (marked delivered) as soon as there are any, or none after `wait`;
+    /// none at once when `stillValid` turns false (a device revoked while it waits).
+    func poll(
+        _ install: UUID, wait: Duration, stillValid: @Sendable () async -> Bool = { true }
+    ) async throws(StoreError) -> [LocateRequest] {
         let clock = ContinuousClock()
         let deadline = clock.now + wait
         let (subscriber, signals, _) = hub.subscribe()
         defer { hub.unsubscribe(subscriber) }
         while true {
+            guard await stillValid() else { return [] }
             let pending = try await locates.deliver(to: install)
             if !pending.isEmpty || clock.now >= deadline || Task.isCancelled || Task.isShuttingDownGracefully { return pending }
             // Woken by any new event (a locate request is one), else re-checked every second.
@@ -178,15 +187,17 @@ struct LocateController: Sendable {
         }
     }
 
-    /// Device routes: any credential that may upload (API key, access token, auth off).
+    /// Device routes: any credential that may upload (API key, access token, auth off); an
+    /// access token only for the install it is bound to (403 for another, issue 28).
     private func device(
-        _ request: Request, _ context: BasicRequestContext, _ body: (UUID) async throws -> Response
+        _ request: Request, _ context: BasicRequestContext, _ body: (UUID, Principal) async throws -> Response
     ) async -> Response {
         guard let install = ReadController.uuid(context.parameters.get("install")) else { return ReadController.badID("install_id") }
-        guard auth.principal(of: request.headers) != nil else {
+        guard let principal = auth.principal(of: request.headers) else {
             return APIResponse.unauthorized("send the device's API key or access token: Authorization: Bearer <token>")
         }
-        return await Self.mapFailure(context) { try await body(install) }
+        if let refusal = await auth.refusal(principal, actingFor: install) { return refusal }
+        return await Self.mapFailure(context) { try await body(install, principal) }
     }
 
     private static func mapFailure(

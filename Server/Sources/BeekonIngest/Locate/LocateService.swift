@@ -41,13 +41,13 @@ public struct LocateService: Sendable {
     /// Creates a request for a device, or refuses it over the rate limit.
     public func create(installId: UUID, requestedBy: String) async throws(StoreError) -> Creation {
         let nowMs = nowMillis
-        let previous = try await store.locateCreationTimes(installId: installId, sinceMillis: nowMs - limit.horizonMillis)
-        let check = limit.check(previous: previous, nowMillis: nowMs)
-        guard check.allowed else { return .limited(retryAfterSeconds: check.retryAfterSeconds) }
         let request = LocateRequest(
             id: makeID(), installId: installId, requestedBy: requestedBy, createdAtMillis: nowMs,
             expiresAtMillis: nowMs + Int64(expirySeconds) * 1000)
-        try await store.insertLocate(request, payload: request.json(includeFix: false))
+        // Checked and stored in one step: a burst cannot slip past the limit (issue 28).
+        if let wait = try await store.insertLocate(request, payload: request.json(includeFix: false), limit: limit) {
+            return .limited(retryAfterSeconds: wait)
+        }
         onChange()
         return .created(request)
     }
@@ -100,10 +100,15 @@ public struct LocateService: Sendable {
         return try await store.locateRequest(id: id)
     }
 
-    /// Records the fixes of a stored upload that carry a request id as answers.
-    func recordAnswers(_ batch: IngestBatch, logger: Logger) async {
+    /// Records the fixes of a stored upload that carry a request id as answers; `stored` says
+    /// whether a fix really was stored (only a stored fix answers, issue 28).
+    func recordAnswers(_ batch: IngestBatch, logger: Logger, stored: (WireLocation) async -> Bool) async {
         for location in batch.envelope.locations {
             guard let requestId = location.locateRequestId else { continue }
+            guard await stored(location) else {
+                logger.info("locate answer by a fix that was not stored ignored", metadata: ["request_id": "\(requestId.wireString)"])
+                continue
+            }
             do {
                 // Only the device asked may answer (an id from another device is ignored).
                 guard let asked = try await store.locateRequest(id: requestId), asked.installId == batch.envelope.device.installId

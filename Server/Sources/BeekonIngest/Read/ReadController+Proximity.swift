@@ -15,7 +15,12 @@ extension ReadController {
             query.to = to
             query.limit = limit ?? query.limit
         }
-        let events = try await store.proximityEvents(query)
+        var events = try await store.proximityEvents(query)
+        if let metres = scope.precisionMetres {
+            // A distance to a fixed beacon is a position: a coarsened share sees it at its precision (XR-4).
+            let c = Coarsening(metres: metres)
+            for i in events.indices { events[i].event.distance = events[i].event.distance.map(c.multiple) }
+        }
         var w = WireJSONWriter(capacity: 128 + events.count * 300)
         w.raw("{\"install_id\":")
         w.string(installId.wireString)

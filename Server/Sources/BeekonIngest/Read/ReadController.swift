@@ -28,7 +28,7 @@ struct ReadController: Sendable {
             await self.guarded(request, context, "sessions") { scope in
                 guard let id = Self.uuid(context.parameters.get("install")) else { return Self.badID("install_id") }
                 guard scope.sees(id) else { return Self.notShared() }
-                return try await self.sessions(id)
+                return try await self.sessions(id, scope)
             }
         }
         router.get("/v1/sessions/:session/track") { request, context in
@@ -90,8 +90,11 @@ struct ReadController: Sendable {
                 w.raw(",\"model\":")
                 w.string(model)
             }
-            w.raw(",\"fix_count\":")
-            w.number(Double(d.fixCount))
+            // The count covers all time: a share with a history window does not learn it.
+            if scope.historySeconds == nil {
+                w.raw(",\"fix_count\":")
+                w.number(Double(d.fixCount))
+            }
             w.raw(",\"last_received_at\":")
             w.string(d.lastReceivedAt.description)
             w.raw(",\"last_contact_at\":")
@@ -121,8 +124,9 @@ struct ReadController: Sendable {
         return APIResponse.json(.ok, w.bytes)
     }
 
-    func sessions(_ installId: UUID) async throws(StoreError) -> Response {
-        let sessions = try await store.sessions(installId: installId)
+    func sessions(_ installId: UUID, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
+        let since = scope.windowStart(nowMillis: WireTimestamp(now()).millis)
+        let sessions = try await store.sessions(installId: installId, sinceMillis: since)
         var w = WireJSONWriter(capacity: 128 + sessions.count * 200)
         w.raw("{\"install_id\":")
         w.string(installId.wireString)

@@ -84,9 +84,11 @@ public final class ShareService: Sendable {
     }
 
     /// Whether a share is neither revoked nor expired, from the cache (refreshed every 250 ms).
+    /// A share the cache does not hold yet (created after its last refresh, here or on another
+    /// instance) reloads it at once: shares are never deleted, so only a fresh load may say no.
     func isActive(_ id: String) async -> Bool {
         let stale = cache.withLock { c in c.loadedAt.map { ContinuousClock.now - $0 > .milliseconds(250) } ?? true }
-        if stale, let all = try? await store.shares() {
+        if stale || cache.withLock({ $0.shares[id] == nil }), let all = try? await store.shares() {
             cache.withLock { c in
                 c.shares = Dictionary(all.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
                 c.loadedAt = ContinuousClock.now

@@ -18,10 +18,14 @@ public protocol LocationStore: Sendable {
     func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult
     /// Checks that the database answers.
     func ping() async throws(StoreError)
+    /// Whether every fix and geofence event of `envelope` is stored for its install: a replay
+    /// of a stored batch, as opposed to a batch id reused with other content (issue 28).
+    func holdsEverything(of envelope: WireEnvelope) async throws(StoreError) -> Bool
     /// Every device, with its newest fix by fix time.
     func devices() async throws(StoreError) -> [DeviceSummary]
-    /// The sessions of one device, newest first.
-    func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary]
+    /// The sessions of one device, newest first; with `sinceMillis`, only what lies in that
+    /// window (times, counts; sessions with nothing in it are left out), for a share's window.
+    func sessions(installId: UUID, sinceMillis: Int64?) async throws(StoreError) -> [SessionSummary]
     /// All fixes of a session in time order (nil when the session is unknown).
     func track(sessionId: UUID) async throws(StoreError) -> [StoredFix]
     /// One page of a device's fixes in a time range, in (timestamp, id) order.
@@ -106,7 +110,24 @@ public struct IngestResult: Sendable, Equatable, Codable {
     }
 }
 
-/// A device and its newest fix (by fix time, never arrival time).
+extension LocationStore {
+    /// Every session of one device, newest first.
+    public func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary] {
+        try await sessions(installId: installId, sinceMillis: nil)
+    }
+}
+
+/// Time sanity (issue 28): a fix stamped more than ``futureToleranceMillis`` after the
+/// server received it comes from a wrong clock. It is stored (history keeps what the
+/// device sent) but never becomes a device's `last_fix`, so it cannot pin the device's
+/// position or keep its status `live`.
+public enum FixClock {
+    /// Ten minutes: far beyond NTP-synchronised skew, well within the live window's scale.
+    public static let futureToleranceMillis: Int64 = 10 * 60 * 1000
+}
+
+/// A device and its newest fix (by fix time, never arrival time; never a fix stamped more
+/// than ``FixClock/futureToleranceMillis`` after its arrival).
 public struct DeviceSummary: Sendable, Equatable {
     /// The device's install id.
     public var installId: UUID

@@ -10,8 +10,19 @@ extension PostgresLocationStore: LocateStore {
         pushed_at, push_error
         """
 
-    public func insertLocate(_ r: LocateRequest, payload: String) async throws(StoreError) {
-        _ = try await transaction { conn in
+    public func insertLocate(_ r: LocateRequest, payload: String, limit: LocateRateLimit) async throws(StoreError) -> Int? {
+        try await transaction { conn in
+            // One device's creations are serialised (across instances) until this transaction ends.
+            try await conn.query("SELECT pg_advisory_xact_lock(74657003, hashtext(\(r.installId.wireString)))", logger: self.logger)
+            var previous: [Int64] = []
+            for try await t in try await conn.query(
+                """
+                SELECT created_at FROM locate_requests
+                WHERE install_id = \(r.installId) AND created_at >= \(r.createdAtMillis - limit.horizonMillis) ORDER BY created_at
+                """, logger: self.logger
+            ).decode(Int64.self) { previous.append(t) }
+            let check = limit.check(previous: previous, nowMillis: r.createdAtMillis)
+            guard check.allowed else { return check.retryAfterSeconds }
             try await conn.query(
                 """
                 INSERT INTO locate_requests (\(unescaped: Self.locateColumns))
@@ -20,6 +31,7 @@ extension PostgresLocationStore: LocateStore {
                         \(r.pushedAtMillis), \(r.pushError))
                 """, logger: self.logger)
             try await self.appendLocateEvent(r, payload: payload, conn)
+            return nil
         }
     }
 
@@ -48,19 +60,6 @@ extension PostgresLocationStore: LocateStore {
                 SELECT \(unescaped: Self.locateColumns) FROM locate_requests
                 WHERE state IN (\(unescaped: LocateRequest.State.openSQL)) AND expires_at <= \(nowMillis) ORDER BY expires_at LIMIT 1000
                 """)
-        }
-    }
-
-    public func locateCreationTimes(installId: UUID, sinceMillis: Int64) async throws(StoreError) -> [Int64] {
-        try await perform { conn in
-            var out: [Int64] = []
-            for try await t in try await conn.query(
-                """
-                SELECT created_at FROM locate_requests WHERE install_id = \(installId) AND created_at >= \(sinceMillis)
-                ORDER BY created_at
-                """, logger: self.logger
-            ).decode(Int64.self) { out.append(t) }
-            return out
         }
     }
 

@@ -23,7 +23,8 @@ extension PostgresLocationStore {
                 let last = try await self.fetchFixes(
                     conn,
                     """
-                    SELECT \(unescaped: Self.fixColumns) FROM locations WHERE install_id = \(install)
+                    SELECT \(unescaped: Self.fixColumns) FROM locations
+                    WHERE install_id = \(install) AND ts <= received_at + \(FixClock.futureToleranceMillis)
                     ORDER BY ts DESC, id DESC LIMIT 1
                     """
                 ).first
@@ -42,20 +43,39 @@ extension PostgresLocationStore {
         }
     }
 
-    public func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary] {
-        try await perform { conn in
+    public func holdsEverything(of envelope: WireEnvelope) async throws(StoreError) -> Bool {
+        let install = envelope.device.installId
+        let locations = envelope.locations.map(\.id)
+        let events = envelope.geofenceEvents.map(\.id)
+        return try await perform { conn in
+            var found = (0, 0)
+            for try await row in try await conn.query(
+                """
+                SELECT (SELECT count(*) FROM locations WHERE install_id = \(install) AND id = ANY(\(locations))),
+                       (SELECT count(*) FROM geofence_events WHERE install_id = \(install) AND id = ANY(\(events)))
+                """, logger: self.logger
+            ).decode((Int64, Int64).self) { found = (Int(row.0), Int(row.1)) }
+            return found.0 == Set(locations).count && found.1 == Set(events).count
+        }
+    }
+
+    public func sessions(installId: UUID, sinceMillis: Int64?) async throws(StoreError) -> [SessionSummary] {
+        let since = sinceMillis ?? .min
+        return try await perform { conn in
             let rows = try await conn.query(
                 """
                 SELECT b.session_id,
-                       (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id),
-                       (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id),
-                       (SELECT count(*) FROM locations l WHERE l.session_id = b.session_id),
-                       (SELECT count(*) FROM geofence_events g WHERE g.session_id = b.session_id)
+                       (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= \(since)),
+                       (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= \(since)),
+                       (SELECT count(*) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= \(since)),
+                       (SELECT count(*) FROM geofence_events g WHERE g.session_id = b.session_id AND g.ts >= \(since))
                 FROM (SELECT DISTINCT session_id FROM batches WHERE install_id = \(installId)) b
                 """, logger: self.logger
             ).decode((UUID, Int64?, Int64?, Int64, Int64).self)
             var out: [SessionSummary] = []
             for try await (session, first, last, fixes, events) in rows {
+                // A share's window: a session with nothing in it is not listed at all.
+                if sinceMillis != nil, fixes == 0, events == 0 { continue }
                 out.append(
                     SessionSummary(
                         sessionId: session, installId: installId, firstFixAt: first.map(WireTimestamp.init(millis:)),

@@ -10,12 +10,19 @@ extension SQLiteLocationStore: LocateStore {
         pushed_at, push_error
         """
 
-    public func insertLocate(_ r: LocateRequest, payload: String) async throws(StoreError) {
+    public func insertLocate(_ r: LocateRequest, payload: String, limit: LocateRateLimit) async throws(StoreError) -> Int? {
         try await write { db in
+            // The write transaction is the only writer: the read and the insert cannot interleave with another's.
+            let previous = try Int64.fetchAll(
+                db, sql: "SELECT created_at FROM locate_requests WHERE install_id = ? AND created_at >= ? ORDER BY created_at",
+                arguments: [r.installId.wireString, r.createdAtMillis - limit.horizonMillis])
+            let check = limit.check(previous: previous, nowMillis: r.createdAtMillis)
+            guard check.allowed else { return check.retryAfterSeconds }
             try db.execute(
                 sql: "INSERT INTO locate_requests (\(Self.locateColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 arguments: Self.arguments(r))
             try Self.appendLocateEvent(r, payload: payload, db: db)
+            return nil
         }
     }
 
@@ -47,14 +54,6 @@ extension SQLiteLocationStore: LocateStore {
                     WHERE state IN (\(LocateRequest.State.openSQL)) AND expires_at <= ? ORDER BY expires_at LIMIT 1000
                     """, arguments: [nowMillis]
             ).compactMap(Self.locate)
-        }
-    }
-
-    public func locateCreationTimes(installId: UUID, sinceMillis: Int64) async throws(StoreError) -> [Int64] {
-        try await run { db in
-            try Int64.fetchAll(
-                db, sql: "SELECT created_at FROM locate_requests WHERE install_id = ? AND created_at >= ? ORDER BY created_at",
-                arguments: [installId.wireString, sinceMillis])
         }
     }
 

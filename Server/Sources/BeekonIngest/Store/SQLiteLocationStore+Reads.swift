@@ -22,8 +22,9 @@ extension SQLiteLocationStore {
                 let last = try Row.fetchOne(
                     db,
                     sql: """
-                        SELECT \(Self.fixColumns) FROM locations WHERE install_id = ? ORDER BY ts DESC, id DESC LIMIT 1
-                        """, arguments: [install])
+                        SELECT \(Self.fixColumns) FROM locations WHERE install_id = ? AND ts <= received_at + ?
+                        ORDER BY ts DESC, id DESC LIMIT 1
+                        """, arguments: [install, FixClock.futureToleranceMillis])
                 let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM locations WHERE install_id = ?", arguments: [install]) ?? 0
                 return DeviceSummary(
                     installId: UUID(uuidString: install)!, platform: row[1], sdkVersion: row[2], model: row[3],
@@ -33,19 +34,42 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary] {
-        try await run { db in
+    public func holdsEverything(of envelope: WireEnvelope) async throws(StoreError) -> Bool {
+        let install = envelope.device.installId.wireString
+        let groups: [(String, [String])] = [
+            ("locations", Array(Set(envelope.locations.map(\.id.wireString)))),
+            ("geofence_events", Array(Set(envelope.geofenceEvents.map(\.id.wireString)))),
+        ]
+        return try await run { db in
+            for (table, ids) in groups {
+                for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
+                    let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                    let found =
+                        try Int.fetchOne(
+                            db, sql: "SELECT COUNT(*) FROM \(table) WHERE install_id = ? AND id IN (\(marks))",
+                            arguments: StatementArguments([install] + chunk)) ?? 0
+                    if found < chunk.count { return false }
+                }
+            }
+            return true
+        }
+    }
+
+    public func sessions(installId: UUID, sinceMillis: Int64?) async throws(StoreError) -> [SessionSummary] {
+        let since = sinceMillis ?? .min
+        return try await run { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
                     SELECT b.session_id,
-                           (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id),
-                           (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id),
-                           (SELECT COUNT(*) FROM locations l WHERE l.session_id = b.session_id),
-                           (SELECT COUNT(*) FROM geofence_events g WHERE g.session_id = b.session_id)
-                    FROM (SELECT DISTINCT session_id FROM batches WHERE install_id = ?) b
-                    """, arguments: [installId.wireString])
-            return rows.map { row in
+                           (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= :since),
+                           (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= :since),
+                           (SELECT COUNT(*) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= :since),
+                           (SELECT COUNT(*) FROM geofence_events g WHERE g.session_id = b.session_id AND g.ts >= :since)
+                    FROM (SELECT DISTINCT session_id FROM batches WHERE install_id = :install) b
+                    """, arguments: ["since": since, "install": installId.wireString])
+            // A share's window: a session with nothing in it is not listed at all.
+            return rows.filter { sinceMillis == nil || ($0[3] as Int) > 0 || ($0[4] as Int) > 0 }.map { row in
                 SessionSummary(
                     sessionId: UUID(uuidString: row[0])!, installId: installId,
                     firstFixAt: (row[1] as Int64?).map(WireTimestamp.init(millis:)),

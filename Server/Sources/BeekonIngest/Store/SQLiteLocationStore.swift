@@ -55,6 +55,9 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         migrator.registerMigration("v7-track-overview") { db in
             try db.execute(sql: SQLiteOverviewSchema.v7)
         }
+        migrator.registerMigration("v8-device-identity") { db in
+            try db.execute(sql: SQLiteIdentitySchema.v8)
+        }
         migrator.registerMigration("v9-push") { db in
             try db.execute(sql: SQLitePushSchema.v9)
         }

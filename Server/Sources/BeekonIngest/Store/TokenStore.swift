@@ -1,3 +1,5 @@
+import Foundation
+
 /// Persistence for the token endpoint: the access-token signing key and the
 /// refresh-token chain. Kept in the database so that several server instances
 /// share both.
@@ -9,6 +11,67 @@ public protocol TokenStore: Sendable {
     /// Rotates a presented refresh token into `replacement`, atomically.
     func rotateRefreshToken(presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64) async throws(StoreError)
         -> RefreshRotation
+    /// The install a device credential (`subject`) is bound to. A subject without a binding is
+    /// bound to `claim` now (first use, for tokens issued without `--install-id`); the answer is
+    /// always the binding as stored, so a second install claimed later loses.
+    func deviceBinding(subject: String, claim: UUID, nowMillis: Int64) async throws(StoreError) -> DeviceBinding
+    /// Revokes every credential bound to `installId` (bindings and their refresh tokens); an
+    /// install never enrolled is recorded as revoked so it cannot be enrolled later. Returns how
+    /// many credentials were revoked.
+    func revokeDevice(installId: UUID, nowMillis: Int64) async throws(StoreError) -> Int
+    /// Records a new enrollment code (only its hash).
+    func insertEnrollmentCode(_ code: EnrollmentCodeRecord) async throws(StoreError)
+    /// Spends one use of an enrollment code for `installId`, atomically: binds the install's
+    /// subject (its `install_id` text) and stores `refresh` as the first token of its chain.
+    func redeemEnrollmentCode(hash: String, installId: UUID, refresh: RefreshTokenRecord, nowMillis: Int64)
+        async throws(StoreError) -> EnrollmentRedemption
+}
+
+/// The install a device credential acts for, and whether an admin revoked it.
+public struct DeviceBinding: Sendable, Equatable {
+    /// The only install the credential may upload for, poll commands of, or answer for.
+    public var installId: UUID
+    /// Revoked by an admin: its tokens no longer work.
+    public var revoked: Bool
+
+    /// Creates a binding.
+    public init(installId: UUID, revoked: Bool) {
+        self.installId = installId
+        self.revoked = revoked
+    }
+}
+
+/// An enrollment code as stored: a device exchanges it for tokens bound to its install.
+public struct EnrollmentCodeRecord: Sendable, Equatable {
+    /// SHA-256 of the code, hex.
+    public var hash: String
+    /// The admin's note (e.g. the app or fleet it is for).
+    public var label: String?
+    /// Creation and expiry time, Unix ms.
+    public var createdMillis: Int64, expiresMillis: Int64
+    /// How many installs may still enrol with it (1 for a one-device code).
+    public var usesLeft: Int
+
+    /// Creates a record.
+    public init(hash: String, label: String?, createdMillis: Int64, expiresMillis: Int64, usesLeft: Int) {
+        self.hash = hash
+        self.label = label
+        self.createdMillis = createdMillis
+        self.expiresMillis = expiresMillis
+        self.usesLeft = usesLeft
+    }
+}
+
+/// The result of presenting an enrollment code.
+public enum EnrollmentRedemption: Sendable, Equatable {
+    /// Spent; the install is bound and the refresh token stored.
+    case enrolled
+    /// Unknown, expired or used up.
+    case invalidCode
+    /// The install already has a credential (enrol once; revoke and use a new install id to start over).
+    case installTaken
+    /// The install was revoked by an admin.
+    case installRevoked
 }
 
 /// One refresh token as stored (only its hash is kept).
