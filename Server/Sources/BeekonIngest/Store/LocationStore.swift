@@ -20,6 +20,9 @@ public protocol LocationStore: Sendable {
     func ping() async throws(StoreError)
     /// Every device, with its newest fix by fix time.
     func devices() async throws(StoreError) -> [DeviceSummary]
+    /// What device status is judged from, for one device (`installId`) or every device (nil);
+    /// a few indexed reads per device, nothing that grows with its history.
+    func deviceTimes(installId: UUID?) async throws(StoreError) -> [DeviceTimes]
     /// The sessions of one device, newest first.
     func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary]
     /// All fixes of a session in time order (nil when the session is unknown).

@@ -33,6 +33,23 @@ extension SQLiteLocationStore {
         }
     }
 
+    public func deviceTimes(installId: UUID?) async throws(StoreError) -> [DeviceTimes] {
+        try await run { db in
+            let ids =
+                try installId.map { [$0.wireString] }
+                ?? String.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT install_id FROM batches"))
+            let head = try db.cachedStatement(
+                sql: "SELECT received_at, expected_interval FROM batches WHERE install_id = ? ORDER BY received_at DESC LIMIT 1")
+            let newest = try db.cachedStatement(sql: "SELECT MAX(ts) FROM locations WHERE install_id = ?")
+            return try ids.compactMap { id -> DeviceTimes? in
+                guard let row = try Row.fetchOne(head, arguments: [id]), let install = UUID(uuidString: id) else { return nil }
+                return DeviceTimes(
+                    installId: install, lastFixMillis: try Int64.fetchOne(newest, arguments: [id]), lastContactMillis: row[0],
+                    expectedSeconds: row[1])
+            }
+        }
+    }
+
     public func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary] {
         try await run { db in
             let rows = try Row.fetchAll(
