@@ -10,9 +10,12 @@ import ServiceLifecycle
 public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     let pool: DatabasePool
     let logger: Logger
+    /// Concurrent uploads' shared transactions; nil: one transaction per upload.
+    let group: GroupCommit<IngestBatch, IngestResult>?
 
-    /// Opens (or creates) the database file at `path`.
-    public init(path: String, logger: Logger) throws(StoreError) {
+    /// Opens (or creates) the database file at `path`. With `groupCommit` (the default),
+    /// concurrent uploads share one transaction and one fsync (see `GroupCommit`).
+    public init(path: String, groupCommit: Bool = true, logger: Logger) throws(StoreError) {
         var config = Configuration()
         config.label = "beekon-ingest"
         config.busyMode = .timeout(10)
@@ -26,6 +29,7 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
             throw .unavailable("cannot open SQLite file \(path): \(error)")
         }
         self.logger = logger
+        group = groupCommit ? GroupCommit { [pool] batches in await Self.commit(batches, pool: pool) } : nil
     }
 
     public var services: [any Service] { [] }
@@ -67,10 +71,39 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     }
 
     public func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult {
-        try await write { db in
-            let result = try Self.insert(batch, into: db)
-            try Self.insertProximity(batch, into: db)
-            return result
+        if let group { return try await group.submit(batch) }
+        return try await write { db in try Self.ingest(batch, into: db) }
+    }
+
+    /// (groups, uploads) committed through group commit so far (zeros without it).
+    public var groupCommitCounts: (groups: Int, uploads: Int) { group.map { ($0.counts.groups, $0.counts.items) } ?? (0, 0) }
+
+    static func ingest(_ batch: IngestBatch, into db: Database) throws -> IngestResult {
+        let result = try insert(batch, into: db)
+        try insertProximity(batch, into: db)
+        return result
+    }
+
+    /// One group's transaction: each upload in its own savepoint (a failing one is rolled
+    /// back alone and answered with its error), one commit for all.
+    static func commit(_ batches: [IngestBatch], pool: DatabasePool) async -> [Result<IngestResult, StoreError>] {
+        do {
+            return try await pool.write { db in
+                batches.map { batch in
+                    var answer: Result<IngestResult, StoreError> = .failure(.queryFailed("not stored"))
+                    do {
+                        try db.inSavepoint {
+                            answer = .success(try ingest(batch, into: db))
+                            return .commit
+                        }
+                    } catch {
+                        answer = .failure(.queryFailed("\(error)"))
+                    }
+                    return answer
+                }
+            }
+        } catch {
+            return batches.map { _ in .failure(.queryFailed("\(error)")) }
         }
     }
 
