@@ -131,6 +131,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // Group-commit tests hold the SQLite writer lock and inject a failing row (a trigger).
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ],

@@ -43,8 +43,8 @@ final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
         return try answer.get()
     }
 
-    /// (groups, items) committed so far.
-    var counts: (groups: Int, items: Int) { state.withLock { ($0.groups, $0.items) } }
+    /// Groups and items taken by the writer so far, and items waiting for the next group.
+    var counts: GroupCommitCounts { state.withLock { GroupCommitCounts(groups: $0.groups, uploads: $0.items, waiting: $0.queue.count) } }
 
     private func drain() async {
         while true {
@@ -60,5 +60,22 @@ final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
                 waiter.1.resume(returning: i < answers.count ? answers[i] : .failure(.queryFailed("no outcome for a grouped item")))
             }
         }
+    }
+}
+
+/// What group commit has done so far (benchmarks and tests).
+public struct GroupCommitCounts: Sendable, Equatable {
+    /// Transactions the writer started (one per group).
+    public var groups: Int
+    /// Uploads in them.
+    public var uploads: Int
+    /// Uploads waiting for the next group.
+    public var waiting: Int
+
+    /// Creates counts.
+    public init(groups: Int, uploads: Int, waiting: Int) {
+        self.groups = groups
+        self.uploads = uploads
+        self.waiting = waiting
     }
 }

@@ -75,8 +75,8 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         return try await write { db in try Self.ingest(batch, into: db) }
     }
 
-    /// (groups, uploads) committed through group commit so far (zeros without it).
-    public var groupCommitCounts: (groups: Int, uploads: Int) { group.map { ($0.counts.groups, $0.counts.items) } ?? (0, 0) }
+    /// What group commit has done so far (zeros without it).
+    public var groupCommitCounts: GroupCommitCounts { group?.counts ?? GroupCommitCounts(groups: 0, uploads: 0, waiting: 0) }
 
     static func ingest(_ batch: IngestBatch, into db: Database) throws -> IngestResult {
         let result = try insert(batch, into: db)
