@@ -2,11 +2,12 @@
 """Ingest throughput and server CPU per upload (issue 32), for scripts/bench.sh and for
 comparing two server binaries in the same run.
 
-usage: ingest_rate.py [--binary LABEL=PATH]... [--devices 10,10000] [--requests N]
+usage: ingest_rate.py [--binary 'LABEL=PATH [ARG…]']... [--devices 10,10000] [--requests N]
                       [--fixes 10] [--concurrency C] [--runs R] [--database sqlite|postgres://…]
                       [--server-arg ARG]... [--json PATH]
 
-For every binary and device count: starts `beekon-ingest` on a free loopback port with a
+A binary may carry server arguments of its own (e.g. `off=… --no-group-commit`, for a
+same-run comparison). For every binary and device count: starts `beekon-ingest` on a free loopback port with a
 fresh database (SQLite in a temporary folder, or a fresh database created on the given
 PostgreSQL server), auth on with an API key; registers N devices (one 1-fix upload each);
 then sends `requests` uploads of `fixes` fixes each, from `concurrency` keep-alive
@@ -63,7 +64,7 @@ def fresh_postgres(url):
 def one_run(binary, devices, args, tmp):
     port, key = free_port(), "bench-key-" + uuid.uuid4().hex
     db = ("sqlite:" + os.path.join(tmp, uuid.uuid4().hex + ".sqlite")) if args["database"] == "sqlite" else fresh_postgres(args["database"])
-    cmd = [binary, "--port", str(port), "--database", db, "--log-level", "error", "--auth", "required", "--api-key", key] + args["server_args"]
+    cmd = binary.split() + ["--port", str(port), "--database", db, "--log-level", "error", "--auth", "required", "--api-key", key] + args["server_args"]
     srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(600):
