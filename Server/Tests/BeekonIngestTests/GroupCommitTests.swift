@@ -17,7 +17,10 @@ extension Ingest {
         @Test func oneBadBatchInAGroupFailsAloneAndTheRestCommitTogether() async throws {
             let db = try await Backend.sqlite.freshDatabase()
             defer { db.remove() }
-            guard case .sqlite(let path) = db.location else { Issue.record("not SQLite"); return }
+            guard case .sqlite(let path) = db.location else {
+                Issue.record("not SQLite")
+                return
+            }
             let store = try SQLiteLocationStore(path: path, logger: testLogger)
             try await store.migrate()
             // A second connection: the fault (a trigger refusing one latitude) and a held write lock.
@@ -82,7 +85,10 @@ extension Ingest {
         @Test func offMeansOneTransactionPerUpload() async throws {
             let db = try await Backend.sqlite.freshDatabase()
             defer { db.remove() }
-            guard case .sqlite(let path) = db.location else { Issue.record("not SQLite"); return }
+            guard case .sqlite(let path) = db.location else {
+                Issue.record("not SQLite")
+                return
+            }
             let store = try SQLiteLocationStore(path: path, groupCommit: false, logger: testLogger)
             try await store.migrate()
             let e = Fixtures.envelope(Fixtures.locations(3))

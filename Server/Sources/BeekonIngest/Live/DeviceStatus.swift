@@ -27,7 +27,9 @@ enum DeviceStatus: String, Sendable, Equatable, CaseIterable {
     /// last contact; `silent` stays. Nil when nothing is due.
     static func nextChange(lastFixMillis: Int64?, lastContactMillis: Int64, expectedSeconds: Int, nowMillis: Int64) -> Int64? {
         let window = Int64(max(expectedSeconds, 1)) * 2_000
-        switch of(lastFixMillis: lastFixMillis, lastContactMillis: lastContactMillis, expectedSeconds: expectedSeconds, nowMillis: nowMillis) {
+        switch of(
+            lastFixMillis: lastFixMillis, lastContactMillis: lastContactMillis, expectedSeconds: expectedSeconds, nowMillis: nowMillis)
+        {
         case .live: return lastFixMillis.map { $0 + window + 1 }
         case .delayed: return lastContactMillis + window + 1
         case .silent: return nil

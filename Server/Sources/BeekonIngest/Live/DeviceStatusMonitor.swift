@@ -232,7 +232,8 @@ struct DueQueue: Sendable {
         items.removeLast()
         var i = 0
         while true {
-            let l = 2 * i + 1, r = l + 1
+            let l = 2 * i + 1
+            let r = l + 1
             var m = i
             if l < items.count, items[l].due < items[m].due { m = l }
             if r < items.count, items[r].due < items[m].due { m = r }

@@ -51,7 +51,12 @@ final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
             let group = state.withLock { s -> [(Item, CheckedContinuation<Answer, Never>)] in
                 let g = Array(s.queue.prefix(maxGroup))
                 s.queue.removeFirst(g.count)
-                if g.isEmpty { s.running = false } else { s.groups += 1; s.items += g.count }
+                if g.isEmpty {
+                    s.running = false
+                } else {
+                    s.groups += 1
+                    s.items += g.count
+                }
                 return g
             }
             guard !group.isEmpty else { return }

@@ -65,7 +65,8 @@ extension PostgresLocationStore {
                 (UUID, Int64, Int32?, Int64?).self)
             {
                 out.append(
-                    DeviceTimes(installId: install, lastFixMillis: fix, lastContactMillis: received, expectedSeconds: interval.map(Int.init)))
+                    DeviceTimes(
+                        installId: install, lastFixMillis: fix, lastContactMillis: received, expectedSeconds: interval.map(Int.init)))
             }
             return out
         }
