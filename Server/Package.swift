@@ -145,6 +145,8 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                // Group-commit tests hold the SQLite writer lock and inject a failing row (a trigger).
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ],

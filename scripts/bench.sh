@@ -52,6 +52,11 @@ stage "P4 (IngestBench)"
 fixes=100000; [ "$quick" = 1 ] && fixes=20000
 "$bin/IngestBench" --fixes "$fixes" --clients 4 | tee "$out/ingest.txt"
 
+stage "I ingest throughput and CPU per upload (scripts/ingest_rate.py)"
+irequests=4000; iruns=3; [ "$quick" = 1 ] && irequests=1000 && iruns=1
+python3 scripts/ingest_rate.py --binary ingest="$(pwd)/$bin/beekon-ingest" --devices 10,10000 --requests "$irequests" \
+  --runs "$iruns" | tee "$out/rate.txt"
+
 stage "L live stream (LiveBench)"
 viewers=1000; backfill=100000; [ "$quick" = 1 ] && viewers=200 && backfill=20000
 "$bin/LiveBench" --viewers "$viewers" --backfill "$backfill" | tee "$out/live.txt"
@@ -111,6 +116,15 @@ for line in open(os.path.join(out, "ingest.txt")):
     if m and not m.group(1).strip().startswith(("plain", "raw")):
         rows.append((f"P4 {group} {m.group(1).strip()} vs {m.group(3)}", "fixes/s", float(m.group(2)),
                      None, None, float(m.group(2)) / float(m.group(4)), None, None, float(m.group(4))))
+rate = {}
+for line in open(os.path.join(out, "rate.txt")):
+    m = re.match(r"ingest devices=(\d+) req/s ([\d.]+) cpu_ms_per_req ([\d.]+)", line)
+    if m: rate[int(m.group(1))] = (float(m.group(2)), float(m.group(3)))
+if 10 in rate and 10000 in rate:
+    rows.append(("I ingest 10-fix uploads, 10 devices", "req/s", rate[10][0], None, None, rate[10000][0], None, None,
+                 rate[10][0] / rate[10000][0]))
+    rows.append(("I server CPU/upload 10k vs 10 dev", "ms", rate[10000][1], None, None, rate[10][1], None, None,
+                 rate[10000][1] / rate[10][1]))
 def rss(name): return json.load(open(os.path.join(out, name)))["peak_kib"] / 1024
 p7 = [("P7 agent tracking", rss("agent-track.json"), rss("agent-idle.json")),
       ("P7 server under load", rss("srv-load.json"), rss("srv-idle.json"))]

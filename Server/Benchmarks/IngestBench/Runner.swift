@@ -45,7 +45,8 @@ enum Runner {
         }
     }
 
-    /// COPY (text format) of the same rows, one COPY per batch, into a table shaped like `locations`.
+    /// COPY (text format) of the same rows, one COPY per batch, into a table shaped like `locations`
+    /// (every column of it, in table order: `privacy_zone` since v6).
     static func postgresCopy(url: String, cluster: PostgresCluster?, batches: [WireEnvelope], clients: Int, logger: Logger) async throws
         -> Double
     {
@@ -88,7 +89,7 @@ enum Runner {
             s += "\(l.id.wireString)\t\(e.device.installId.wireString)\t\(e.sessionId.wireString)\t\(e.batchId.wireString)\t"
             s += "\(l.timestamp.millis)\t\(l.latitude)\t\(l.longitude)\t\(opt(l.accuracy))\t\(opt(l.speed))\t\(opt(l.bearing))\t"
             s += "\(opt(l.altitude))\t\(l.trigger.rawValue)\t\(l.motion.rawValue)\t\(l.isMock)\t\(l.activity?.rawValue ?? "\\N")\t"
-            s += "\(l.quality?.rawValue ?? "\\N")\t\(received)\n"
+            s += "\(l.quality?.rawValue ?? "\\N")\t\(received)\t\(l.privacyZone ?? "\\N")\n"
         }
         return s
     }

@@ -25,6 +25,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds the event log keeps events; older Last-Event-IDs get a reset event.") var eventRetention = 7 * 86_400
     @Option(help: "Base URL printed in share links (default: the request's Host).") var publicUrl: String?
     @Option(help: "Reporting interval in seconds assumed for devices that declare none (device status).") var expectedInterval = 300
+    @Flag(inversion: .prefixedNo, help: "Concurrent uploads share one transaction and one fsync (group commit).")
+    var groupCommit = true
     @Option(help: "Locate rate limit: seconds per request per device (0 = no limit).") var locateInterval = 60.0
     @Option(help: "Locate rate limit: requests a device may get back to back.") var locateBurst = 3
     @Option(help: "Seconds after which an unanswered locate request expires.") var locateExpiry = 120
@@ -88,6 +90,7 @@ struct Serve: AsyncParsableCommand {
         config.eventRetentionSeconds = eventRetention
         config.publicURL = publicUrl
         config.expectedIntervalSeconds = expectedInterval
+        config.groupCommit = groupCommit
         config.locateIntervalSeconds = locateInterval
         config.locateBurst = locateBurst
         config.locateExpirySeconds = locateExpiry

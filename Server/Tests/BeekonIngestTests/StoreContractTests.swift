@@ -177,6 +177,13 @@ extension Ingest {
                 let sessions = try await store.sessions(installId: install)
                 #expect(sessions.map(\.sessionId) == [s2, s1])
                 #expect(sessions[1].firstFixAt == older[0].timestamp && sessions[1].fixCount == 3)
+                // BY-8, issue 32: what device status is judged from, for one device or all, agrees.
+                let times = DeviceTimes(
+                    installId: install, lastFixMillis: newer[2].timestamp.millis, lastContactMillis: Self.now.millis + 60_000,
+                    expectedSeconds: nil)
+                #expect(try await store.deviceTimes(installId: install) == [times])
+                #expect(try await store.deviceTimes(installId: nil) == [times])
+                #expect(try await store.deviceTimes(installId: Fixtures.ids.next()).isEmpty)
             }
         }
 

@@ -12,7 +12,7 @@ public enum IngestServer {
     /// Opens the store the configuration names (does not migrate yet).
     public static func makeStore(_ config: IngestConfiguration, logger: Logger) throws(StoreError) -> any LocationStore {
         switch config.database {
-        case .sqlite(let path): return try SQLiteLocationStore(path: path, logger: logger)
+        case .sqlite(let path): return try SQLiteLocationStore(path: path, groupCommit: config.groupCommit, logger: logger)
         case .postgres(let location):
             return PostgresLocationStore(location: location, operationTimeout: .seconds(config.databaseTimeoutSeconds), logger: logger)
         }

@@ -46,6 +46,8 @@ public struct IngestConfiguration: Sendable {
     package var liveSendBufferBytes: Int?
     /// The reporting interval assumed for a device that declares none, in seconds (default 300).
     public var expectedIntervalSeconds: Int = 300
+    /// Concurrent uploads share one transaction (group commit, issue 32; default on).
+    public var groupCommit: Bool = true
     /// How often device statuses are recomputed, in seconds (default 5).
     public var statusCheckSeconds: Double = 5
     /// The base URL printed in share links (e.g. `https://track.example.com`); nil: the request's Host.

@@ -22,7 +22,7 @@ struct IngestController: Sendable {
     let now: @Sendable () -> Date
     /// Woken after a commit that stored something, so local live streams see it at once.
     let hub: LiveHub?
-    /// Re-evaluated after every accepted upload (last contact changed).
+    /// Told of every accepted upload (its device's last contact changed).
     var monitor: DeviceStatusMonitor? = nil
     /// Answers carried by the upload's fixes, and the device's open requests for the 2xx body.
     var locates: LocateService? = nil
@@ -102,7 +102,7 @@ struct IngestController: Sendable {
             }
             metrics.stored(result)
             if result.storedAnything { hub?.poke() }
-            monitor?.poke()
+            monitor?.ingested(batch)
             logger.debug(
                 "batch stored",
                 metadata: [

@@ -21,6 +21,60 @@ enum DeviceStatus: String, Sendable, Equatable, CaseIterable {
         if nowMillis - lastContactMillis <= window { return .delayed }
         return .silent
     }
+
+    /// The time (Unix ms) at which the state judged at `nowMillis` next changes without a new
+    /// upload: `live` ends `2 × expected` after the newest fix, `delayed` the same after the
+    /// last contact; `silent` stays. Nil when nothing is due.
+    static func nextChange(lastFixMillis: Int64?, lastContactMillis: Int64, expectedSeconds: Int, nowMillis: Int64) -> Int64? {
+        let window = Int64(max(expectedSeconds, 1)) * 2_000
+        switch of(
+            lastFixMillis: lastFixMillis, lastContactMillis: lastContactMillis, expectedSeconds: expectedSeconds, nowMillis: nowMillis)
+        {
+        case .live: return lastFixMillis.map { $0 + window + 1 }
+        case .delayed: return lastContactMillis + window + 1
+        case .silent: return nil
+        }
+    }
+}
+
+/// What the status of one device is judged from: its newest fix time, its last contact and
+/// the interval it declared (the store's `deviceTimes`, or one accepted upload).
+public struct DeviceTimes: Sendable, Equatable {
+    /// The device.
+    public var installId: UUID
+    /// Newest fix by fix time (Unix ms), nil when no fix was stored.
+    public var lastFixMillis: Int64?
+    /// When the server last received a batch from it (Unix ms).
+    public var lastContactMillis: Int64
+    /// The reporting interval its newest batch declared, in seconds.
+    public var expectedSeconds: Int?
+
+    /// Creates the times of a device.
+    public init(installId: UUID, lastFixMillis: Int64?, lastContactMillis: Int64, expectedSeconds: Int?) {
+        self.installId = installId
+        self.lastFixMillis = lastFixMillis
+        self.lastContactMillis = lastContactMillis
+        self.expectedSeconds = expectedSeconds
+    }
+
+    /// What one accepted upload says about its device.
+    init(_ batch: IngestBatch) {
+        self.init(
+            installId: batch.envelope.device.installId, lastFixMillis: batch.envelope.locations.map(\.timestamp.millis).max(),
+            lastContactMillis: batch.receivedAt.millis, expectedSeconds: batch.declaredInterval)
+    }
+
+    /// Both pieces of knowledge together: the newer fix, the newer contact, and the interval
+    /// declared with the newer contact.
+    func merged(_ other: DeviceTimes) -> DeviceTimes {
+        var out = self
+        if let fix = other.lastFixMillis, fix > (out.lastFixMillis ?? .min) { out.lastFixMillis = fix }
+        if other.lastContactMillis >= lastContactMillis {
+            out.lastContactMillis = other.lastContactMillis
+            out.expectedSeconds = other.expectedSeconds
+        }
+        return out
+    }
 }
 
 /// The status rule for tests outside the module.

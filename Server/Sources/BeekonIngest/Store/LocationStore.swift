@@ -23,6 +23,9 @@ public protocol LocationStore: Sendable {
     func holdsEverything(of envelope: WireEnvelope) async throws(StoreError) -> Bool
     /// Every device, with its newest fix by fix time.
     func devices() async throws(StoreError) -> [DeviceSummary]
+    /// What device status is judged from, for one device (`installId`) or every device (nil);
+    /// a few indexed reads per device, nothing that grows with its history.
+    func deviceTimes(installId: UUID?) async throws(StoreError) -> [DeviceTimes]
     /// The sessions of one device, newest first; with `sinceMillis`, only what lies in that
     /// window (times, counts; sessions with nothing in it are left out), for a share's window.
     func sessions(installId: UUID, sinceMillis: Int64?) async throws(StoreError) -> [SessionSummary]

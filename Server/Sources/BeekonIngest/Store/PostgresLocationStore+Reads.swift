@@ -43,6 +43,36 @@ extension PostgresLocationStore {
         }
     }
 
+    public func deviceTimes(installId: UUID?) async throws(StoreError) -> [DeviceTimes] {
+        try await perform { conn in
+            let query: PostgresQuery
+            if let installId {
+                query = """
+                    SELECT b.install_id, b.received_at, b.expected_interval,
+                           (SELECT max(ts) FROM locations l WHERE l.install_id = b.install_id AND l.ts <= l.received_at + \(FixClock.futureToleranceMillis))
+                    FROM (SELECT install_id, received_at, expected_interval FROM batches WHERE install_id = \(installId)
+                          ORDER BY received_at DESC LIMIT 1) b
+                    """
+            } else {
+                query = """
+                    SELECT b.install_id, b.received_at, b.expected_interval,
+                           (SELECT max(ts) FROM locations l WHERE l.install_id = b.install_id AND l.ts <= l.received_at + \(FixClock.futureToleranceMillis))
+                    FROM (SELECT DISTINCT ON (install_id) install_id, received_at, expected_interval FROM batches
+                          ORDER BY install_id, received_at DESC) b
+                    """
+            }
+            var out: [DeviceTimes] = []
+            for try await (install, received, interval, fix) in try await conn.query(query, logger: self.logger).decode(
+                (UUID, Int64, Int32?, Int64?).self)
+            {
+                out.append(
+                    DeviceTimes(
+                        installId: install, lastFixMillis: fix, lastContactMillis: received, expectedSeconds: interval.map(Int.init)))
+            }
+            return out
+        }
+    }
+
     public func holdsEverything(of envelope: WireEnvelope) async throws(StoreError) -> Bool {
         let install = envelope.device.installId
         let locations = envelope.locations.map(\.id)

@@ -35,12 +35,13 @@ extension SQLiteLocationStore: LocateStore {
 
     public func openLocateRequests(installId: UUID) async throws(StoreError) -> [LocateRequest] {
         try await run { db in
+            // Every upload asks (the 2xx carries the open requests): a cached statement.
             try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(Self.locateColumns) FROM locate_requests
-                    WHERE install_id = ? AND state IN (\(LocateRequest.State.openSQL)) ORDER BY created_at, id
-                    """, arguments: [installId.wireString]
+                db.cachedStatement(
+                    sql: """
+                        SELECT \(Self.locateColumns) FROM locate_requests
+                        WHERE install_id = ? AND state IN (\(LocateRequest.State.openSQL)) ORDER BY created_at, id
+                        """), arguments: [installId.wireString]
             ).compactMap(Self.locate)
         }
     }

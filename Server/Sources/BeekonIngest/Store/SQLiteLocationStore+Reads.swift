@@ -34,6 +34,26 @@ extension SQLiteLocationStore {
         }
     }
 
+    public func deviceTimes(installId: UUID?) async throws(StoreError) -> [DeviceTimes] {
+        try await run { db in
+            let ids =
+                try installId.map { [$0.wireString] }
+                ?? String.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT install_id FROM batches"))
+            let head = try db.cachedStatement(
+                sql: "SELECT received_at, expected_interval FROM batches WHERE install_id = ? ORDER BY received_at DESC LIMIT 1")
+            // Time sanity (issue 28): a fix stamped past the tolerance after its arrival never
+            // counts as the newest, so a wrong clock cannot keep a device live.
+            let newest = try db.cachedStatement(
+                sql: "SELECT MAX(ts) FROM locations WHERE install_id = ? AND ts <= received_at + \(FixClock.futureToleranceMillis)")
+            return try ids.compactMap { id -> DeviceTimes? in
+                guard let row = try Row.fetchOne(head, arguments: [id]), let install = UUID(uuidString: id) else { return nil }
+                return DeviceTimes(
+                    installId: install, lastFixMillis: try Int64.fetchOne(newest, arguments: [id]), lastContactMillis: row[0],
+                    expectedSeconds: row[1])
+            }
+        }
+    }
+
     public func holdsEverything(of envelope: WireEnvelope) async throws(StoreError) -> Bool {
         let install = envelope.device.installId.wireString
         let groups: [(String, [String])] = [

@@ -10,9 +10,12 @@ import ServiceLifecycle
 public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     let pool: DatabasePool
     let logger: Logger
+    /// Concurrent uploads' shared transactions; nil: one transaction per upload.
+    let group: GroupCommit<IngestBatch, IngestResult>?
 
-    /// Opens (or creates) the database file at `path`.
-    public init(path: String, logger: Logger) throws(StoreError) {
+    /// Opens (or creates) the database file at `path`. With `groupCommit` (the default),
+    /// concurrent uploads share one transaction and one fsync (see `GroupCommit`).
+    public init(path: String, groupCommit: Bool = true, logger: Logger) throws(StoreError) {
         var config = Configuration()
         config.label = "beekon-ingest"
         config.busyMode = .timeout(10)
@@ -26,6 +29,7 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
             throw .unavailable("cannot open SQLite file \(path): \(error)")
         }
         self.logger = logger
+        group = groupCommit ? GroupCommit { [pool] batches in await Self.commit(batches, pool: pool) } : nil
     }
 
     public var services: [any Service] { [] }
@@ -73,10 +77,39 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     }
 
     public func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult {
-        try await write { db in
-            let result = try Self.insert(batch, into: db)
-            try Self.insertProximity(batch, into: db)
-            return result
+        if let group { return try await group.submit(batch) }
+        return try await write { db in try Self.ingest(batch, into: db) }
+    }
+
+    /// What group commit has done so far (zeros without it).
+    public var groupCommitCounts: GroupCommitCounts { group?.counts ?? GroupCommitCounts(groups: 0, uploads: 0, waiting: 0) }
+
+    static func ingest(_ batch: IngestBatch, into db: Database) throws -> IngestResult {
+        let result = try insert(batch, into: db)
+        try insertProximity(batch, into: db)
+        return result
+    }
+
+    /// One group's transaction: each upload in its own savepoint (a failing one is rolled
+    /// back alone and answered with its error), one commit for all.
+    static func commit(_ batches: [IngestBatch], pool: DatabasePool) async -> [Result<IngestResult, StoreError>] {
+        do {
+            return try await pool.write { db in
+                batches.map { batch in
+                    var answer: Result<IngestResult, StoreError> = .failure(.queryFailed("not stored"))
+                    do {
+                        try db.inSavepoint {
+                            answer = .success(try ingest(batch, into: db))
+                            return .commit
+                        }
+                    } catch {
+                        answer = .failure(.queryFailed("\(error)"))
+                    }
+                    return answer
+                }
+            }
+        } catch {
+            return batches.map { _ in .failure(.queryFailed("\(error)")) }
         }
     }
 
@@ -86,12 +119,15 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         let batchId = e.batchId.wireString
         let sessionId = e.sessionId.wireString
         let installId = e.device.installId.wireString
-        try db.execute(
+        // Cached statements throughout: compiling one runs GRDB's statement authorizer, which
+        // was 14 % of the server's CPU per upload when this statement was compiled afresh.
+        try db.cachedStatement(
             sql: """
                 INSERT INTO batches (batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
                                      model, extras, principal, location_count, event_count, expected_interval)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (batch_id) DO NOTHING
-                """,
+                """
+        ).execute(
             arguments: [
                 batchId, sessionId, installId, e.sentAt.millis, received, e.device.platform,
                 e.device.sdkVersion, e.device.model, ExtrasJSON.encode(e.extras), batch.principal,

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Smoke run of every server benchmark binary at tiny sizes (issue 31): a debug build, each
+# binary run end to end, and a check that every row it reports was printed. Not timings:
+# it catches a benchmark that no longer runs (as IngestBench's COPY baseline did after the
+# privacy_zone migration) before someone needs scripts/bench.sh. Called by .ci/run.
+#
+#   scripts/bench-smoke.sh
+#
+# BeekonBench (the SDK rows) has no tiny sizes yet: only its fast rows (P2, W1) run here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+fail=0
+expect() {  # expect FILE PATTERN...: every pattern must match a line of FILE
+  local file=$1; shift
+  for p in "$@"; do
+    grep -Eq -- "$p" "$file" || { echo "bench smoke: no row matching '$p' in $(basename "$file")" >&2; fail=1; }
+  done
+}
+for product in beekon-ingest IngestBench LiveBench HistoryBench BeekonBench; do
+  (cd Server && swift build --product "$product" >/dev/null)
+done
+bin=Server/.build/debug
+
+"$bin/IngestBench" --fixes 400 --clients 2 > "$out/ingest.txt"
+expect "$out/ingest.txt" "^PostgreSQL batch=100" "^PostgreSQL batch=1000" "^SQLite batch=100" "^SQLite batch=1000" \
+  "ingest\+dedupe .* fixes/s" "replay \(all dup\) .* fixes/s" "plain COPY .* fixes/s" "raw INSERT .* fixes/s"
+
+BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/LiveBench" --viewers 4 --batches 3 --backfill 200 > "$out/live.txt"
+expect "$out/live.txt" "^\(a\) commit→event latency" "^\(b\) commit→event latency" "^\(c\) backfill after reconnect \(SQLite\)" \
+  "^\(c\) backfill after reconnect \(PostgreSQL\)" "^\(d\) RSS per 1,000 idle viewers \(SQLite, in-process" \
+  "^\(d\) RSS per 1,000 idle viewers \(SQLite, beekon-ingest process alone" "^    baseline"
+
+BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/HistoryBench" --fixes 2000 --days 1 --runs 1 --backend both > "$out/history.txt"
+expect "$out/history.txt" "^SQLite: \(a\) first-render request" "^PostgreSQL: \(a\) first-render request" "\(b\) raw track"
+
+python3 scripts/ingest_rate.py --binary smoke="$(pwd)/$bin/beekon-ingest" --devices 2,20 --requests 20 --runs 1 > "$out/rate.txt"
+expect "$out/rate.txt" "^smoke devices=2 req/s [0-9]+ cpu_ms_per_req" "^smoke devices=20 req/s [0-9]+ cpu_ms_per_req"
+
+"$bin/BeekonBench" --runs 5 --only P2,W1 > "$out/sdk.txt"
+expect "$out/sdk.txt" "^P2" "^W1"
+
+if [ "$fail" != 0 ]; then
+  for f in "$out"/*.txt; do echo "--- $(basename "$f")"; cat "$f"; done
+  exit 1
+fi
+echo "bench smoke: every row of IngestBench, LiveBench, HistoryBench, ingest_rate.py and BeekonBench (P2, W1) produced"
