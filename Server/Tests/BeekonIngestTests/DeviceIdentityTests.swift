@@ -265,6 +265,7 @@ extension Ingest {
                 let A = a.wireString
                 let B = b.wireString
                 let refuse = #"{"outcome":"refused","reason":"busy"}"#
+                let push = #"{"provider":"fcm","token":"role-table-token"}"#
                 let rows: [Row] = [
                     Row(method: "GET", path: "/healthz", admin: 200, device: 200, share: 200),
                     Row(method: "GET", path: "/metrics", admin: 200, device: 401, share: 401),
@@ -292,6 +293,11 @@ extension Ingest {
                     Row(
                         method: "POST", path: "/v1/devices/\(B)/locate/\(requestB)/answer", body: refuse, admin: 200, device: 403,
                         share: 401),
+                    // The device's push token (issue 30): its own install only; a share never.
+                    Row(method: "PUT", path: "/v1/devices/\(A)/push-token", body: push, admin: 204, device: 204, share: 401),
+                    Row(method: "PUT", path: "/v1/devices/\(B)/push-token", body: push, admin: 204, device: 403, share: 401),
+                    Row(method: "DELETE", path: "/v1/devices/\(B)/push-token", admin: 204, device: 403, share: 401),
+                    Row(method: "DELETE", path: "/v1/devices/\(A)/push-token", admin: 204, device: 204, share: 401),
                     Row(method: "POST", path: "/v1/enrollments", admin: 201, device: 403, share: 401),
                     Row(method: "POST", path: "/v1/devices/\(c.wireString)/revoke", admin: 200, device: 403, share: 401),
                 ]
