@@ -9,7 +9,8 @@ import Logging
 /// Status codes (what the SDK does with them in brackets):
 /// 200 stored or already stored [delete rows] · 400 not JSON / bad gzip [drop] ·
 /// 422 schema violation [drop] · 401 missing/invalid credential [refresh, retry once] ·
-/// 413 body or inflated body too large [keep] · 415 unknown Content-Encoding [keep] ·
+/// 413 body or inflated body too large [keep] · 415 not `Content-Type: application/json`, or
+/// unknown Content-Encoding [keep] ·
 /// 503 database failure [retry with backoff].
 struct IngestController: Sendable {
     let store: any LocationStore
@@ -40,6 +41,12 @@ struct IngestController: Sendable {
     func handle(_ request: Request, logger: Logger) async -> Response {
         guard let principal = auth.principal(of: request.headers) else {
             return APIResponse.unauthorized("send an API key or an access token: Authorization: Bearer <token>")
+        }
+        // A JSON type is required: a web page cannot send one cross-site without a CORS preflight
+        // (which this server never grants), so a `no-cors` fetch cannot write (issue 28, finding 6).
+        guard Self.isJSON(request.headers[.contentType]) else {
+            return APIResponse.error(
+                .unsupportedMediaType, "unsupported_media_type", "send the envelope with Content-Type: application/json")
         }
         let encoding = (request.headers[.contentEncoding] ?? "identity").trimmingCharacters(in: .whitespaces).lowercased()
         let gzipped: Bool
@@ -108,6 +115,13 @@ struct IngestController: Sendable {
             logger.error("batch not stored", metadata: ["batch_id": "\(envelope.batchId.wireString)", "error": "\(error)"])
             return APIResponse.unavailable("the batch was not stored; retry later")
         }
+    }
+
+    /// Whether a `Content-Type` value is `application/json` (parameters such as a charset allowed).
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        return media.lowercased() == "application/json"
     }
 
     private func tooLarge(_ message: String) -> Response {

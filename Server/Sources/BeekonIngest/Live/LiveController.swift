@@ -19,6 +19,8 @@ struct LiveController: Sendable {
     let access: ViewerAccess
     let retryMillis: Int
     let now: @Sendable () -> Date
+    /// The auth-off host and origin checks (the event-driven path bypasses the router's middleware).
+    var guarding: LocalOnlyGuard? = nil
 
     static let page = 1_000
 
@@ -46,6 +48,7 @@ struct LiveController: Sendable {
     /// event-driven path (``LiveViewerHandler``): the credential, the device filter, the
     /// `Last-Event-ID` cursor and the log's marks; the refusal to send instead when any fails.
     func prepare(_ request: Request) async -> LiveOpening {
+        if let refusal = guarding?.refusal(for: request) { return .refused(refusal) }
         let grant: ViewerGrant
         switch await access.grant(for: request, what: "live") {
         case .refused(let response): return .refused(response)
@@ -98,7 +101,16 @@ struct LiveStream: Sendable {
         let subscription = hub.subscribe(rechecks: start.grant.shareId != nil)
         let closing = LockedBox(false)
         var beatsSeen = hub.beats
-        defer { hub.unsubscribe(subscription.id) }
+        // A viewer that hung up ends the stream at once, not at the next write (issue 28, finding 5).
+        let presence = ClientPresence.current
+        let goneKey = presence?.onGone {
+            closing.set(true)
+            subscription.continuation.finish()
+        }
+        defer {
+            presence?.forget(goneKey)
+            hub.unsubscribe(subscription.id)
+        }
         var cursor = start.cursor
         var signals = subscription.signals.makeAsyncIterator()
         do {

@@ -75,6 +75,9 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
             close(reason: "the server is shutting down")
+        } else if let e = event as? ChannelEvent, case .inputClosed = e {
+            // The viewer hung up: close now rather than at the next heartbeat (issue 28, finding 5).
+            close(reason: "the viewer went away")
         } else {
             context.fireUserInboundEventTriggered(event)
         }
