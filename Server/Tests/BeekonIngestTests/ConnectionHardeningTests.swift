@@ -40,7 +40,7 @@ struct ConnectionHardeningTests {
             await blocking {
                 for (i, fd) in attackers.enumerated() where i % 2 == 0 { _ = LoopbackSocket.sendAll(fd, Array("X".utf8)) }
             }
-            if round % 2 == 1 { duringAttack.append(await Self.probe(port, timeout: 10)) }
+            if round % 2 == 1 { duringAttack.append(await Self.probe(port, timeout: 4)) }
             try await Task.sleep(for: .milliseconds(300))  // the attack's own pace, not a synchronisation
         }
         #expect(server.child.isRunning, "the server died under the attack: \(server.output.suffix(2_000))")
@@ -138,6 +138,36 @@ struct ConnectionHardeningTests {
             shutdown(onRoute.fd, Int32(SHUT_RDWR))
             try await Self.waitForMetric(server, "beekon_live_viewers", within: .seconds(30)) { $0 == 0 }
         }
+    }
+
+    /// BY-7, finding 5: an idle share viewer costs no work per re-check tick. The hub checks each
+    /// share with open streams once per tick (2 checks for 1,000 viewers on 2 shares) and wakes
+    /// only the viewers of a share that ended; before, every tick woke every share viewer, and
+    /// each ran a check of its own (2,000 viewers took 56 % of a core).
+    @Test func shareRechecksAreOnePerShareAndWakeOnlyItsViewers() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-hub-\(UUID().uuidString).sqlite").path
+        defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        let store = try SQLiteLocationStore(path: path, logger: testLogger)
+        let revoked = LockedBox(Set<String>())
+        let checks = LockedBox(0)
+        let hub = LiveHub(
+            store: store, logger: testLogger,
+            shareIsActive: { id in
+                checks.withLock { $0 += 1 }
+                return !revoked.get().contains(id)
+            })
+        let wakes = LockedBox([String: Int]())
+        for i in 0..<1_000 {
+            let share = i % 2 == 0 ? "sh_a" : "sh_b"
+            _ = hub.subscribe(share: share, wake: { wakes.withLock { $0[share, default: 0] += 1 } }, finish: {})
+        }
+        _ = hub.subscribe(share: nil, wake: { wakes.withLock { $0["admin", default: 0] += 1 } }, finish: {})
+        await hub.recheckShares()
+        #expect(wakes.get().isEmpty, "a tick on live shares wakes nobody")
+        #expect(checks.get() == 2, "one check per share, not per viewer")
+        revoked.set(["sh_b"])
+        await hub.recheckShares()
+        #expect(wakes.get() == ["sh_b": 500], "only the revoked share's viewers are woken")
     }
 
     /// Polls a `/metrics` value until `holds` (bounded by `within`); records the last value on overrun.

@@ -120,12 +120,13 @@ public enum IngestServer {
         // First, so that it guards every route: with auth off, only this machine's pages get in.
         let guarding = LocalOnlyGuard(config)
         router.add(middleware: LocalOnlyMiddleware<BasicRequestContext>(guarding: guarding))
-        let hub = makeHub(config, store: store, logger: logger)
+        let shares = ShareService(store: store, now: now)
+        let hub = makeHub(config, store: store, shares: shares, logger: logger)
         let monitor = DeviceStatusMonitor(
             store: store, defaultExpectedSeconds: config.expectedIntervalSeconds,
             interval: .milliseconds(Int(config.statusCheckSeconds * 1000)), now: now,
             logger: logger, onPublished: { hub.poke() })
-        let access = ViewerAccess(auth: auth, shares: ShareService(store: store, now: now))
+        let access = ViewerAccess(auth: auth, shares: shares)
         let ids = UUIDv7Generator(now: now)
         let locates = LocateService(
             store: store.locates,

@@ -98,7 +98,7 @@ struct LiveStream: Sendable {
     func run(_ writer: inout any ResponseBodyWriter) async {
         let hub = controller.hub
         // A share's stream re-checks its share (revocation, expiry) at every re-check tick.
-        let subscription = hub.subscribe(rechecks: start.grant.shareId != nil)
+        let subscription = hub.subscribe(share: start.grant.shareId)
         let closing = LockedBox(false)
         var beatsSeen = hub.beats
         // A viewer that hung up ends the stream at once, not at the next write (issue 28, finding 5).

@@ -133,7 +133,7 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let hub = controller.hub
         stall = ViewerStallRule(beats: hub.beats)
         subscription = hub.subscribe(
-            rechecks: start.grant.shareId != nil,
+            share: start.grant.shareId,
             wake: { loop.execute { bound.value.pump() } },
             finish: { loop.execute { bound.value.close(reason: "the live hub stopped") } })
         pump()
