@@ -42,6 +42,9 @@ struct Serve: AsyncParsableCommand {
         guard firstRequestTimeout >= 0.1, firstRequestTimeout <= 3_600 else {
             throw ValidationError("--first-request-timeout must be 0.1 to 3600 seconds")
         }
+        if let tileUrl, !IngestConfiguration.isValidTileURL(tileUrl) {
+            throw ValidationError("--tile-url must be an http(s) URL template with {z}, {x} and {y}, e.g. https://tiles.example.com/{z}/{x}/{y}.png")
+        }
         guard idleTimeout >= 0.1, idleTimeout <= 86_400 else { throw ValidationError("--idle-timeout must be 0.1 to 86400 seconds") }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
         guard expectedInterval >= 1 else { throw ValidationError("--expected-interval must be at least 1 second") }

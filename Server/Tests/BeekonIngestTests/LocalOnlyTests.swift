@@ -90,6 +90,29 @@ struct LocalOnlyTests {
         #expect(config.authRequired == required, "\(host)")
     }
 
+    /// Item 7 (BY-3): the dashboard runs only its own inline script and style, by hash (no
+    /// `'unsafe-inline'`), cannot be framed, is not sniffed and sends no referrer; an unsafe
+    /// `--tile-url` is refused and never reaches the page.
+    @Test func dashboardHeadersAndTileURL() async throws {
+        let hostile = "https://t.example/{z}/{x}/{y}.png\"</script><script>alert(1)</script>"
+        try await withServer(.sqlite, configure: { $0.tileURL = hostile }) { server, _ in
+            let page = try await HTTP.send("GET", server.base + "/dashboard")
+            let csp = page.headers["content-security-policy"] ?? ""
+            #expect(page.status == 200)
+            #expect(!csp.contains("unsafe-inline"), "\(csp)")
+            #expect(csp.contains("frame-ancestors 'none'"), "\(csp)")
+            #expect(csp.contains("script-src 'sha256-") && csp.contains("style-src 'sha256-"), "\(csp)")
+            #expect(page.headers["x-content-type-options"] == "nosniff")
+            #expect(page.headers["referrer-policy"] == "no-referrer")
+            #expect(!page.text.contains("alert(1)"), "the hostile tile URL is not in the page")
+        }
+        #expect(IngestConfiguration.isValidTileURL("https://tile.openstreetmap.org/{z}/{x}/{y}.png"))
+        #expect(IngestConfiguration.isValidTileURL("http://127.0.0.1:8081/{z}/{x}/{y}.png"))
+        for bad in [hostile, "javascript:alert(1)//{z}{x}{y}", "https://t.example/tiles.png", "https://t.example/{z}/{x}/{y}.png?a='b'"] {
+            #expect(!IngestConfiguration.isValidTileURL(bad), "\(bad)")
+        }
+    }
+
     /// One request on a fresh connection with exactly these headers; its status and body.
     static func raw(
         _ server: TestServer, _ method: String, _ path: String, _ body: String?, _ headers: [String: String],

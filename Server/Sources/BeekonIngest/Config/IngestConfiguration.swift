@@ -111,6 +111,15 @@ public struct IngestConfiguration: Sendable {
         }
     }
 
+    /// Whether a `--tile-url` is an http(s) URL template with `{z}`, `{x}` and `{y}` and no
+    /// character that could leave the page's script string (quotes, `<`, `>`, `\`, spaces).
+    public static func isValidTileURL(_ template: String) -> Bool {
+        guard template.hasPrefix("https://") || template.hasPrefix("http://"), template.count <= 2_048 else { return false }
+        guard ["{z}", "{x}", "{y}"].allSatisfy(template.contains) else { return false }
+        let forbidden = Set("\"'<>\\` ")
+        return !template.contains { forbidden.contains($0) || $0.isNewline || $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } == true }
+    }
+
     /// Whether `host` (a `--host` value) is a loopback address or name.
     public static func isLoopback(_ host: String) -> Bool {
         let h = host.lowercased()
