@@ -23,7 +23,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds after which a device's newest fix counts as stale.") var staleAfter = 900
     @Option(help: "Seconds a request may wait for PostgreSQL before it is answered 503 (1-300).") var databaseTimeout = 10
     @Option(help: "Seconds between heartbeat comments on GET /v1/live.") var liveHeartbeat = 15.0
-    @Option(help: "Seconds a new connection may take to send its first request's whole head before it is closed.") var firstRequestTimeout = 10.0
+    @Option(help: "Seconds a new connection may take to send its first request's whole head before it is closed.")
+    var firstRequestTimeout = 10.0
     @Option(help: "Seconds a keep-alive connection may idle between requests (the next head included) before it is closed.")
     var idleTimeout = 60.0
     @Option(help: "Most connections open at once (default: the descriptor limit less max(64, limit/8), after raising the soft limit).")
@@ -43,7 +44,8 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--first-request-timeout must be 0.1 to 3600 seconds")
         }
         if let tileUrl, !IngestConfiguration.isValidTileURL(tileUrl) {
-            throw ValidationError("--tile-url must be an http(s) URL template with {z}, {x} and {y}, e.g. https://tiles.example.com/{z}/{x}/{y}.png")
+            throw ValidationError(
+                "--tile-url must be an http(s) URL template with {z}, {x} and {y}, e.g. https://tiles.example.com/{z}/{x}/{y}.png")
         }
         guard idleTimeout >= 0.1, idleTimeout <= 86_400 else { throw ValidationError("--idle-timeout must be 0.1 to 86400 seconds") }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }

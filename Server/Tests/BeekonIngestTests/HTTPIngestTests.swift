@@ -129,10 +129,13 @@ extension Ingest {
                 // 200 MiB of zeros inflate from ~200 KB: must be refused at the decompressed-size cap.
                 let bomb = Gzip.deflate([UInt8](repeating: 0, count: 200 * 1024 * 1024), level: 9)
                 #expect(bomb.count < 1_000_000)
-                let r = try await HTTP.send("POST", server.base + "/v1/locations", body: bomb, headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
+                let r = try await HTTP.send(
+                    "POST", server.base + "/v1/locations", body: bomb,
+                    headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
                 #expect(r.status == 413)
                 let big = [UInt8](repeating: 0x20, count: 13 * 1024 * 1024)
-                let tooBig = try await HTTP.send("POST", server.base + "/v1/locations", body: big, headers: ["Content-Type": "application/json"])
+                let tooBig = try await HTTP.send(
+                    "POST", server.base + "/v1/locations", body: big, headers: ["Content-Type": "application/json"])
                 #expect(tooBig.status == 413)
                 #expect(try await HTTP.send("GET", server.base + "/healthz").status == 200)
                 #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3))).status == 200)

@@ -27,9 +27,11 @@ struct LocalOnlyTests {
             let form = try await Self.raw(server, "POST", "/v1/locations", json, ["Content-Type": "application/x-www-form-urlencoded"])
             #expect(form.status == 415, "a form-encoded upload: \(form.status)")
             // Even a JSON type (which would need a preflight a browser cannot pass) from another origin.
-            let foreign = try await Self.raw(server, "POST", "/v1/locations", json, ["Content-Type": "application/json"].merging(evil) { $1 })
+            let foreign = try await Self.raw(
+                server, "POST", "/v1/locations", json, ["Content-Type": "application/json"].merging(evil) { $1 })
             #expect(foreign.status == 403, "a JSON upload from another origin: \(foreign.status)")
-            let locate = try await Self.raw(server, "POST", "/v1/devices/\(install)/locate", "", ["Content-Type": "text/plain"].merging(evil) { $1 })
+            let locate = try await Self.raw(
+                server, "POST", "/v1/devices/\(install)/locate", "", ["Content-Type": "text/plain"].merging(evil) { $1 })
             #expect(locate.status == 403, "a locate request from another origin: \(locate.status)")
             let null = try await Self.raw(server, "POST", "/v1/devices/\(install)/locate", "", ["Origin": "null"])
             #expect(null.status == 403, "a locate request from an opaque origin: \(null.status)")
