@@ -20,12 +20,22 @@ package struct ServerProcess: Sendable {
     package let port: Int
 
     /// Starts `binary` on `database` (a `--database` value: `sqlite:<path>` or a PostgreSQL
-    /// URL) with `extra` arguments and waits (bounded) for its listening line.
+    /// URL) with `extra` arguments and waits (bounded) for its listening line. With
+    /// `descriptorLimit` it runs under `ulimit -n` of that many descriptors (soft and hard), as a
+    /// service manager's limit would.
     package static func start(
-        binary: URL, database: String, directory: String, extra: [String] = [], timeout: Duration = .seconds(60)
+        binary: URL, database: String, directory: String, extra: [String] = [], descriptorLimit: Int? = nil,
+        timeout: Duration = .seconds(60)
     ) async throws -> ServerProcess {
-        let child = try ChildProcess(
-            binary, ["--port", "0", "--database", database, "--log-level", "error"] + extra, directory: directory, name: "ingest")
+        let arguments = ["--port", "0", "--database", database, "--log-level", "error"] + extra
+        let child: ChildProcess
+        if let descriptorLimit {
+            child = try ChildProcess(
+                URL(fileURLWithPath: "/bin/sh"), ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", binary.path] + arguments,
+                directory: directory, name: "ingest")
+        } else {
+            child = try ChildProcess(binary, arguments, directory: directory, name: "ingest")
+        }
         let prefix = "listening on 127.0.0.1:"
         guard let line = await child.line(timeout: timeout, where: { $0.hasPrefix(prefix) }),
             let port = Int(line.dropFirst(prefix.count))

@@ -12,7 +12,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port; 0 picks a free one (printed as 'listening on HOST:PORT').") var port = 8080
     @OptionGroup var db: DatabaseOptions
     @Option(help: "Path of the upload endpoint.") var ingestPath = "/v1/locations"
-    @Option(help: "auto (off for SQLite without API keys, else required), off, or required.") var auth = "auto"
+    @Option(help: "auto (off for SQLite without API keys on a loopback --host, else required), off, or required.") var auth = "auto"
+    @Option(help: "A host name that Host and Origin may name while auth is off (repeatable; loopback names are always allowed).")
+    var allowedHost: [String] = []
     @Option(help: "Static API key (repeatable). Env: BEEKON_API_KEYS, comma-separated.") var apiKey: [String] = []
     @Option(help: "Access-token lifetime in seconds.") var accessTokenTtl = 900
     @Option(help: "Refresh-token lifetime in seconds.") var refreshTokenTtl = 30 * 86_400
@@ -21,7 +23,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds after which a device's newest fix counts as stale.") var staleAfter = 900
     @Option(help: "Seconds a request may wait for PostgreSQL before it is answered 503 (1-300).") var databaseTimeout = 10
     @Option(help: "Seconds between heartbeat comments on GET /v1/live.") var liveHeartbeat = 15.0
-    @Option(help: "Seconds a new connection may take to send its first request line before it is closed.") var firstRequestTimeout = 30.0
+    @Option(help: "Seconds a new connection may take to send its first request's whole head before it is closed.")
+    var firstRequestTimeout = 10.0
+    @Option(help: "Seconds a keep-alive connection may idle between requests (the next head included) before it is closed.")
+    var idleTimeout = 60.0
+    @Option(help: "Most connections open at once (default: the descriptor limit less max(64, limit/8), after raising the soft limit).")
+    var maxConnections: Int?
     @Option(help: "Seconds the event log keeps events; older Last-Event-IDs get a reset event.") var eventRetention = 7 * 86_400
     @Option(help: "Base URL printed in share links (default: the request's Host).") var publicUrl: String?
     @Option(help: "Reporting interval in seconds assumed for devices that declare none (device status).") var expectedInterval = 300
@@ -47,6 +54,12 @@ struct Serve: AsyncParsableCommand {
         guard firstRequestTimeout >= 0.1, firstRequestTimeout <= 3_600 else {
             throw ValidationError("--first-request-timeout must be 0.1 to 3600 seconds")
         }
+        if let tileUrl, !IngestConfiguration.isValidTileURL(tileUrl) {
+            throw ValidationError(
+                "--tile-url must be an http(s) URL template with {z}, {x} and {y}, e.g. https://tiles.example.com/{z}/{x}/{y}.png")
+        }
+        guard idleTimeout >= 0.1, idleTimeout <= 86_400 else { throw ValidationError("--idle-timeout must be 0.1 to 86400 seconds") }
+        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
         guard expectedInterval >= 1 else { throw ValidationError("--expected-interval must be at least 1 second") }
         guard eventRetention >= 60 else { throw ValidationError("--event-retention must be at least 60 seconds") }
         guard locateInterval >= 0, locateInterval <= 86_400 else { throw ValidationError("--locate-interval must be 0 to 86400 seconds") }
@@ -87,6 +100,8 @@ struct Serve: AsyncParsableCommand {
             databaseTimeoutSeconds: databaseTimeout)
         config.liveHeartbeatSeconds = liveHeartbeat
         config.firstRequestTimeoutSeconds = firstRequestTimeout
+        config.idleTimeoutSeconds = idleTimeout
+        config.maxConnections = maxConnections
         config.eventRetentionSeconds = eventRetention
         config.publicURL = publicUrl
         config.expectedIntervalSeconds = expectedInterval
@@ -96,6 +111,7 @@ struct Serve: AsyncParsableCommand {
         config.locateExpirySeconds = locateExpiry
         config.tileURL = tileUrl
         config.push = try pushConfiguration()
+        config.allowedHosts = allowedHost
         let app = try IngestServer.buildApplication(
             config, logger: db.logger(),
             onListening: { host, port in

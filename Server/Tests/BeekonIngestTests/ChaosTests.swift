@@ -351,8 +351,10 @@ private func sigkill(_ pid: Int32) { _ = kill(pid, SIGKILL) }
 
 extension ServerProcess {
     /// `beekon-ingest` (next to this test bundle) on a SQLite file.
-    static func start(database: String, dir: ChaosDir, extra: [String] = []) async throws -> ServerProcess {
-        try await start(binary: ChaosBinaries.ingest(), database: "sqlite:\(database)", directory: dir.url.path, extra: extra)
+    static func start(database: String, dir: ChaosDir, extra: [String] = [], descriptorLimit: Int? = nil) async throws -> ServerProcess {
+        try await start(
+            binary: ChaosBinaries.ingest(), database: "sqlite:\(database)", directory: dir.url.path, extra: extra,
+            descriptorLimit: descriptorLimit)
     }
 }
 

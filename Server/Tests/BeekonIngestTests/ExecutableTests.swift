@@ -72,7 +72,8 @@ extension Ingest {
             #expect(
                 try await HTTP.send(
                     "POST", "http://127.0.0.1:\(port)/v1/locations",
-                    body: [UInt8](WireJSONWriter.encode(Fixtures.envelope(Fixtures.locations(1))))
+                    body: [UInt8](WireJSONWriter.encode(Fixtures.envelope(Fixtures.locations(1)))),
+                    headers: ["Content-Type": "application/json"]
                 ).status == 200)
             #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("beekon-ingest.sqlite").path))
             kill(process.processIdentifier, SIGTERM)

@@ -103,11 +103,11 @@ extension Ingest {
                 let gz = Gzip.deflate(Array(good.utf8))
                 let truncated = try await HTTP.send(
                     "POST", server.base + "/v1/locations", body: Array(gz.dropLast(9)),
-                    headers: ["Content-Encoding": "gzip"])
+                    headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
                 #expect(truncated.status == 400, "truncated gzip: \(truncated.text)")
                 let trailing = try await HTTP.send(
                     "POST", server.base + "/v1/locations", body: gz + [1, 2, 3],
-                    headers: ["Content-Encoding": "gzip"])
+                    headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
                 #expect(trailing.status == 400)
                 let brotli = try await Self.raw(server, Array(good.utf8), gzip: false, encoding: "br")
                 #expect(brotli.status == 415)
@@ -129,10 +129,13 @@ extension Ingest {
                 // 200 MiB of zeros inflate from ~200 KB: must be refused at the decompressed-size cap.
                 let bomb = Gzip.deflate([UInt8](repeating: 0, count: 200 * 1024 * 1024), level: 9)
                 #expect(bomb.count < 1_000_000)
-                let r = try await HTTP.send("POST", server.base + "/v1/locations", body: bomb, headers: ["Content-Encoding": "gzip"])
+                let r = try await HTTP.send(
+                    "POST", server.base + "/v1/locations", body: bomb,
+                    headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
                 #expect(r.status == 413)
                 let big = [UInt8](repeating: 0x20, count: 13 * 1024 * 1024)
-                let tooBig = try await HTTP.send("POST", server.base + "/v1/locations", body: big)
+                let tooBig = try await HTTP.send(
+                    "POST", server.base + "/v1/locations", body: big, headers: ["Content-Type": "application/json"])
                 #expect(tooBig.status == 413)
                 #expect(try await HTTP.send("GET", server.base + "/healthz").status == 200)
                 #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3))).status == 200)

@@ -8,7 +8,7 @@ extension Ingest {
     /// Connections over real sockets with the first-request sniffer in front: what is not the
     /// live stream stays Hummingbird's, byte for byte (BY-7; issue 14's idle-viewer design).
     @Suite struct LiveConnections {
-        static let get = "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
+        static let get = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"
 
         /// A keep-alive connection whose first request is not the stream stays on Hummingbird;
         /// `GET /v1/live` later on the same connection is served by the Hummingbird route.
@@ -21,7 +21,7 @@ extension Ingest {
                     guard let head = connection.readHead(), RawHTTPConnection.status(head) == 200,
                         connection.readSizedBody(head) != nil
                     else { return [] }
-                    connection.send("GET /v1/live HTTP/1.1\r\nHost: a\r\nLast-Event-ID: 0\r\n\r\n")
+                    connection.send("GET /v1/live HTTP/1.1\r\nHost: localhost\r\nLast-Event-ID: 0\r\n\r\n")
                     guard let live = connection.readHead(), RawHTTPConnection.status(live) == 200,
                         live.lowercased().contains("content-type: text/event-stream")
                     else { return [] }
@@ -38,7 +38,7 @@ extension Ingest {
             try await withServer(.sqlite) { server, _ in
                 let connection = try RawHTTPConnection(server.base)
                 let statuses: [Int] = await blocking {
-                    connection.send(Self.get + "GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n" + Self.get)
+                    connection.send(Self.get + "GET /nowhere HTTP/1.1\r\nHost: localhost\r\n\r\n" + Self.get)
                     var statuses: [Int] = []
                     for _ in 0..<3 {
                         guard let head = connection.readHead(), connection.readSizedBody(head) != nil else { break }
@@ -91,10 +91,10 @@ extension Ingest {
                 let bad = try RawHTTPConnection(server.base)
                 let good = try RawHTTPConnection(server.base)
                 let (refusal, ids): (String, [Int64]) = await blocking {
-                    bad.send("GET /v1/live?devices=nope HTTP/1.1\r\nHost: a\r\n\r\n")
+                    bad.send("GET /v1/live?devices=nope HTTP/1.1\r\nHost: localhost\r\n\r\n")
                     let head = bad.readHead() ?? ""
                     let body = bad.readSizedBody(head).map { String(decoding: $0, as: UTF8.self) } ?? ""
-                    good.send("GET /v1/live?last_event_id=0 HTTP/1.1\r\nHost: a\r\n\r\n")
+                    good.send("GET /v1/live?last_event_id=0 HTTP/1.1\r\nHost: localhost\r\n\r\n")
                     guard let live = good.readHead(), RawHTTPConnection.status(live) == 200 else { return (head + body, []) }
                     var scanner = FixIDScanner()
                     while scanner.ids.count < 3, let chunk = good.readChunk() { scanner.add(chunk) }

@@ -74,12 +74,39 @@ import Testing
         #expect(rig.channel.isActive)
     }
 
-    /// The live route is chosen from the request line alone.
+    /// The live route is chosen from the request line, once the whole head is in.
     @Test func choosesTheLiveRoute() throws {
         let rig = try Rig()
-        try rig.send("GET /v1/live?last_event_id=3 HTTP/1.1\r\n")
+        try rig.send("GET /v1/live?last_event_id=3 HTTP/1.1\r\nHost: a\r\n")
+        #expect(rig.routes.isEmpty)
+        try rig.send("\r\n")
         #expect(rig.routes == [.live])
         #expect(rig.gaveUp == 0)
+    }
+
+    /// Issue 28, finding 1: the deadline covers the whole head. A connection that sent its
+    /// request line and trickles header bytes is closed when the timeout passes (before the
+    /// fix only the request line was timed, and the trickle held the connection for good).
+    @Test func headerTricklingIsClosedByTheTimeout() throws {
+        let rig = try Rig(timeout: .seconds(5))
+        try rig.send("POST /v1/locations HTTP/1.1\r\n")
+        for _ in 0..<4 {
+            rig.channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+            try rig.send("X-Slow: 1\r\n")
+        }
+        #expect(rig.channel.isActive)
+        rig.channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        #expect(!rig.channel.isActive)
+        #expect(rig.gaveUp == 1)
+        #expect(rig.routes.isEmpty)
+    }
+
+    /// A request line that is not HTTP/1.x goes to the pipeline at once (which answers 400),
+    /// without waiting for a head end that will never come.
+    @Test func garbageIsHandedOverAtOnce() throws {
+        let rig = try Rig()
+        try rig.send("\u{1}\u{2} nonsense\r\n")
+        #expect(rig.routes == [.hummingbird])
     }
 
     /// A connection that sends no request line is closed when the timeout passes (virtual time).

@@ -65,7 +65,7 @@ extension Ingest {
         static func unreadViewer(_ server: TestServer) async throws -> RawHTTPConnection {
             let viewer = try RawHTTPConnection(server.base, receiveBuffer: 4_096, timeout: 30)
             let opened = await blocking {
-                viewer.send("GET /v1/live HTTP/1.1\r\nHost: a\r\n\r\n")
+                viewer.send("GET /v1/live HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 return viewer.readHead().map(RawHTTPConnection.status)
             }
             guard opened == 200 else { throw TestFailure("the stream answered \(opened ?? 0)") }

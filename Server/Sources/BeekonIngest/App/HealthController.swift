@@ -9,6 +9,8 @@ struct HealthController: Sendable {
     let auth: Authenticator
     /// The live hub, for the open-stream gauge and the stalled-viewer counter.
     let hub: LiveHub
+    /// The connection cap, for its gauges and the refused-connection counter.
+    let connections: ConnectionLimit
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("/healthz") { _, context in
@@ -17,14 +19,15 @@ struct HealthController: Sendable {
                 return APIResponse.json(.ok, Array("{\"status\":\"ok\"}".utf8))
             } catch {
                 context.logger.warning("health check failed", metadata: ["error": "\(error)"])
-                return APIResponse.error(.serviceUnavailable, "unavailable", "\(error)")
+                // The cause goes to the log only: /healthz is open to anyone (issue 28, item 7).
+                return APIResponse.error(.serviceUnavailable, "unavailable", "the database is not answering")
             }
         }
         router.get("/metrics") { request, _ in
             guard self.auth.hasAdminKey(request.headers) else {
                 return APIResponse.unauthorized("/metrics needs an API key when auth is required")
             }
-            let body = self.metrics.render() + Array(self.hub.metricsText().utf8)
+            let body = self.metrics.render() + Array((self.hub.metricsText() + self.connections.metricsText()).utf8)
             return APIResponse.json(.ok, body, contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
     }

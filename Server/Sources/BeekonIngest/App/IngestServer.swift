@@ -41,18 +41,20 @@ public enum IngestServer {
         let tokens = TokenService(
             store: store.tokens, accessTTLSeconds: config.accessTokenTTLSeconds,
             refreshTTLSeconds: config.refreshTokenTTLSeconds, now: now)
-        let (router, liveServices, live) = makeRoutes(config, store: store, tokens: tokens, now: now, logger: logger)
+        let (router, liveServices, live, connections) = makeRoutes(config, store: store, tokens: tokens, now: now, logger: logger)
 
         let host = config.host
         let firstRequestTimeout = TimeAmount.milliseconds(Int64(config.firstRequestTimeoutSeconds * 1000))
+        // Between requests (the next head included) a keep-alive connection may idle this long.
+        let idleTimeout = TimeAmount.milliseconds(Int64(config.idleTimeoutSeconds * 1000))
         var app = Application(
             router: router,
             // A connection whose first request is GET /v1/live is served event-driven (no task
             // per idle viewer); every other connection is Hummingbird's HTTP/1 channel.
             server: HTTPServerBuilder { responder in
                 LiveServerChannel(
-                    http1: HTTP1Channel(responder: responder), live: live, firstRequestTimeout: firstRequestTimeout,
-                    sendBufferBytes: config.liveSendBufferBytes)
+                    http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idleTimeout)), live: live,
+                    firstRequestTimeout: firstRequestTimeout, sendBufferBytes: config.liveSendBufferBytes, limit: connections)
             },
             configuration: ApplicationConfiguration(address: .hostname(host, port: config.port), serverName: "beekon-ingest"),
             services: store.services + liveServices + [
@@ -69,6 +71,7 @@ public enum IngestServer {
             try await store.migrate()
             try await tokens.loadKey()
             logger.info("database ready", metadata: ["database": "\(config.database)", "ingest_path": "\(config.ingestPath)"])
+            logger.info("connection cap", metadata: ["max_connections": "\(connections.maximum)"])
             if config.authRequired {
                 logger.info("auth required", metadata: ["api_keys": "\(config.apiKeys.count)"])
             } else {
@@ -94,6 +97,13 @@ public enum IngestServer {
         return (routes.router, routes.services)
     }
 
+    /// The connection cap: `maxConnections`, or derived from the descriptor limit, whose soft
+    /// value is raised to the hard one first (see ``ConnectionLimit``).
+    static func connectionLimit(_ config: IngestConfiguration) -> ConnectionLimit {
+        let descriptors = ConnectionLimit.raiseDescriptorLimit()
+        return ConnectionLimit(maximum: config.maxConnections ?? ConnectionLimit.derived(fromDescriptorLimit: descriptors))
+    }
+
     /// ``makeRouter(_:store:tokens:now:logger:)`` with the live controller, which the
     /// event-driven stream (``LiveServerChannel``) shares with the route.
     static func makeRoutes(
@@ -102,16 +112,21 @@ public enum IngestServer {
         tokens: TokenService,
         now: @escaping @Sendable () -> Date,
         logger: Logger
-    ) -> (router: Router<BasicRequestContext>, services: [any Service], live: LiveController) {
+    ) -> (router: Router<BasicRequestContext>, services: [any Service], live: LiveController, connections: ConnectionLimit) {
+        let connections = connectionLimit(config)
         let auth = Authenticator(required: config.authRequired, apiKeys: config.apiKeys, tokens: tokens)
         let metrics = IngestMetrics()
         let router = Router()
-        let hub = makeHub(config, store: store, logger: logger)
+        // First, so that it guards every route: with auth off, only this machine's pages get in.
+        let guarding = LocalOnlyGuard(config)
+        router.add(middleware: LocalOnlyMiddleware<BasicRequestContext>(guarding: guarding))
+        let shares = ShareService(store: store, now: now)
+        let hub = makeHub(config, store: store, shares: shares, logger: logger)
         let monitor = DeviceStatusMonitor(
             store: store, defaultExpectedSeconds: config.expectedIntervalSeconds,
             interval: .milliseconds(Int(config.statusCheckSeconds * 1000)), now: now,
             logger: logger, onPublished: { hub.poke() })
-        let access = ViewerAccess(auth: auth, shares: ShareService(store: store, now: now))
+        let access = ViewerAccess(auth: auth, shares: shares)
         let ids = UUIDv7Generator(now: now)
         let locates = LocateService(
             store: store.locates,
@@ -126,13 +141,14 @@ public enum IngestServer {
             config.push, tokens: store.pushTokens, locates: locates, metrics: metrics, now: now, logger: logger)
         LocateController(locates: locates, auth: auth, access: access, hub: hub, pushTokens: store.pushTokens, pushes: pushes)
             .register(on: router)
-        let live = LiveController(store: store, hub: hub, access: access, retryMillis: config.liveRetryMillis, now: now)
+        let live = LiveController(
+            store: store, hub: hub, access: access, retryMillis: config.liveRetryMillis, now: now, guarding: guarding)
         live.register(on: router)
         TokenController(tokens: tokens, metrics: metrics).register(on: router)
         DeviceAdminController(tokens: tokens, auth: auth).register(on: router)
         ReadController(store: store, access: access, staleAfterSeconds: config.staleAfterSeconds, now: now, monitor: monitor)
             .register(on: router)
-        HealthController(store: store, metrics: metrics, auth: auth, hub: hub).register(on: router)
+        HealthController(store: store, metrics: metrics, auth: auth, hub: hub, connections: connections).register(on: router)
         ShareController(shares: access.shares!, store: store, auth: auth, publicURL: config.publicURL).register(on: router)
         ContractController().register(on: router)
         DashboardController(history: store.history, access: access, tileURL: config.tileURL, now: now).register(on: router)
@@ -142,7 +158,8 @@ public enum IngestServer {
             middleware: MethodNotAllowedMiddleware<BasicRequestContext>(
                 routes: router.routes.map { (path: $0.path.description, method: $0.method.rawValue) }))
         return (
-            router, [hub, monitor, LocateExpiry(locates: locates, logger: logger)] + (pushes.isEnabled ? [pushes] : []), live
+            router, [hub, monitor, LocateExpiry(locates: locates, logger: logger)] + (pushes.isEnabled ? [pushes] : []), live,
+            connections
         )
     }
 }

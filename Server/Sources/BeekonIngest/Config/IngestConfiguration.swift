@@ -35,9 +35,15 @@ public struct IngestConfiguration: Sendable {
     public var eventRetentionSeconds: Int = 7 * 86_400
     /// How often each instance polls the event log even without a wake-up (default 1 s).
     public var livePollSeconds: Double = 1
-    /// How long a new connection may take to send the request line of its first request
-    /// before it is closed (default 30 s; a silent connection cannot hold a slot).
-    public var firstRequestTimeoutSeconds: Double = 30
+    /// How long a new connection may take to send the whole head of its first request before
+    /// it is closed (default 10 s; a silent or header-trickling connection cannot hold a slot).
+    public var firstRequestTimeoutSeconds: Double = 10
+    /// Seconds a keep-alive connection may stay idle between requests, the next request's
+    /// whole head included, before it is closed (a response in progress is never cut).
+    public var idleTimeoutSeconds: Double = 60
+    /// The most connections open at once; nil: derived from the descriptor limit (the soft
+    /// limit less `max(64, limit / 8)`, after raising the soft limit to the hard one).
+    public var maxConnections: Int?
     /// Events each instance keeps in memory for live streams (default 20,000); a viewer
     /// further behind reads from the store.
     package var liveRingCapacity: Int = 20_000
@@ -63,6 +69,9 @@ public struct IngestConfiguration: Sendable {
     public var tileURL: String?
     /// Silent pushes that wake devices for locate requests (issue 30); off when both are nil.
     public var push = PushConfiguration()
+    /// Extra host names that `Host` and `Origin` may name while auth is off (loopback
+    /// names, the bound host and the `publicURL` host are always allowed).
+    public var allowedHosts: [String] = []
 
     /// Creates a configuration; every value has the documented default.
     public init(
@@ -93,22 +102,38 @@ public struct IngestConfiguration: Sendable {
         self.databaseTimeoutSeconds = min(max(databaseTimeoutSeconds, 1), 300)
     }
 
-    /// Whether authentication is enforced once `auto` is resolved: `auto` means
-    /// off for SQLite without API keys (the zero-setup mode), on otherwise.
+    /// Whether authentication is enforced once `auto` is resolved: `auto` means off
+    /// only for SQLite without API keys bound to a loopback address (the zero-setup mode,
+    /// reachable from this machine alone), on otherwise (issue 28, finding 6).
     public var authRequired: Bool {
         switch authMode {
         case .off: return false
         case .required: return true
         case .auto:
-            if case .sqlite = database, apiKeys.isEmpty { return false }
+            if case .sqlite = database, apiKeys.isEmpty, Self.isLoopback(host) { return false }
             return true
         }
+    }
+
+    /// Whether a `--tile-url` is an http(s) URL template with `{z}`, `{x}` and `{y}` and no
+    /// character that could leave the page's script string (quotes, `<`, `>`, `\`, spaces).
+    public static func isValidTileURL(_ template: String) -> Bool {
+        guard template.hasPrefix("https://") || template.hasPrefix("http://"), template.count <= 2_048 else { return false }
+        guard ["{z}", "{x}", "{y}"].allSatisfy(template.contains) else { return false }
+        let forbidden = Set("\"'<>\\` ")
+        return !template.contains { forbidden.contains($0) || $0.isNewline || $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } == true }
+    }
+
+    /// Whether `host` (a `--host` value) is a loopback address or name.
+    public static func isLoopback(_ host: String) -> Bool {
+        let h = host.lowercased()
+        return h == "localhost" || h == "::1" || h == "[::1]" || h.hasPrefix("127.")
     }
 }
 
 /// How the server treats credentials.
 public enum AuthMode: String, Sendable, CaseIterable {
-    /// Off for the SQLite zero-setup mode without API keys; required otherwise.
+    /// Off for the SQLite zero-setup mode without API keys on a loopback bind; required otherwise.
     case auto
     /// Every request is accepted without credentials (logged loudly at start-up).
     case off

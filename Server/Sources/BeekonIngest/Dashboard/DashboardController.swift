@@ -1,4 +1,5 @@
 import BeekonWire
+import Crypto
 import Foundation
 import Hummingbird
 
@@ -45,16 +46,32 @@ struct DashboardController: Sendable {
     func page() -> Response {
         var html = String(decoding: PackageResources.dashboard_html, as: UTF8.self)
         var w = WireJSONWriter(capacity: 64)
-        if let tileURL { w.string(tileURL) } else { w.raw("null") }
+        if let tileURL, IngestConfiguration.isValidTileURL(tileURL) { w.string(tileURL) } else { w.raw("null") }
         html = html.replacingOccurrences(of: "\"__TILE_URL__\"", with: String(decoding: w.bytes, as: UTF8.self))
         // The map script is its own file in the source tree; the page stays one response.
         html = html.replacingOccurrences(of: "\"__MAP_JS__\";", with: String(decoding: PackageResources.dashboard_map_js, as: UTF8.self))
         var headers = HTTPFields()
         headers[.cacheControl] = "no-store"
-        // Everything the page needs is inline or same-origin: no third-party code can run.
+        // Only the page's own inline script and style run, named by their hashes (no
+        // 'unsafe-inline'); nothing may frame it; share tokens in its URL are never sent on.
+        let script = Self.hash(of: html, between: "<script>", and: "</script>")
+        let style = Self.hash(of: html, between: "<style>", and: "</style>")
         headers[.contentSecurityPolicy] =
-            "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data: https: http:; connect-src 'self'"
+            "default-src 'self'; script-src \(script); style-src \(style); img-src 'self' data: https: http:; "
+            + "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+        headers[.xContentTypeOptions] = "nosniff"
+        headers[.init("Referrer-Policy")!] = "no-referrer"
+        headers[.init("X-Frame-Options")!] = "DENY"
         return APIResponse.json(.ok, Array(html.utf8), contentType: "text/html; charset=utf-8", headers: headers)
+    }
+
+    /// The CSP source (`'sha256-…'`, quoted) of the first element's text between `open` and `close`.
+    static func hash(of html: String, between open: String, and close: String) -> String {
+        guard let start = html.range(of: open), let end = html.range(of: close, range: start.upperBound..<html.endIndex) else {
+            return "'none'"
+        }
+        let digest = SHA256.hash(data: Array(html[start.upperBound..<end.lowerBound].utf8))
+        return "'sha256-" + Data(digest).base64EncodedString() + "'"
     }
 
     func history(_ install: UUID, _ params: Parameters, _ scope: ViewerScope) async throws(StoreError) -> Response {

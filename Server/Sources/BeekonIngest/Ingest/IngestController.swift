@@ -9,9 +9,10 @@ import Logging
 /// Status codes (what the SDK does with them in brackets):
 /// 200 stored or already stored [delete rows] · 400 not JSON / bad gzip [drop] ·
 /// 422 schema violation [drop] · 401 missing/invalid credential or revoked device [refresh, retry once] ·
-/// 403 a device credential uploading for another install [keep, auth error] ·
+/// 403 a device credential uploading for another install, or a cross-site write while auth is off [keep, auth error] ·
 /// 409 `batch_conflict`: the batch id was stored before with other content [re-batch under a new id] ·
-/// 413 body or inflated body too large [keep] · 415 unknown Content-Encoding [keep] ·
+/// 413 body or inflated body too large [keep] · 415 not `Content-Type: application/json`, or
+/// unknown Content-Encoding [keep] ·
 /// 503 database failure [retry with backoff].
 struct IngestController: Sendable {
     let store: any LocationStore
@@ -42,6 +43,12 @@ struct IngestController: Sendable {
     func handle(_ request: Request, logger: Logger) async -> Response {
         guard let principal = auth.principal(of: request.headers) else {
             return APIResponse.unauthorized("send an API key or an access token: Authorization: Bearer <token>")
+        }
+        // A JSON type is required: a web page cannot send one cross-site without a CORS preflight
+        // (which this server never grants), so a `no-cors` fetch cannot write (issue 28, finding 6).
+        guard Self.isJSON(request.headers[.contentType]) else {
+            return APIResponse.error(
+                .unsupportedMediaType, "unsupported_media_type", "send the envelope with Content-Type: application/json")
         }
         let encoding = (request.headers[.contentEncoding] ?? "identity").trimmingCharacters(in: .whitespaces).lowercased()
         let gzipped: Bool
@@ -134,6 +141,13 @@ struct IngestController: Sendable {
         return page.fixes.contains {
             $0.location.id == location.id && $0.location.latitude == location.latitude && $0.location.longitude == location.longitude
         }
+    }
+
+    /// Whether a `Content-Type` value is `application/json` (parameters such as a charset allowed).
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        return media.lowercased() == "application/json"
     }
 
     private func tooLarge(_ message: String) -> Response {

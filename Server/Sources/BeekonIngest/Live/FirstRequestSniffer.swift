@@ -1,13 +1,14 @@
 import NIOCore
 
-/// The first handler of every accepted connection: buffers bytes until the request line
-/// of the first request is complete, asks ``FirstRequestRoute`` where it goes, lets
-/// `configure` build that pipeline behind it, re-fires every buffered byte into it
-/// (pipelined requests included, untouched) and removes itself.
+/// The first handler of every accepted connection: buffers bytes until the head of the
+/// first request is complete, asks ``FirstRequestRoute`` where it goes (from its request
+/// line), lets `configure` build that pipeline behind it, re-fires every buffered byte into
+/// it (pipelined requests included, untouched) and removes itself.
 ///
 /// A request line longer than ``FirstRequestRoute/maxLineBytes`` gets `400` and the
-/// connection is closed; so is a connection that sends no complete line within `timeout`
-/// (a silent connection cannot hold a slot), or that ends or fails first. `onGiveUp` is
+/// connection is closed; so is a connection that sends no complete head within `timeout`
+/// (a silent or header-trickling connection cannot hold a slot, issue 28), or that ends or
+/// fails first. `onGiveUp` is
 /// called in each of those cases, `configure` once otherwise.
 final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
@@ -24,7 +25,7 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
     private var done = false
 
     /// - Parameters:
-    ///   - timeout: How long a connection may take to send its first request line.
+    ///   - timeout: How long a connection may take to send the whole head of its first request.
     ///   - configure: Builds the pipeline for `.live` or `.hummingbird`.
     ///   - onGiveUp: Called when the connection is closed before a route was chosen.
     init(timeout: TimeAmount, configure: @escaping Configure, onGiveUp: @escaping () -> Void) {
@@ -47,6 +48,10 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
         var bytes = unwrapInboundIn(data)
         buffered.writeBuffer(&bytes)
         let route = buffered.withUnsafeReadableBytes { FirstRequestRoute.classify($0) }
+        // The route is known from the request line; the deadline runs until the whole head is in.
+        if route == .live || route == .hummingbird, !buffered.withUnsafeReadableBytes({ FirstRequestRoute.headIsComplete($0) }) {
+            return
+        }
         switch route {
         case .needMore: return
         case .tooLong:
@@ -77,7 +82,7 @@ final class FirstRequestSniffer: ChannelInboundHandler, RemovableChannelHandler 
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard !done else { return context.fireUserInboundEventTriggered(event) }
-        // The peer finished sending (half-close) before a whole request line, or the server is quiescing.
+        // The peer finished sending (half-close) before a whole head, or the server is quiescing.
         if let e = event as? ChannelEvent, case .inputClosed = e { return giveUp(context: context, answer: nil) }
         if event is ChannelShouldQuiesceEvent { return giveUp(context: context, answer: nil) }
         context.fireUserInboundEventTriggered(event)

@@ -19,6 +19,8 @@ struct LiveController: Sendable {
     let access: ViewerAccess
     let retryMillis: Int
     let now: @Sendable () -> Date
+    /// The auth-off host and origin checks (the event-driven path bypasses the router's middleware).
+    var guarding: LocalOnlyGuard? = nil
 
     static let page = 1_000
 
@@ -46,6 +48,7 @@ struct LiveController: Sendable {
     /// event-driven path (``LiveViewerHandler``): the credential, the device filter, the
     /// `Last-Event-ID` cursor and the log's marks; the refusal to send instead when any fails.
     func prepare(_ request: Request) async -> LiveOpening {
+        if let refusal = guarding?.refusal(for: request) { return .refused(refusal) }
         let grant: ViewerGrant
         switch await access.grant(for: request, what: "live") {
         case .refused(let response): return .refused(response)
@@ -95,10 +98,19 @@ struct LiveStream: Sendable {
     func run(_ writer: inout any ResponseBodyWriter) async {
         let hub = controller.hub
         // A share's stream re-checks its share (revocation, expiry) at every re-check tick.
-        let subscription = hub.subscribe(rechecks: start.grant.shareId != nil)
+        let subscription = hub.subscribe(share: start.grant.shareId)
         let closing = LockedBox(false)
         var beatsSeen = hub.beats
-        defer { hub.unsubscribe(subscription.id) }
+        // A viewer that hung up ends the stream at once, not at the next write (issue 28, finding 5).
+        let presence = ClientPresence.current
+        let goneKey = presence?.onGone {
+            closing.set(true)
+            subscription.continuation.finish()
+        }
+        defer {
+            presence?.forget(goneKey)
+            hub.unsubscribe(subscription.id)
+        }
         var cursor = start.cursor
         var signals = subscription.signals.makeAsyncIterator()
         do {

@@ -10,9 +10,11 @@ import ServiceLifecycle
 /// so moving a cursor from the store to the ring can neither skip nor repeat an event.
 ///
 /// The hub also owns the streams' clocks: one heartbeat ticker counts `beats` and wakes
-/// every stream, and one re-check ticker wakes the streams of shares (revocation and
-/// expiry are checked on every wake). No stream runs a timer of its own, so an idle
-/// viewer costs its connection and a subscription, not a task. A subscriber is a pair of
+/// every stream, and one re-check ticker checks each share that has open streams once
+/// (against the share cache) and wakes only the streams of a share that was revoked or
+/// expired (issue 28, finding 5: before, it woke every share viewer every 250 ms). No
+/// stream runs a timer of its own, so an idle viewer costs its connection and a
+/// subscription, not a task and no work per tick. A subscriber is a pair of
 /// closures: the Hummingbird route's stream wraps an `AsyncStream`; the event-driven viewer
 /// (``LiveViewerHandler``) hops to its channel's event loop.
 final class LiveHub: Service, Sendable {
@@ -44,8 +46,8 @@ final class LiveHub: Service, Sendable {
         let wake: @Sendable () -> Void
         /// Called once when the hub stops signalling it (unsubscribed, or the hub ends).
         let finish: @Sendable () -> Void
-        /// Woken by the re-check ticker too (a share's stream).
-        let rechecks: Bool
+        /// The share behind the stream: woken by the re-check ticker when it no longer holds.
+        let share: String?
     }
 
     let store: any LocationStore
@@ -53,8 +55,10 @@ final class LiveHub: Service, Sendable {
     let pollInterval: Duration
     /// Interval of the keep-alive comments on idle streams.
     let heartbeat: Duration
-    /// Interval at which a share's stream re-checks its share (revocation, expiry).
+    /// Interval at which the shares of open streams are re-checked (revocation, expiry).
     let recheckInterval: Duration
+    /// Whether a share still holds (neither revoked nor expired); nil: no share streams.
+    let shareIsActive: (@Sendable (String) async -> Bool)?
     let logger: Logger
     /// Runs the cross-instance wake-up (PostgreSQL LISTEN), calling its argument per notification.
     let listener: (@Sendable (@escaping @Sendable () -> Void) async -> Void)?
@@ -66,8 +70,10 @@ final class LiveHub: Service, Sendable {
     init(
         store: any LocationStore, capacity: Int = 20_000, pollInterval: Duration = .seconds(1),
         heartbeat: Duration = .seconds(15), recheckInterval: Duration = .milliseconds(250), logger: Logger,
+        shareIsActive: (@Sendable (String) async -> Bool)? = nil,
         listener: (@Sendable (@escaping @Sendable () -> Void) async -> Void)? = nil
     ) {
+        self.shareIsActive = shareIsActive
         self.store = store
         self.capacity = capacity
         self.pollInterval = pollInterval
@@ -105,19 +111,19 @@ final class LiveHub: Service, Sendable {
     var beats: Int { state.withLock { $0.beats } }
 
     /// A signal stream that yields whenever new events are in the ring and at every
-    /// heartbeat tick; with `rechecks`, also at every re-check tick.
-    func subscribe(rechecks: Bool = false) -> (id: Int, signals: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation) {
+    /// heartbeat tick; with a `share`, also when that share is found revoked or expired.
+    func subscribe(share: String? = nil) -> (id: Int, signals: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation) {
         let (signals, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let id = subscribe(rechecks: rechecks, wake: { continuation.yield() }, finish: { continuation.finish() })
+        let id = subscribe(share: share, wake: { continuation.yield() }, finish: { continuation.finish() })
         return (id, signals, continuation)
     }
 
     /// Registers a stream that is woken by calling `wake` (an event-driven viewer hops to its
     /// event loop there); `finish` is called once when the hub stops signalling it.
-    func subscribe(rechecks: Bool, wake: @escaping @Sendable () -> Void, finish: @escaping @Sendable () -> Void) -> Int {
+    func subscribe(share: String?, wake: @escaping @Sendable () -> Void, finish: @escaping @Sendable () -> Void) -> Int {
         state.withLock { s in
             s.nextSubscriber += 1
-            s.subscribers[s.nextSubscriber] = Subscriber(wake: wake, finish: finish, rechecks: rechecks)
+            s.subscribers[s.nextSubscriber] = Subscriber(wake: wake, finish: finish, share: share)
             return s.nextSubscriber
         }
     }
@@ -167,7 +173,7 @@ final class LiveHub: Service, Sendable {
             group.addTask { [recheckInterval] in
                 while !Task.isCancelled {
                     try? await Task.sleep(for: recheckInterval)
-                    self.signalAll(onlyRechecking: true)
+                    await self.recheckShares()
                 }
             }
             await cancelWhenGracefulShutdown { await self.tail() }
@@ -228,9 +234,25 @@ final class LiveHub: Service, Sendable {
         }
     }
 
-    private func signalAll(onlyRechecking: Bool = false) {
+    private func signalAll() {
+        let targets = state.withLock { s in s.subscribers.values.map(\.wake) }
+        for wake in targets { wake() }
+    }
+
+    /// Checks each share with open streams once and wakes the streams of those that ended
+    /// (they re-check and close). No share streams: no work at all.
+    func recheckShares() async {
+        let shares = state.withLock { s in Set(s.subscribers.values.compactMap(\.share)) }
+        guard !shares.isEmpty else { return }
+        var ended = Set<String>()
+        for share in shares {
+            // Without a checker every share stream is woken to check for itself.
+            if let shareIsActive, await shareIsActive(share) { continue }
+            ended.insert(share)
+        }
+        guard !ended.isEmpty else { return }
         let targets = state.withLock { s in
-            s.subscribers.values.compactMap { onlyRechecking && !$0.rechecks ? nil : $0.wake }
+            s.subscribers.values.compactMap { sub in sub.share.map(ended.contains) == true ? sub.wake : nil }
         }
         for wake in targets { wake() }
     }

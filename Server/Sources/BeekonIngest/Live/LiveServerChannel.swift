@@ -23,6 +23,8 @@ struct LiveServerChannel: ServerChildChannel {
         let channel: any Channel
         /// Hummingbird's async channel, or nil when nothing is left for Hummingbird to do.
         let handOver: EventLoopFuture<HTTP1Channel.Value?>
+        /// Whether the peer is still there, for the long polls and streams its requests run.
+        let presence: ClientPresence
     }
 
     /// Hummingbird's HTTP/1 channel (the router's responder).
@@ -33,11 +35,25 @@ struct LiveServerChannel: ServerChildChannel {
     let firstRequestTimeout: TimeAmount
     /// `SO_SNDBUF` for live-stream connections (nil: the kernel's).
     var sendBufferBytes: Int? = nil
+    /// The cap on open connections (nil: none).
+    var limit: ConnectionLimit? = nil
 
     /// Installs the sniffer; the pipeline behind it is built once the first request line is in.
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let promise = channel.eventLoop.makePromise(of: HTTP1Channel.Value?.self)
         let (http1, live, timeout, sendBuffer) = (self.http1, self.live, self.firstRequestTimeout, self.sendBufferBytes)
+        let presence = ClientPresence()
+        channel.closeFuture.whenComplete { _ in presence.markGone() }
+        if let limit {
+            guard limit.admit() else {
+                // Over the cap: a 503 and the descriptor back at once (issue 28, finding 1).
+                let refusal = channel.allocator.buffer(string: ConnectionLimit.refusal)
+                channel.writeAndFlush(refusal).whenComplete { _ in channel.close(promise: nil) }
+                promise.succeed(nil)
+                return channel.eventLoop.makeSucceededFuture(Value(channel: channel, handOver: promise.futureResult, presence: presence))
+            }
+            channel.closeFuture.whenComplete { _ in limit.release() }
+        }
         return channel.eventLoop.makeCompletedFuture {
             let sniffer = FirstRequestSniffer(
                 timeout: timeout,
@@ -56,6 +72,8 @@ struct LiveServerChannel: ServerChildChannel {
                         try pipeline.addHandler(LiveViewerHandler(controller: live, logger: logger))
                         promise.succeed(nil)
                     default:
+                        // First in the pipeline once the sniffer has left: sees the peer finish sending.
+                        try channel.pipeline.syncOperations.addHandler(PresenceHandler(presence: presence))
                         // HTTP1Channel's setup completes at once on the event loop, so its callback runs
                         // here: the async channel exists before the bytes are re-fired.
                         var made: Result<HTTP1Channel.Value, any Error>?
@@ -70,13 +88,82 @@ struct LiveServerChannel: ServerChildChannel {
             // `handle` must never outlive it, or graceful shutdown would wait for it forever. (A
             // promise the sniffer already completed ignores this second completion.)
             channel.closeFuture.whenComplete { _ in promise.succeed(nil) }
-            return Value(channel: channel, handOver: promise.futureResult)
+            return Value(channel: channel, handOver: promise.futureResult, presence: presence)
         }
     }
 
-    /// Waits for the first request line; hands the connection to Hummingbird when it is Hummingbird's.
+    /// Waits for the first request's head; hands the connection to Hummingbird when it is Hummingbird's.
     func handle(value: Value, logger: Logger) async {
         guard let channel = try? await value.handOver.get() else { return }
-        await http1.handle(value: channel, logger: logger)
+        await ClientPresence.$current.withValue(value.presence) {
+            await http1.handle(value: channel, logger: logger)
+        }
+    }
+}
+
+/// Whether the client of a connection is still there. Long polls and streams run on the
+/// connection's task and stop waiting as soon as it has gone (closed, or finished sending:
+/// a client that half-closes its side cannot send another request and is treated as gone),
+/// instead of holding their work until their own deadline (issue 28, finding 5).
+final class ClientPresence: Sendable {
+    private struct State {
+        var gone = false
+        var next = 0
+        var callbacks: [Int: @Sendable () -> Void] = [:]
+    }
+
+    private let state = LockedBox(State())
+
+    /// The presence of the connection the current request arrived on (nil outside a request,
+    /// e.g. in tests that call a handler directly).
+    @TaskLocal static var current: ClientPresence?
+
+    /// Whether the client has gone.
+    var isGone: Bool { state.withLock { $0.gone } }
+
+    /// Records that the client has gone and runs every registered callback once.
+    func markGone() {
+        let callbacks = state.withLock { s -> [@Sendable () -> Void] in
+            guard !s.gone else { return [] }
+            s.gone = true
+            defer { s.callbacks = [:] }
+            return Array(s.callbacks.values)
+        }
+        for callback in callbacks { callback() }
+    }
+
+    /// Runs `callback` when the client goes (at once if it has); returns a key for ``forget(_:)``.
+    @discardableResult
+    func onGone(_ callback: @escaping @Sendable () -> Void) -> Int? {
+        let key = state.withLock { s -> Int? in
+            guard !s.gone else { return nil }
+            s.next += 1
+            s.callbacks[s.next] = callback
+            return s.next
+        }
+        if key == nil { callback() }
+        return key
+    }
+
+    /// Drops a callback (its request finished first).
+    func forget(_ key: Int?) {
+        guard let key else { return }
+        _ = state.withLock { $0.callbacks.removeValue(forKey: key) }
+    }
+}
+
+/// Marks a connection's ``ClientPresence`` gone when the peer finishes sending (end of input).
+final class PresenceHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let presence: ClientPresence
+
+    /// A handler for `presence`.
+    init(presence: ClientPresence) { self.presence = presence }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let e = event as? ChannelEvent, case .inputClosed = e { presence.markGone() }
+        context.fireUserInboundEventTriggered(event)
     }
 }

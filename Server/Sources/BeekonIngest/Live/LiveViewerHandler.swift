@@ -75,6 +75,9 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is ChannelShouldQuiesceEvent {
             close(reason: "the server is shutting down")
+        } else if let e = event as? ChannelEvent, case .inputClosed = e {
+            // The viewer hung up: close now rather than at the next heartbeat (issue 28, finding 5).
+            close(reason: "the viewer went away")
         } else {
             context.fireUserInboundEventTriggered(event)
         }
@@ -130,7 +133,7 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let hub = controller.hub
         stall = ViewerStallRule(beats: hub.beats)
         subscription = hub.subscribe(
-            rechecks: start.grant.shareId != nil,
+            share: start.grant.shareId,
             wake: { loop.execute { bound.value.pump() } },
             finish: { loop.execute { bound.value.close(reason: "the live hub stopped") } })
         pump()

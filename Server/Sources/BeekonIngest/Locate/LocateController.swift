@@ -125,10 +125,17 @@ struct LocateController: Sendable {
     ) async throws(StoreError) -> [LocateRequest] {
         let clock = ContinuousClock()
         let deadline = clock.now + wait
-        let (subscriber, signals, _) = hub.subscribe()
-        defer { hub.unsubscribe(subscriber) }
+        let (subscriber, signals, continuation) = hub.subscribe()
+        // A device that hung up ends the wait at once and is delivered nothing (issue 28, finding 5).
+        let presence = ClientPresence.current
+        let goneKey = presence?.onGone { continuation.finish() }
+        defer {
+            presence?.forget(goneKey)
+            hub.unsubscribe(subscriber)
+        }
         while true {
             guard await stillValid() else { return [] }
+            if presence?.isGone == true { return [] }
             let pending = try await locates.deliver(to: install)
             if !pending.isEmpty || clock.now >= deadline || Task.isCancelled || Task.isShuttingDownGracefully { return pending }
             // Woken by any new event (a locate request is one), else re-checked every second.
