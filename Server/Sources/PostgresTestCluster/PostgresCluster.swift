@@ -62,7 +62,7 @@ package final class PostgresCluster: Sendable {
             "\(Self.binDir)/pg_ctl",
             [
                 "-D", "\(dir)/data", "-w", "-t", "60", "-l", "\(dir)/log",
-                "-o", "-p \(port) -k \(dir) -c listen_addresses=127.0.0.1 -c fsync=\(fsync ? "on" : "off") -c max_connections=200",
+                "-o", "-p \(port) -k \(dir) -c listen_addresses=127.0.0.1 -c fsync=\(fsync ? "on" : "off") -c max_connections=500",
                 "start",
             ])
     }
