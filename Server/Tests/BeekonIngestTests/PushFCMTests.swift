@@ -41,9 +41,11 @@ extension Ingest.Push {
             $0.locateIntervalSeconds = 0
         }
         try await withServer(.sqlite, configure: configure, now: { rig.clock.now }) { server, _ in
-            let install = Fixtures.ids.next()
+            // The device: a real SDK that registers its FCM token with its own request.
+            let device = try await WokenDevice.make(server, databasePath: rig.dir.path("device.sqlite"), now: rig.clock.now)
+            let install = try await device.beekon.installID()
             let registration = "fcm-registration:token_0123456789"
-            #expect(try await Self.register(server, install, #"{"provider":"fcm","token":"\#(registration)"}"#).status == 204)
+            #expect(await device.beekon.setFCMToken(registration))
             let id = try await Self.locate(server, install)
             let pushed = try await Self.wait(server, install, id) { $0["state"] as? String != "pending" }
             #expect(pushed["state"] as? String == "pushed", "\(pushed)")
@@ -76,12 +78,9 @@ extension Ingest.Push {
             let data = try #require(message["data"] as? [String: String], "data values are strings only")
             #expect(data == ["beekon_type": "locate", "beekon_locate_request_id": id])
 
-            // The woken device answers with the id from the data message.
-            var fix = Fixtures.locations(1, startMillis: WireTimestamp(rig.clock.now).millis)[0]
-            fix.trigger = .manual
-            fix.locateRequestId = UUID(uuidString: try #require(data["beekon_locate_request_id"]))
-            #expect(try await HTTP.upload(server, Fixtures.envelope([fix], install: install)).status == 200)
-            #expect(try await Self.get(server, install, id)["state"] as? String == "answered")
+            // The woken device: the SDK is handed the data map FCM delivered (as the host's
+            // messaging service passes it on) and answers through its own locate path.
+            try await WokenDevice.expectAnswered(server, device, id, push: WireLocatePush(userInfo: data), pushed: pushed)
 
             // The access token is reused 54 minutes on, and fetched anew within 5 minutes of its expiry.
             rig.clock.advance(seconds: 54 * 60)

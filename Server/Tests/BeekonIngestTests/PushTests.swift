@@ -142,8 +142,10 @@ extension Ingest {
             let rig = try await Rig.make { _ in StubResponse(status: 200) }
             defer { Task { try? await rig.stub.stop() } }
             try await withServer(backend, configure: { rig.apns(&$0) }, now: { rig.clock.now }) { server, _ in
-                let install = Fixtures.ids.next()
-                #expect(try await Self.register(server, install, Self.apnsToken()).status == 204)
+                // The device: a real SDK that registers its APNs token with its own request.
+                let device = try await WokenDevice.make(server, databasePath: rig.dir.path("device.sqlite"), now: rig.clock.now)
+                let install = try await device.beekon.installID()
+                #expect(await device.beekon.setPushToken(Data(repeating: 0xab, count: 32), environment: .sandbox, topic: Self.topic))
                 let id = try await Self.locate(server, install)
                 let pushed = try await Self.wait(server, install, id) { $0["state"] as? String != "pending" }
                 #expect(pushed["state"] as? String == "pushed", "\(pushed)")
@@ -156,17 +158,9 @@ extension Ingest {
                     String(decoding: sent.body, as: UTF8.self)
                         == #"{"aps":{"content-available":1},"beekon":{"type":"locate","locate_request_id":"\#(id)"}}"#)
 
-                // The woken device: one fix carrying the id from the payload (what the SDK's
-                // handleRemoteNotification does), uploaded at once.
-                let woken = try #require((sent.json?["beekon"] as? [String: Any])?["locate_request_id"] as? String)
-                var fix = Fixtures.locations(1, startMillis: WireTimestamp(rig.clock.now).millis)[0]
-                fix.trigger = .manual
-                fix.locateRequestId = UUID(uuidString: woken)
-                #expect(try await HTTP.upload(server, Fixtures.envelope([fix], install: install)).status == 200)
-                let answered = try await Self.get(server, install, id)
-                #expect(answered["state"] as? String == "answered" && answered["fix_id"] as? String == fix.id.wireString)
-
-                #expect(answered["pushed_at"] as? String == pushed["pushed_at"] as? String)
+                // The woken device: the SDK is handed the payload bytes APNs received and answers
+                // through its own locate path (one fresh fix, stored and uploaded at once).
+                try await WokenDevice.expectAnswered(server, device, id, push: WireLocatePush(json: Data(sent.body)), pushed: pushed)
 
                 // Reused provider token at 49 min, a new one (later iat) past 50 min.
                 rig.clock.advance(seconds: 49 * 60)
