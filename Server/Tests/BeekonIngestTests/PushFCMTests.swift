@@ -10,7 +10,8 @@ extension Ingest.Push {
     /// over HTTP/2 + TLS to a local token endpoint (an RS256 service-account assertion, verified
     /// against the key's public half, exchanged for an access token that is cached until five
     /// minutes before it expires) and a local `messages:send` (a high-priority data message with
-    /// string values only); the woken device answers: pending → pushed → answered. FCM's
+    /// string values only); the woken device (a real SDK handed the data map) answers through
+    /// its own locate path: pending → pushed → answered. FCM's
     /// `UNREGISTERED` removes the token.
     @Test func fcmWakesTheDeviceEndToEnd() async throws {
         let unregister = LockedBox(false)

@@ -58,6 +58,7 @@ extension Ingest {
         static func locate(_ server: TestServer, _ install: UUID, headers: [String: String] = [:]) async throws -> String {
             let r = try await HTTP.send("POST", server.base + "/v1/devices/\(install.wireString)/locate", headers: headers)
             #expect(r.status == 202, "\(r.text)")
+            #expect(try r.json()["state"] as? String == "pending", "a new request starts pending: \(r.text)")
             return try #require(try r.json()["id"] as? String)
         }
 
@@ -135,7 +136,8 @@ extension Ingest {
 
         /// XR-6, BY-2 (issue 30 acceptance): a locate request to a device with an APNs token is sent
         /// over real HTTP/2 + TLS to a local APNs that verifies what Apple documents; the woken
-        /// device answers with the id from the payload; the request goes pending → pushed → answered.
+        /// device (a real SDK handed the payload bytes) answers through its own locate path; the
+        /// request goes pending → pushed → answered.
         /// The provider token is reused until it is 50 minutes old, then made anew.
         @Test(arguments: Backend.all)
         func apnsWakesTheDeviceEndToEnd(_ backend: Backend) async throws {
