@@ -83,8 +83,10 @@ extension Ingest {
             throw TestFailure("locate request \(id) never got there: \(last)")
         }
 
-        static func metric(_ server: TestServer, _ provider: String, _ result: String) async throws -> Int {
-            let text = try await HTTP.send("GET", server.base + "/metrics").text
+        static func metric(_ server: TestServer, _ provider: String, _ result: String, headers: [String: String] = [:]) async throws
+            -> Int
+        {
+            let text = try await HTTP.send("GET", server.base + "/metrics", headers: headers).text
             let prefix = #"beekon_ingest_pushes_total{provider="\#(provider)",result="\#(result)"} "#
             let alt = #"beekon_ingest_pushes_total{result="\#(result)",provider="\#(provider)"} "#
             for line in text.split(separator: "\n") where line.hasPrefix(prefix) || line.hasPrefix(alt) {
@@ -143,13 +145,20 @@ extension Ingest {
         func apnsWakesTheDeviceEndToEnd(_ backend: Backend) async throws {
             let rig = try await Rig.make { _ in StubResponse(status: 200) }
             defer { Task { try? await rig.stub.stop() } }
-            try await withServer(backend, configure: { rig.apns(&$0) }, now: { rig.clock.now }) { server, _ in
-                // The device: a real SDK that registers its APNs token with its own request.
+            let admin = DeviceIdentity.admin
+            try await withServer(
+                backend,
+                configure: {
+                    rig.apns(&$0)
+                    DeviceIdentity.required(&$0)
+                }, now: { rig.clock.now }
+            ) { server, _ in
+                // The device: a real SDK, enrolled, that registers its APNs token with its own credential.
                 let device = try await WokenDevice.make(server, databasePath: rig.dir.path("device.sqlite"), now: rig.clock.now)
                 let install = try await device.beekon.installID()
                 #expect(await device.beekon.setPushToken(Data(repeating: 0xab, count: 32), environment: .sandbox, topic: Self.topic))
-                let id = try await Self.locate(server, install)
-                let pushed = try await Self.wait(server, install, id) { $0["state"] as? String != "pending" }
+                let id = try await Self.locate(server, install, headers: admin)
+                let pushed = try await Self.wait(server, install, id, headers: admin) { $0["state"] as? String != "pending" }
                 #expect(pushed["state"] as? String == "pushed", "\(pushed)")
                 #expect(pushed["pushed_at"] is String && pushed["push_error"] is NSNull)
 
@@ -166,11 +175,11 @@ extension Ingest {
 
                 // Reused provider token at 49 min, a new one (later iat) past 50 min.
                 rig.clock.advance(seconds: 49 * 60)
-                let second = try await Self.locate(server, install)
-                _ = try await Self.wait(server, install, second) { $0["state"] as? String == "pushed" }
+                let second = try await Self.locate(server, install, headers: admin)
+                _ = try await Self.wait(server, install, second, headers: admin) { $0["state"] as? String == "pushed" }
                 rig.clock.advance(seconds: 2 * 60)
-                let third = try await Self.locate(server, install)
-                _ = try await Self.wait(server, install, third) { $0["state"] as? String == "pushed" }
+                let third = try await Self.locate(server, install, headers: admin)
+                _ = try await Self.wait(server, install, third, headers: admin) { $0["state"] as? String == "pushed" }
                 let auths = rig.stub.requests.map { $0.header("authorization") ?? "" }
                 #expect(auths.count == 3)
                 #expect(auths[0] == auths[1], "the provider token is reused within 50 minutes")
@@ -178,7 +187,7 @@ extension Ingest {
                 for r in rig.stub.requests {
                     #expect(Self.apnsProblem(r, key: rig.key.publicKey, token: Self.deviceToken, nowSeconds: now + 51 * 60) == nil)
                 }
-                #expect(try await Self.metric(server, "apns", "sent") == 3)
+                #expect(try await Self.metric(server, "apns", "sent", headers: admin) == 3)
             }
         }
     }

@@ -7,8 +7,9 @@ import Testing
 
 extension Ingest.Push {
     /// The device a silent push wakes in the end-to-end tests (issue 30 acceptance: "the woken
-    /// device answers"): a real in-process SDK with its own SQLite store, syncing over loopback
-    /// HTTP to the test server, its clock injected (it starts at the server's clock and is never
+    /// device answers"): a real in-process SDK with its own SQLite store, enrolled with the test
+    /// server (auth required) and syncing to it over loopback HTTP with that device credential,
+    /// its clock injected (it starts at the server's clock and is never
     /// advanced, so the push budget cannot run out on a loaded box) and a scripted source whose
     /// one-shot fix is the answer. It registers its push token itself and is handed the payload
     /// the local APNs/FCM received, as the host app would forward it.
@@ -16,16 +17,32 @@ extension Ingest.Push {
         let beekon: Beekon
         let provider: ScriptedProvider
         let clock: TestClock
+        /// The device's credential from its enrollment.
+        let auth: AuthConfig
 
-        /// A configured SDK (sync to `server`) whose database lives at `databasePath`.
+        /// An SDK enrolled with `server` (an admin-made code) and syncing to it with the
+        /// device credential; its database lives at `databasePath`.
         static func make(_ server: TestServer, databasePath: String, now: Date) async throws -> WokenDevice {
             let clock = TestClock(start: now)
             let provider = ScriptedProvider()
             let beekon = Beekon(
                 dependencies: BeekonDependencies(
                     databasePath: databasePath, provider: provider, clock: clock, transport: URLSessionTransport()))
-            try await beekon.configure(BeekonConfig(sync: SyncConfig(url: URL(string: server.base + "/v1/locations")!)))
-            return WokenDevice(beekon: beekon, provider: provider, clock: clock)
+            let tokenURL = try #require(URL(string: server.base + "/oauth/token"))
+            let auth = try await beekon.enroll(code: try await Ingest.DeviceIdentity.newCode(server), tokenURL: tokenURL)
+            try await beekon.configure(BeekonConfig(sync: SyncConfig(url: URL(string: server.base + "/v1/locations")!, auth: auth)))
+            return WokenDevice(beekon: beekon, provider: provider, clock: clock, auth: auth)
+        }
+
+        /// A fresh access token of this device (its refresh token exchanged at the server, whose
+        /// clock may have passed the enrolled token's expiry), as bearer headers.
+        func credential(_ server: TestServer) async throws -> [String: String] {
+            let refresh = try #require(auth.refreshToken)
+            let r = try await HTTP.send(
+                "POST", server.base + "/oauth/token", body: Array("grant_type=refresh_token&refresh_token=\(refresh)".utf8),
+                headers: ["Content-Type": "application/x-www-form-urlencoded"])
+            #expect(r.status == 200, "\(r.text)")
+            return Ingest.DeviceIdentity.bearer(try #require(try r.json()["access_token"] as? String))
         }
 
         /// Hands `push` to the SDK with a fresh fix ready at the source, as a woken app does:
@@ -53,7 +70,9 @@ extension Ingest.Push {
             let fix = try #require(stored, "the SDK stored a fix for the request")
             #expect(fix.trigger == .manual && fix.locateRequestId?.wireString == id)
             #expect(try await device.beekon.pendingUploadCount() == 0, "the answer was uploaded at once")
-            let answered = try await Ingest.Push.wait(server, install, id) { $0["state"] as? String != "pushed" }
+            let answered = try await Ingest.Push.wait(server, install, id, headers: Ingest.DeviceIdentity.admin) {
+                $0["state"] as? String != "pushed"
+            }
             #expect(answered["state"] as? String == "answered", "\(answered)")
             #expect(answered["fix_id"] as? String == fix.id.wireString, "answered by the fix the SDK stored and uploaded")
             #expect(answered["pushed_at"] as? String == pushed["pushed_at"] as? String)
