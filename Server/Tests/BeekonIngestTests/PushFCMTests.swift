@@ -10,7 +10,8 @@ extension Ingest.Push {
     /// over HTTP/2 + TLS to a local token endpoint (an RS256 service-account assertion, verified
     /// against the key's public half, exchanged for an access token that is cached until five
     /// minutes before it expires) and a local `messages:send` (a high-priority data message with
-    /// string values only); the woken device answers: pending → pushed → answered. FCM's
+    /// string values only); the woken device (a real SDK handed the data map) answers through
+    /// its own locate path: pending → pushed → answered. FCM's
     /// `UNREGISTERED` removes the token.
     @Test func fcmWakesTheDeviceEndToEnd() async throws {
         let unregister = LockedBox(false)
@@ -39,13 +40,17 @@ extension Ingest.Push {
             $0.push.fcm = FCMConfiguration(serviceAccountPath: rig.dir.path("sa.json"), endpoint: rig.stub.base)
             $0.push.caFile = rig.pki.ca
             $0.locateIntervalSeconds = 0
+            Ingest.DeviceIdentity.required(&$0)
         }
+        let admin = Ingest.DeviceIdentity.admin
         try await withServer(.sqlite, configure: configure, now: { rig.clock.now }) { server, _ in
-            let install = Fixtures.ids.next()
+            // The device: a real SDK, enrolled, that registers its FCM token with its own credential.
+            let device = try await WokenDevice.make(server, databasePath: rig.dir.path("device.sqlite"), now: rig.clock.now)
+            let install = try await device.beekon.installID()
             let registration = "fcm-registration:token_0123456789"
-            #expect(try await Self.register(server, install, #"{"provider":"fcm","token":"\#(registration)"}"#).status == 204)
-            let id = try await Self.locate(server, install)
-            let pushed = try await Self.wait(server, install, id) { $0["state"] as? String != "pending" }
+            #expect(await device.beekon.setFCMToken(registration))
+            let id = try await Self.locate(server, install, headers: admin)
+            let pushed = try await Self.wait(server, install, id, headers: admin) { $0["state"] as? String != "pending" }
             #expect(pushed["state"] as? String == "pushed", "\(pushed)")
 
             let requests = rig.stub.requests
@@ -76,35 +81,34 @@ extension Ingest.Push {
             let data = try #require(message["data"] as? [String: String], "data values are strings only")
             #expect(data == ["beekon_type": "locate", "beekon_locate_request_id": id])
 
-            // The woken device answers with the id from the data message.
-            var fix = Fixtures.locations(1, startMillis: WireTimestamp(rig.clock.now).millis)[0]
-            fix.trigger = .manual
-            fix.locateRequestId = UUID(uuidString: try #require(data["beekon_locate_request_id"]))
-            #expect(try await HTTP.upload(server, Fixtures.envelope([fix], install: install)).status == 200)
-            #expect(try await Self.get(server, install, id)["state"] as? String == "answered")
+            // The woken device: the SDK is handed the data map FCM delivered (as the host's
+            // messaging service passes it on) and answers through its own locate path.
+            try await WokenDevice.expectAnswered(server, device, id, push: WireLocatePush(userInfo: data), pushed: pushed)
 
             // The access token is reused 54 minutes on, and fetched anew within 5 minutes of its expiry.
             rig.clock.advance(seconds: 54 * 60)
-            let second = try await Self.locate(server, install)
-            _ = try await Self.wait(server, install, second) { $0["state"] as? String == "pushed" }
+            let second = try await Self.locate(server, install, headers: admin)
+            _ = try await Self.wait(server, install, second, headers: admin) { $0["state"] as? String == "pushed" }
             #expect(rig.stub.requests.filter { $0.path == "/token" }.count == 1)
             rig.clock.advance(seconds: 2 * 60)
-            let third = try await Self.locate(server, install)
-            _ = try await Self.wait(server, install, third) { $0["state"] as? String == "pushed" }
+            let third = try await Self.locate(server, install, headers: admin)
+            _ = try await Self.wait(server, install, third, headers: admin) { $0["state"] as? String == "pushed" }
             #expect(rig.stub.requests.filter { $0.path == "/token" }.count == 2)
 
             // UNREGISTERED: the token goes, and the next request is not pushed.
             unregister.set(true)
-            let fourth = try await Self.locate(server, install)
-            let failed = try await Self.wait(server, install, fourth) { !($0["push_error"] is NSNull) }
+            let fourth = try await Self.locate(server, install, headers: admin)
+            let failed = try await Self.wait(server, install, fourth, headers: admin) { !($0["push_error"] is NSNull) }
             #expect((failed["push_error"] as? String)?.contains("fcm 404 UNREGISTERED") == true, "\(failed)")
             let count = rig.stub.requests.count
-            let fifth = try await Self.locate(server, install)
-            _ = try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/commands?wait=0")
-            #expect(try await Self.get(server, install, fifth)["state"] as? String == "delivered")
+            let fifth = try await Self.locate(server, install, headers: admin)
+            let commands = try await HTTP.send(
+                "GET", server.base + "/v1/devices/\(install.wireString)/commands?wait=0", headers: try await device.credential(server))
+            #expect(commands.status == 200, "the device reads its own commands: \(commands.text)")
+            #expect(try await Self.get(server, install, fifth, headers: admin)["state"] as? String == "delivered")
             #expect(rig.stub.requests.count == count)
-            #expect(try await Self.metric(server, "fcm", "sent") == 3)
-            #expect(try await Self.metric(server, "fcm", "token_removed") == 1)
+            #expect(try await Self.metric(server, "fcm", "sent", headers: admin) == 3)
+            #expect(try await Self.metric(server, "fcm", "token_removed", headers: admin) == 1)
         }
     }
 }

@@ -58,6 +58,7 @@ extension Ingest {
         static func locate(_ server: TestServer, _ install: UUID, headers: [String: String] = [:]) async throws -> String {
             let r = try await HTTP.send("POST", server.base + "/v1/devices/\(install.wireString)/locate", headers: headers)
             #expect(r.status == 202, "\(r.text)")
+            #expect(try r.json()["state"] as? String == "pending", "a new request starts pending: \(r.text)")
             return try #require(try r.json()["id"] as? String)
         }
 
@@ -82,8 +83,10 @@ extension Ingest {
             throw TestFailure("locate request \(id) never got there: \(last)")
         }
 
-        static func metric(_ server: TestServer, _ provider: String, _ result: String) async throws -> Int {
-            let text = try await HTTP.send("GET", server.base + "/metrics").text
+        static func metric(_ server: TestServer, _ provider: String, _ result: String, headers: [String: String] = [:]) async throws
+            -> Int
+        {
+            let text = try await HTTP.send("GET", server.base + "/metrics", headers: headers).text
             let prefix = #"beekon_ingest_pushes_total{provider="\#(provider)",result="\#(result)"} "#
             let alt = #"beekon_ingest_pushes_total{result="\#(result)",provider="\#(provider)"} "#
             for line in text.split(separator: "\n") where line.hasPrefix(prefix) || line.hasPrefix(alt) {
@@ -135,17 +138,27 @@ extension Ingest {
 
         /// XR-6, BY-2 (issue 30 acceptance): a locate request to a device with an APNs token is sent
         /// over real HTTP/2 + TLS to a local APNs that verifies what Apple documents; the woken
-        /// device answers with the id from the payload; the request goes pending → pushed → answered.
+        /// device (a real SDK handed the payload bytes) answers through its own locate path; the
+        /// request goes pending → pushed → answered.
         /// The provider token is reused until it is 50 minutes old, then made anew.
         @Test(arguments: Backend.all)
         func apnsWakesTheDeviceEndToEnd(_ backend: Backend) async throws {
             let rig = try await Rig.make { _ in StubResponse(status: 200) }
             defer { Task { try? await rig.stub.stop() } }
-            try await withServer(backend, configure: { rig.apns(&$0) }, now: { rig.clock.now }) { server, _ in
-                let install = Fixtures.ids.next()
-                #expect(try await Self.register(server, install, Self.apnsToken()).status == 204)
-                let id = try await Self.locate(server, install)
-                let pushed = try await Self.wait(server, install, id) { $0["state"] as? String != "pending" }
+            let admin = DeviceIdentity.admin
+            try await withServer(
+                backend,
+                configure: {
+                    rig.apns(&$0)
+                    DeviceIdentity.required(&$0)
+                }, now: { rig.clock.now }
+            ) { server, _ in
+                // The device: a real SDK, enrolled, that registers its APNs token with its own credential.
+                let device = try await WokenDevice.make(server, databasePath: rig.dir.path("device.sqlite"), now: rig.clock.now)
+                let install = try await device.beekon.installID()
+                #expect(await device.beekon.setPushToken(Data(repeating: 0xab, count: 32), environment: .sandbox, topic: Self.topic))
+                let id = try await Self.locate(server, install, headers: admin)
+                let pushed = try await Self.wait(server, install, id, headers: admin) { $0["state"] as? String != "pending" }
                 #expect(pushed["state"] as? String == "pushed", "\(pushed)")
                 #expect(pushed["pushed_at"] is String && pushed["push_error"] is NSNull)
 
@@ -156,25 +169,17 @@ extension Ingest {
                     String(decoding: sent.body, as: UTF8.self)
                         == #"{"aps":{"content-available":1},"beekon":{"type":"locate","locate_request_id":"\#(id)"}}"#)
 
-                // The woken device: one fix carrying the id from the payload (what the SDK's
-                // handleRemoteNotification does), uploaded at once.
-                let woken = try #require((sent.json?["beekon"] as? [String: Any])?["locate_request_id"] as? String)
-                var fix = Fixtures.locations(1, startMillis: WireTimestamp(rig.clock.now).millis)[0]
-                fix.trigger = .manual
-                fix.locateRequestId = UUID(uuidString: woken)
-                #expect(try await HTTP.upload(server, Fixtures.envelope([fix], install: install)).status == 200)
-                let answered = try await Self.get(server, install, id)
-                #expect(answered["state"] as? String == "answered" && answered["fix_id"] as? String == fix.id.wireString)
-
-                #expect(answered["pushed_at"] as? String == pushed["pushed_at"] as? String)
+                // The woken device: the SDK is handed the payload bytes APNs received and answers
+                // through its own locate path (one fresh fix, stored and uploaded at once).
+                try await WokenDevice.expectAnswered(server, device, id, push: WireLocatePush(json: Data(sent.body)), pushed: pushed)
 
                 // Reused provider token at 49 min, a new one (later iat) past 50 min.
                 rig.clock.advance(seconds: 49 * 60)
-                let second = try await Self.locate(server, install)
-                _ = try await Self.wait(server, install, second) { $0["state"] as? String == "pushed" }
+                let second = try await Self.locate(server, install, headers: admin)
+                _ = try await Self.wait(server, install, second, headers: admin) { $0["state"] as? String == "pushed" }
                 rig.clock.advance(seconds: 2 * 60)
-                let third = try await Self.locate(server, install)
-                _ = try await Self.wait(server, install, third) { $0["state"] as? String == "pushed" }
+                let third = try await Self.locate(server, install, headers: admin)
+                _ = try await Self.wait(server, install, third, headers: admin) { $0["state"] as? String == "pushed" }
                 let auths = rig.stub.requests.map { $0.header("authorization") ?? "" }
                 #expect(auths.count == 3)
                 #expect(auths[0] == auths[1], "the provider token is reused within 50 minutes")
@@ -182,7 +187,7 @@ extension Ingest {
                 for r in rig.stub.requests {
                     #expect(Self.apnsProblem(r, key: rig.key.publicKey, token: Self.deviceToken, nowSeconds: now + 51 * 60) == nil)
                 }
-                #expect(try await Self.metric(server, "apns", "sent") == 3)
+                #expect(try await Self.metric(server, "apns", "sent", headers: admin) == 3)
             }
         }
     }
