@@ -84,9 +84,10 @@ struct ReplayGeofenceStationaryTests {
     @Test func aLongStopPausesChecksInWithTheCachedPositionAndDepartsWithAMotionFix() async throws {
         let walk = try TrackFile.read(contentsOf: SharedData.url("gpx/togeojson_apple_watch_walk_1hz.gpx")).fixes
         // The real walk, with a 40-minute stop inserted after its 300th fix (1 Hz, ±1 m jitter).
-        // Replayed at 400×: a check-in's store (an fsync) that takes 0.5 s of real time moves the
-        // replay on by 200 s, so on a slow disk a 20-minute stop fitted only one check-in; 40
-        // minutes leave room for several even then, and ≥ 2 are asserted.
+        // Replayed at 100×: a check-in's store (an fsync) that takes 0.5 s of real time moves the
+        // replay on by 50 s. At 400× a full-suite run on a loaded 2-core machine starved the
+        // check-in timer through the whole stop (0 check-ins, the test 6× slower than alone);
+        // at 100× the stop lasts 24 s of real time, room for several even then; ≥ 2 are asserted.
         let stopSeconds = 2400
         let stop = walk[299]
         var fixes = Array(walk.prefix(300))
@@ -105,7 +106,7 @@ struct ReplayGeofenceStationaryTests {
             return f
         }
         let config = BeekonConfig(whenStationary: .pauseWithCheckIns, checkInIntervalSeconds: 300)
-        let (beekon, provider, dir) = try await Self.run(fixes, config: config, speed: .multiplier(400))
+        let (beekon, provider, dir) = try await Self.run(fixes, config: config, speed: .multiplier(100))
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let modes = await provider.modes
         #expect(modes.first == .balanced && modes.contains(.paused), "paused while stationary: \(modes)")
