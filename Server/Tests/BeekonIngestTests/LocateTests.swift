@@ -69,6 +69,15 @@ import Testing
         #expect(LocateRateLimit(intervalSeconds: 0, burst: 1).check(previous: made, nowMillis: Self.t0).allowed)
     }
 
+    /// BY-3, issue 28: requests stored with a later stamp than the one being checked (they took
+    /// the lock first) still count, so a burst never gets more than `burst` through.
+    @Test func rateLimitCountsRequestsStampedAfterNow() {
+        let limit = LocateRateLimit(intervalSeconds: 3_600, burst: 3)
+        let later = [Self.t0 + 5, Self.t0 + 7, Self.t0 + 9]
+        #expect(!limit.check(previous: later, nowMillis: Self.t0).allowed)
+        #expect(limit.check(previous: Array(later.prefix(2)), nowMillis: Self.t0).allowed)
+    }
+
     /// The map's simplification keeps the ends, drops collinear points and keeps a real corner.
     @Test func simplifierKeepsShape() {
         var points: [TrackPoint] = []

@@ -26,7 +26,10 @@ public struct LocateRateLimit: Sendable, Equatable {
         let interval = intervalSeconds * 1000
         var tokens = Double(burst)
         var last: Int64?
-        for t in previous.sorted() where t <= nowMillis {
+        // A request stamped after `nowMillis` still counts (as made now): requests take their
+        // time before they take the store's lock, so a concurrent one stamped a moment later
+        // may already be stored when this one is checked (issue 28: 4 of 12 got through).
+        for t in previous.map({ min($0, nowMillis) }).sorted() {
             if let last { tokens = min(Double(burst), tokens + Double(t - last) / interval) }
             tokens -= 1
             last = t
