@@ -116,6 +116,18 @@ extension Ingest {
             return try #require(try r.json()["code"] as? String)
         }
 
+        /// Found by schemathesis: an explicit null was accepted as "absent".
+        @Test("IN-5: an enrollment spec with a null or mistyped field is refused, not defaulted")
+        func enrollmentSpecIsTyped() async throws {
+            try await withServer(.sqlite, configure: Self.required) { server, _ in
+                for body in [#"{"label":null}"#, #"{"uses":null}"#, #"{"ttl_seconds":"60"}"#, #"[]"#] {
+                    let r = try await HTTP.send("POST", server.base + "/v1/enrollments", body: Array(body.utf8), headers: Self.admin)
+                    #expect(r.status == 400, "\(body) → \(r.status)")
+                }
+                _ = try await Self.newCode(server, #"{"uses":2,"ttl_seconds":60,"label":"fleet"}"#)
+            }
+        }
+
         @Test("IN-5: an enrollment code is exchanged once for tokens bound to the install; revocation ends them", arguments: Backend.all)
         func enrollRefreshAndRevoke(_ backend: Backend) async throws {
             try await withServer(backend, configure: Self.required) { server, _ in

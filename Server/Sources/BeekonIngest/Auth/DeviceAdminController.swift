@@ -78,6 +78,17 @@ struct DeviceAdminController: Sendable {
             case uses, label
             case ttlSeconds = "ttl_seconds"
         }
+
+        init() {}
+
+        /// Each field is optional, but present means typed: an explicit `null` is refused like
+        /// any other mistyped value (schemathesis found `"label": null` accepted).
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            if c.contains(.uses) { uses = try c.decode(Int.self, forKey: .uses) }
+            if c.contains(.ttlSeconds) { ttlSeconds = try c.decode(Int.self, forKey: .ttlSeconds) }
+            if c.contains(.label) { label = try c.decode(String.self, forKey: .label) }
+        }
     }
 
     struct Revoked: Encodable {
