@@ -14,7 +14,9 @@ public enum IngestServer {
         switch config.database {
         case .sqlite(let path): return try SQLiteLocationStore(path: path, groupCommit: config.groupCommit, logger: logger)
         case .postgres(let location):
-            return PostgresLocationStore(location: location, operationTimeout: .seconds(config.databaseTimeoutSeconds), logger: logger)
+            return PostgresLocationStore(
+                location: location, operationTimeout: .seconds(config.databaseTimeoutSeconds), groupCommit: config.groupCommit,
+                logger: logger)
         }
     }
 

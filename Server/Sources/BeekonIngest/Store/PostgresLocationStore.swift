@@ -13,11 +13,18 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
     let logger: Logger
     /// Longest a request waits for the database before it is answered 503.
     let operationTimeout: Duration
+    /// Concurrent uploads' shared transactions; nil: one transaction per upload.
+    let group: GroupCommit<PostgresIngestStatement, PostgresIngestStatement.Row>?
 
     /// Creates a store for `location`; nothing connects until the client service runs.
     /// An operation that cannot finish within `operationTimeout` (database down or
     /// unreachable: the pool would otherwise keep waiting for a connection) fails.
-    public init(location: PostgresLocation, maximumConnections: Int = 20, operationTimeout: Duration = .seconds(10), logger: Logger) {
+    /// With `groupCommit` (the default), concurrent uploads share one transaction and one
+    /// commit (see `GroupCommit` and `commitGroup`).
+    public init(
+        location: PostgresLocation, maximumConnections: Int = 20, operationTimeout: Duration = .seconds(10),
+        groupCommit: Bool = true, logger: Logger
+    ) {
         let tls: PostgresClient.Configuration.TLS
         switch location.tls {
         case .disable: tls = .disable
@@ -32,7 +39,19 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
         client = PostgresClient(configuration: config, backgroundLogger: logger)
         self.logger = logger
         self.operationTimeout = operationTimeout
+        let writer = Writer(client: client, logger: logger, operationTimeout: operationTimeout)
+        group = groupCommit ? GroupCommit { statements in await writer.commitGroup(statements) } : nil
     }
+
+    /// What the store's writes need, apart from the store (the group-commit writer is made
+    /// before the store exists).
+    struct Writer: Sendable {
+        let client: PostgresClient
+        let logger: Logger
+        let operationTimeout: Duration
+    }
+
+    var writer: Writer { Writer(client: client, logger: logger, operationTimeout: operationTimeout) }
 
     public var services: [any Service] { [client] }
     public var tokens: any TokenStore { self }
@@ -75,14 +94,8 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
             batch: batch,
             locations: e.locations.sorted { Self.orderKey($0.id) < Self.orderKey($1.id) },
             events: e.geofenceEvents.sorted { Self.orderKey($0.id) < Self.orderKey($1.id) })
-        // One statement in autocommit: one round trip, one transaction (see PostgresIngestStatement).
-        let (fresh, stored, eventsStored, _) = try await retryingConflicts {
-            try await self.client.withConnection { conn in
-                var row: PostgresIngestStatement.Row = (0, 0, 0, 0)
-                for try await r in try await conn.execute(statement, logger: self.logger) { row = r }
-                return row
-            }
-        }
+        let (fresh, stored, eventsStored, _) =
+            if let group { try await group.submit(statement) } else { try await writer.single(statement) }
         guard fresh == 1 else {
             return IngestResult(
                 duplicateBatch: true, locationsStored: 0, locationsDuplicate: e.locations.count,
@@ -112,20 +125,7 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
     /// Runs `operation` with the deadline, retrying a few times on deadlock / serialization
     /// failure, mapping errors to `StoreError`.
     func retryingConflicts<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws(StoreError) -> T {
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return try await withDeadline(operation)
-            } catch {
-                let state = (error as? PSQLError)?.serverInfo?[.sqlState]
-                if attempt < 4, state == "40P01" || state == "40001" {
-                    logger.warning("transaction retried", metadata: ["sqlstate": "\(state ?? "")", "attempt": "\(attempt)"])
-                    continue
-                }
-                throw Self.storeError(error)
-            }
-        }
+        try await writer.retryingConflicts(operation)
     }
 
     /// Runs `body` on a pooled connection, mapping errors to `StoreError`.
@@ -141,9 +141,7 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
     /// Runs `operation`, failing with `StoreError.unavailable` after `operationTimeout`, even
     /// when the operation does not answer its cancellation (see `Deadline`).
     func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let timeout = operationTimeout
-        return try await Deadline.run(
-            timeout, onExpiry: { StoreError.unavailable("no answer from PostgreSQL within \(timeout)") }, operation)
+        try await writer.withDeadline(operation)
     }
 
     static func storeError(_ error: any Error) -> StoreError {
