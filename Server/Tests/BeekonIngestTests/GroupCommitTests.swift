@@ -2,6 +2,8 @@ import BeekonIngest
 import BeekonWire
 import Foundation
 import GRDB
+import PostgresNIO
+import PostgresTestCluster
 import Testing
 
 extension Ingest {
@@ -102,6 +104,251 @@ extension Ingest {
             while !condition() {
                 guard ContinuousClock.now < deadline else { throw StoreError.unavailable("condition not reached within 60 s") }
                 try await Task.sleep(for: .milliseconds(5))  // polling the store's counter, bounded by the deadline
+            }
+        }
+    }
+}
+
+extension Ingest {
+    /// Issue 32: group commit on PostgreSQL — the same gathering as SQLite's; a group is one
+    /// transaction of multi-row statements; dedupe, 2xx-only-after-commit and per-upload
+    /// errors stay; a lost connection acknowledges nothing of its group.
+    @Suite(.tags(.postgres), .skippable(.postgres)) struct GroupCommitPostgres {
+        static let now = WireTimestamp(millis: Fixtures.base + 3_600_000)
+        /// The event log's advisory lock (`PostgresIngestStatement`): a test that holds it stops
+        /// the writer inside its transaction, after its rows are written and before its commit.
+        static let eventLock = 74_657_002
+
+        /// A migrated store with group commit on a fresh database, a side connection to that
+        /// database, and the store's services running for `body`.
+        static func withStore(
+            groupCommit: Bool = true, operationTimeout: Int = testDatabaseTimeout,
+            _ body: @Sendable (PostgresLocationStore, PostgresConnection) async throws -> Void
+        ) async throws {
+            guard PostgresClusterTrait.current != nil else {
+                #expect(PostgresCluster.skipped, "no PostgreSQL cluster")
+                return
+            }
+            let db = try await Backend.postgres.freshDatabase()
+            guard case .postgres(let location) = db.location else { throw TestFailure("not PostgreSQL") }
+            let store = PostgresLocationStore(
+                location: location, operationTimeout: .seconds(operationTimeout), groupCommit: groupCommit, logger: testLogger)
+            let side = try await PostgresConnection.connect(
+                configuration: PostgresConnection.Configuration(
+                    host: location.host, port: location.port, username: location.username, password: location.password,
+                    database: location.database, tls: .disable),
+                id: 1, logger: testLogger)
+            do {
+                try await IngestServer.withServices(store.services, logger: testLogger) {
+                    try await store.migrate()
+                    try await body(store, side)
+                }
+            } catch {
+                try? await side.close()
+                throw error
+            }
+            try await side.close()
+        }
+
+        /// One value of a one-row, one-column query on the side connection.
+        static func value<T: PostgresDecodable & Sendable>(_ conn: PostgresConnection, _ sql: String, as: T.Type) async throws -> T {
+            for try await v in try await conn.query(PostgresQuery(unsafeSQL: sql), logger: testLogger).decode(T.self) { return v }
+            throw TestFailure("no row for \(sql)")
+        }
+
+        /// Backends waiting for the event log's lock (the writer's, while the test holds it).
+        static func waitingForTheLock(_ conn: PostgresConnection) async throws -> Int {
+            Int(
+                try await value(
+                    conn,
+                """
+                SELECT count(*)::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = \(eventLock)
+                """, as: Int64.self))
+        }
+
+        /// Sends every envelope concurrently; the first alone (it becomes a group of one that
+        /// waits on the held lock), the rest once it is waiting, so they queue as the next group.
+        /// `whileQueued` runs once they all wait; returns each upload's outcome by position.
+        static func send(
+            _ store: PostgresLocationStore, first: WireEnvelope, then rest: [WireEnvelope],
+            whileQueued: @Sendable () async throws -> Void
+        ) async throws -> (first: Result<IngestResult, StoreError>, rest: [Result<IngestResult, StoreError>]) {
+            let now = Self.now
+            return try await withThrowingTaskGroup(of: (Int, Result<IngestResult, StoreError>).self) { group in
+                let before = store.groupCommitCounts.groups
+                group.addTask {
+                    (-1, await Self.outcome(store, first, now))
+                }
+                try await GroupCommitSQLite.until { store.groupCommitCounts.groups == before + 1 }
+                for (i, e) in rest.enumerated() {
+                    group.addTask {
+                        (i, await Self.outcome(store, e, now))
+                    }
+                }
+                try await GroupCommitSQLite.until { store.groupCommitCounts.waiting == rest.count }
+                try await whileQueued()
+                var firstOutcome: Result<IngestResult, StoreError> = .failure(.queryFailed("no answer"))
+                var outcomes = [Result<IngestResult, StoreError>](repeating: .failure(.queryFailed("no answer")), count: rest.count)
+                for try await (i, outcome) in group {
+                    if i < 0 { firstOutcome = outcome } else { outcomes[i] = outcome }
+                }
+                return (firstOutcome, outcomes)
+            }
+        }
+
+        /// One upload's answer.
+        static func outcome(_ store: PostgresLocationStore, _ e: WireEnvelope, _ now: WireTimestamp) async -> Result<IngestResult, StoreError> {
+            do throws(StoreError) {
+                return .success(try await store.ingest(IngestBatch(envelope: e, receivedAt: now)))
+            } catch {
+                return .failure(error)
+            }
+        }
+
+        /// Sixteen uploads (one of them twice) queue behind a writer held inside its
+        /// transaction, then commit as one group: one transaction id on every batch row, each
+        /// upload answered with its own counts, the in-group duplicate stored once, the live log
+        /// one event per stored fix in order; sent again (another group), nothing is stored.
+        @Test func manyUploadsCommitAsOneTransactionAndDuplicatesAreStoredOnce() async throws {
+            try await Self.withStore { store, side in
+                try await side.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock(\(Self.eventLock))"), logger: testLogger)
+                let first = Fixtures.envelope(Fixtures.locations(2))
+                let good = (0..<15).map { _ in Fixtures.envelope(Fixtures.locations(10)) }
+                let twice = good[3]
+                let rest = good + [twice]
+                let (firstOutcome, outcomes) = try await Self.send(store, first: first, then: rest) {
+                    try await Self.until { try await Self.waitingForTheLock(side) == 1 }
+                    try await side.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(Self.eventLock))"), logger: testLogger)
+                }
+                #expect(store.groupCommitCounts == GroupCommitCounts(groups: 2, uploads: 17, waiting: 0))
+                #expect(try firstOutcome.get().locationsStored == 2)
+                let results = try outcomes.map { try $0.get() }
+                // The batch sent twice in one group: one upload stored it, the other found it stored.
+                let twiceResults = [results[3], results[15]]
+                #expect(twiceResults.filter(\.duplicateBatch).count == 1)
+                #expect(twiceResults.map(\.locationsStored).sorted() == [0, 10])
+                for (i, r) in results.enumerated() where i != 3 && i != 15 {
+                    #expect(!r.duplicateBatch && r.locationsStored == 10 && r.locationsDuplicate == 0)
+                }
+                // One transaction for the whole second group.
+                let ids = good.map { "'\($0.batchId.wireString)'" }.joined(separator: ",")
+                #expect(try await Self.value(side, "SELECT count(DISTINCT xmin::text)::int8 FROM batches WHERE batch_id IN (\(ids))", as: Int64.self) == 1)
+                for e in good + [first] {
+                    #expect(try await store.track(sessionId: e.sessionId).map(\.location) == e.locations)
+                }
+                // The live log: one event per stored fix, in increasing sequence, all visible.
+                let events = try await store.events(after: 0, limit: 1_000)
+                #expect(events.count == 2 + 15 * 10)
+                #expect(zip(events, events.dropFirst()).allSatisfy { $0.seq < $1.seq })
+                #expect(try await store.eventMarks().head == events.last?.seq)
+                // Dedupe across groups: everything again, concurrently, stores nothing.
+                try await withThrowingTaskGroup(of: IngestResult.self) { group in
+                    for e in rest + [first] { group.addTask { try await store.ingest(IngestBatch(envelope: e, receivedAt: Self.now)) } }
+                    for try await r in group { #expect(r.duplicateBatch && r.locationsStored == 0) }
+                }
+                #expect(try await store.events(after: 0, limit: 1_000).count == events.count)
+            }
+        }
+
+        /// One upload that the database refuses (an injected trigger) in a group of seven: it
+        /// alone fails and stores nothing; its six neighbours are stored; sent again once the
+        /// fault is gone, it is stored.
+        @Test func oneBadBatchInAGroupFailsAlone() async throws {
+            try await Self.withStore { store, side in
+                try await side.query(
+                    """
+                    CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN RAISE EXCEPTION 'injected failure'; END $$
+                    """, logger: testLogger)
+                try await side.query(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            CREATE TRIGGER refuse_poison BEFORE INSERT ON locations FOR EACH ROW
+                            WHEN (NEW.latitude = \(GroupCommitSQLite.poison)) EXECUTE FUNCTION refuse_poison()
+                            """), logger: testLogger)
+                try await side.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock(\(Self.eventLock))"), logger: testLogger)
+                var bad = Fixtures.envelope(Fixtures.locations(3))
+                bad.locations[1].latitude = GroupCommitSQLite.poison
+                let first = Fixtures.envelope(Fixtures.locations(2))
+                let good = (0..<6).map { _ in Fixtures.envelope(Fixtures.locations(4)) }
+                let (firstOutcome, outcomes) = try await Self.send(store, first: first, then: good + [bad]) {
+                    try await side.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(Self.eventLock))"), logger: testLogger)
+                }
+                #expect(store.groupCommitCounts == GroupCommitCounts(groups: 2, uploads: 8, waiting: 0))
+                #expect(try firstOutcome.get().locationsStored == 2)
+                for outcome in outcomes.prefix(6) { #expect(try outcome.get().locationsStored == 4) }
+                guard case .failure = outcomes[6] else {
+                    Issue.record("the refused batch was answered as stored")
+                    return
+                }
+                for e in good + [first] {
+                    #expect(try await store.track(sessionId: e.sessionId).map(\.location) == e.locations)
+                }
+                #expect(try await store.track(sessionId: bad.sessionId).isEmpty)
+                #expect(try await Self.value(side, "SELECT count(*)::int8 FROM batches WHERE batch_id = '\(bad.batchId.wireString)'", as: Int64.self) == 0)
+                try await side.query("DROP TRIGGER refuse_poison ON locations", logger: testLogger)
+                let retry = try await store.ingest(IngestBatch(envelope: bad, receivedAt: Self.now))
+                #expect(!retry.duplicateBatch && retry.locationsStored == 3)
+            }
+        }
+
+        /// The writer's connection is killed while its group waits inside the transaction
+        /// (twice: a group of one, then a group of five): every upload of both groups fails,
+        /// none is stored (nothing was acknowledged that was not committed), and sent again,
+        /// all are stored.
+        /// (A query in flight on a connection the server drops may never be answered by the
+        /// driver: the store's deadline then answers it, so this test's is shorter than its waits.)
+        @Test func aConnectionLostMidGroupAcknowledgesNothing() async throws {
+            try await Self.withStore(operationTimeout: 15) { store, side in
+                try await side.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock(\(Self.eventLock))"), logger: testLogger)
+                let kill = "SELECT count(pg_terminate_backend(pid))::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = \(Self.eventLock)"
+                let first = Fixtures.envelope(Fixtures.locations(2))
+                let rest = (0..<5).map { _ in Fixtures.envelope(Fixtures.locations(4)) }
+                let (firstOutcome, outcomes) = try await Self.send(store, first: first, then: rest) {
+                    try await Self.until { try await Self.waitingForTheLock(side) == 1 }
+                    #expect(try await Self.value(side, kill, as: Int64.self) == 1)
+                    // The next group (the five) begins on another connection and waits in turn.
+                    try await GroupCommitSQLite.until { store.groupCommitCounts.groups == 2 }
+                    try await Self.until { try await Self.waitingForTheLock(side) == 1 }
+                    #expect(try await Self.value(side, kill, as: Int64.self) == 1)
+                }
+                #expect(store.groupCommitCounts == GroupCommitCounts(groups: 2, uploads: 6, waiting: 0))
+                for outcome in [firstOutcome] + outcomes {
+                    guard case .failure = outcome else {
+                        Issue.record("an upload whose transaction was killed was answered as stored")
+                        continue
+                    }
+                }
+                #expect(try await Self.value(side, "SELECT count(*)::int8 FROM batches", as: Int64.self) == 0)
+                #expect(try await Self.value(side, "SELECT count(*)::int8 FROM locations", as: Int64.self) == 0)
+                try await side.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(Self.eventLock))"), logger: testLogger)
+                try await withThrowingTaskGroup(of: IngestResult.self) { group in
+                    for e in [first] + rest { group.addTask { try await store.ingest(IngestBatch(envelope: e, receivedAt: Self.now)) } }
+                    for try await r in group { #expect(!r.duplicateBatch && r.locationsDuplicate == 0) }
+                }
+                #expect(try await Self.value(side, "SELECT count(*)::int8 FROM locations", as: Int64.self) == 22)
+            }
+        }
+
+        /// The switch: without group commit every upload is its own transaction.
+        @Test func offMeansOneTransactionPerUpload() async throws {
+            try await Self.withStore(groupCommit: false) { store, side in
+                let batches = (0..<4).map { _ in Fixtures.envelope(Fixtures.locations(3)) }
+                try await withThrowingTaskGroup(of: IngestResult.self) { group in
+                    for e in batches { group.addTask { try await store.ingest(IngestBatch(envelope: e, receivedAt: Self.now)) } }
+                    for try await r in group { #expect(r.locationsStored == 3) }
+                }
+                #expect(store.groupCommitCounts == GroupCommitCounts(groups: 0, uploads: 0, waiting: 0))
+                #expect(try await Self.value(side, "SELECT count(DISTINCT xmin::text)::int8 FROM batches", as: Int64.self) == 4)
+            }
+        }
+
+        /// Polls an asynchronous condition, bounded by a generous deadline.
+        static func until(_ condition: () async throws -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while try await !condition() {
+                guard ContinuousClock.now < deadline else { throw StoreError.unavailable("condition not reached within 60 s") }
+                try await Task.sleep(for: .milliseconds(5))  // polling the database, bounded by the deadline
             }
         }
     }

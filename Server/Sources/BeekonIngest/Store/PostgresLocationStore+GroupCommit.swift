@@ -48,9 +48,13 @@ extension PostgresLocationStore.Writer {
                         try await conn.query("COMMIT", logger: logger)
                         return rows
                     } catch {
-                        // Leaves the pooled connection out of the failed transaction (a dead one
-                        // fails here too, and the pool drops it).
-                        _ = try? await conn.query("ROLLBACK", logger: logger)
+                        // Leaves the pooled connection out of the failed transaction; one that
+                        // the server dropped is closed (a query sent to it might never be answered).
+                        if Self.mayBeOneUploads((error as? PSQLError)?.serverInfo?[.sqlState]) {
+                            _ = try? await conn.query("ROLLBACK", logger: logger)
+                        } else {
+                            try? await conn.close()
+                        }
                         throw error
                     }
                 }
