@@ -36,6 +36,9 @@ expect "$out/history.txt" "^SQLite: \(a\) first-render request" "^PostgreSQL: \(
 
 python3 scripts/ingest_rate.py --binary smoke="$(pwd)/$bin/beekon-ingest" --devices 2,20 --requests 20 --runs 1 > "$out/rate.txt"
 expect "$out/rate.txt" "^smoke devices=2 req/s [0-9]+ cpu_ms_per_req" "^smoke devices=20 req/s [0-9]+ cpu_ms_per_req"
+python3 scripts/ingest_rate.py --database postgres --binary pg-group="$(pwd)/$bin/beekon-ingest" \
+  --binary "pg-single=$(pwd)/$bin/beekon-ingest --no-group-commit" --devices 2 --requests 20 --runs 1 > "$out/rate-pg.txt"
+expect "$out/rate-pg.txt" "^pg-group devices=2 req/s [0-9]+ cpu_ms_per_req" "^pg-single devices=2 req/s [0-9]+ cpu_ms_per_req"
 
 "$bin/BeekonBench" --runs 5 --only P2,W1 > "$out/sdk.txt"
 expect "$out/sdk.txt" "^P2" "^W1"

@@ -56,6 +56,10 @@ stage "I ingest throughput and CPU per upload (scripts/ingest_rate.py)"
 irequests=4000; iruns=3; [ "$quick" = 1 ] && irequests=1000 && iruns=1
 python3 scripts/ingest_rate.py --binary ingest="$(pwd)/$bin/beekon-ingest" --devices 10,10000 --requests "$irequests" \
   --runs "$iruns" | tee "$out/rate.txt"
+# PostgreSQL (a throw-away cluster with fsync on), group commit on vs off in the same run (issue 32).
+python3 scripts/ingest_rate.py --database postgres --binary pg-group="$(pwd)/$bin/beekon-ingest" \
+  --binary "pg-single=$(pwd)/$bin/beekon-ingest --no-group-commit" --devices 10 --requests "$irequests" --concurrency 16 \
+  --runs "$iruns" | tee "$out/rate-pg.txt"
 
 stage "L live stream (LiveBench)"
 viewers=1000; backfill=100000; [ "$quick" = 1 ] && viewers=200 && backfill=20000
@@ -125,6 +129,13 @@ if 10 in rate and 10000 in rate:
                  rate[10][0] / rate[10000][0]))
     rows.append(("I server CPU/upload 10k vs 10 dev", "ms", rate[10000][1], None, None, rate[10][1], None, None,
                  rate[10000][1] / rate[10][1]))
+pg = {}
+for line in open(os.path.join(out, "rate-pg.txt")):
+    m = re.match(r"(pg-group|pg-single) devices=\d+ req/s ([\d.]+)", line)
+    if m: pg[m.group(1)] = float(m.group(2))
+if "pg-group" in pg and "pg-single" in pg:
+    rows.append(("I PG group commit on vs off", "req/s", pg["pg-group"], None, None, pg["pg-single"], None, None,
+                 pg["pg-group"] / pg["pg-single"]))
 def rss(name): return json.load(open(os.path.join(out, name)))["peak_kib"] / 1024
 p7 = [("P7 agent tracking", rss("agent-track.json"), rss("agent-idle.json")),
       ("P7 server under load", rss("srv-load.json"), rss("srv-idle.json"))]

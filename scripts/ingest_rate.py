@@ -3,13 +3,14 @@
 comparing two server binaries in the same run.
 
 usage: ingest_rate.py [--binary 'LABEL=PATH [ARG…]']... [--devices 10,10000] [--requests N]
-                      [--fixes 10] [--concurrency C] [--runs R] [--database sqlite|postgres://…]
+                      [--fixes 10] [--concurrency C] [--runs R] [--database sqlite|postgres|postgres://…]
                       [--server-arg ARG]... [--json PATH]
 
 A binary may carry server arguments of its own (e.g. `off=… --no-group-commit`, for a
 same-run comparison). For every binary and device count: starts `beekon-ingest` on a free loopback port with a
 fresh database (SQLite in a temporary folder, or a fresh database created on the given
-PostgreSQL server), auth on with an API key; registers N devices (one 1-fix upload each);
+PostgreSQL server; `--database postgres` starts a throw-away cluster of its own with
+fsync on, from BEEKON_PG_BIN or /usr/lib/postgresql/15/bin, and removes it at the end), auth on with an API key; registers N devices (one 1-fix upload each);
 then sends `requests` uploads of `fixes` fixes each, from `concurrency` keep-alive
 connections (closed loop), each upload from a device picked round-robin. It reads the
 server's CPU time (utime + stime from /proc) before the timed uploads and after the server
@@ -58,8 +59,29 @@ def send_all(port, key, bodies, concurrency):
 
 def fresh_postgres(url):
     name = "ingest_rate_" + uuid.uuid4().hex[:12]
-    subprocess.run(["psql", "-q", url, "-c", f"CREATE DATABASE {name}"], check=True, stdout=subprocess.DEVNULL)
-    return url.rsplit("/", 1)[0] + "/" + name
+    base, _, query = url.partition("?")
+    subprocess.run(["psql", "-q", base, "-c", f"CREATE DATABASE {name}"], check=True, stdout=subprocess.DEVNULL)
+    return base.rsplit("/", 1)[0] + "/" + name + ("?" + query if query else "")
+
+def start_cluster():
+    """A throw-away PostgreSQL cluster with fsync on (durability is what group commit saves);
+    returns its URL and a function that stops and removes it."""
+    bindir = os.environ.get("BEEKON_PG_BIN", "/usr/lib/postgresql/15/bin")
+    d = tempfile.mkdtemp(prefix="ingest-rate-pg-")
+    owner = []
+    if os.geteuid() == 0:  # initdb refuses root
+        shutil.chown(d, "postgres"); owner = ["/usr/sbin/runuser", "-u", "postgres", "--"]
+    port = free_port()
+    subprocess.run(owner + [f"{bindir}/initdb", "-D", f"{d}/data", "-A", "trust", "-U", "beekon", "--no-sync"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(owner + [f"{bindir}/pg_ctl", "-D", f"{d}/data", "-w", "-t", "60", "-l", f"{d}/log", "-o",
+                            f"-p {port} -k {d} -c listen_addresses=127.0.0.1 -c fsync=on -c max_connections=200", "start"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    def stop():
+        subprocess.run(owner + [f"{bindir}/pg_ctl", "-D", f"{d}/data", "-m", "fast", "-w", "stop"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        shutil.rmtree(d, ignore_errors=True)
+    return f"postgres://beekon@127.0.0.1:{port}/postgres?sslmode=disable", stop
 
 def one_run(binary, devices, args, tmp):
     port, key = free_port(), "bench-key-" + uuid.uuid4().hex
@@ -114,6 +136,9 @@ def main():
     if not args["binaries"]: raise SystemExit("give at least one --binary LABEL=PATH")
     tmp = tempfile.mkdtemp(prefix="ingest-rate-")
     results = {}
+    stop_cluster = None
+    if args["database"] == "postgres":
+        args["database"], stop_cluster = start_cluster()
     try:
         # Interleaved: every binary once per round, so drift on a shared machine hits both arms.
         for r in range(args["runs"]):
@@ -124,6 +149,7 @@ def main():
                     print(f"  run {r + 1}: {label} devices={devices} req/s {rate:.0f} cpu_ms_per_req {cpu:.3f}", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        if stop_cluster: stop_cluster()
     out = []
     for (label, devices), runs in results.items():
         rate = sorted(x[0] for x in runs)[len(runs) // 2]

@@ -161,9 +161,9 @@ extension Ingest {
             Int(
                 try await value(
                     conn,
-                """
-                SELECT count(*)::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = \(eventLock)
-                """, as: Int64.self))
+                    """
+                    SELECT count(*)::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = \(eventLock)
+                    """, as: Int64.self))
         }
 
         /// Sends every envelope concurrently; the first alone (it becomes a group of one that
@@ -197,7 +197,9 @@ extension Ingest {
         }
 
         /// One upload's answer.
-        static func outcome(_ store: PostgresLocationStore, _ e: WireEnvelope, _ now: WireTimestamp) async -> Result<IngestResult, StoreError> {
+        static func outcome(_ store: PostgresLocationStore, _ e: WireEnvelope, _ now: WireTimestamp) async -> Result<
+            IngestResult, StoreError
+        > {
             do throws(StoreError) {
                 return .success(try await store.ingest(IngestBatch(envelope: e, receivedAt: now)))
             } catch {
@@ -232,7 +234,9 @@ extension Ingest {
                 }
                 // One transaction for the whole second group.
                 let ids = good.map { "'\($0.batchId.wireString)'" }.joined(separator: ",")
-                #expect(try await Self.value(side, "SELECT count(DISTINCT xmin::text)::int8 FROM batches WHERE batch_id IN (\(ids))", as: Int64.self) == 1)
+                #expect(
+                    try await Self.value(
+                        side, "SELECT count(DISTINCT xmin::text)::int8 FROM batches WHERE batch_id IN (\(ids))", as: Int64.self) == 1)
                 for e in good + [first] {
                     #expect(try await store.track(sessionId: e.sessionId).map(\.location) == e.locations)
                 }
@@ -285,7 +289,9 @@ extension Ingest {
                     #expect(try await store.track(sessionId: e.sessionId).map(\.location) == e.locations)
                 }
                 #expect(try await store.track(sessionId: bad.sessionId).isEmpty)
-                #expect(try await Self.value(side, "SELECT count(*)::int8 FROM batches WHERE batch_id = '\(bad.batchId.wireString)'", as: Int64.self) == 0)
+                #expect(
+                    try await Self.value(
+                        side, "SELECT count(*)::int8 FROM batches WHERE batch_id = '\(bad.batchId.wireString)'", as: Int64.self) == 0)
                 try await side.query("DROP TRIGGER refuse_poison ON locations", logger: testLogger)
                 let retry = try await store.ingest(IngestBatch(envelope: bad, receivedAt: Self.now))
                 #expect(!retry.duplicateBatch && retry.locationsStored == 3)
@@ -301,7 +307,8 @@ extension Ingest {
         @Test func aConnectionLostMidGroupAcknowledgesNothing() async throws {
             try await Self.withStore(operationTimeout: 15) { store, side in
                 try await side.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock(\(Self.eventLock))"), logger: testLogger)
-                let kill = "SELECT count(pg_terminate_backend(pid))::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = \(Self.eventLock)"
+                let kill =
+                    "SELECT count(pg_terminate_backend(pid))::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = \(Self.eventLock)"
                 let first = Fixtures.envelope(Fixtures.locations(2))
                 let rest = (0..<5).map { _ in Fixtures.envelope(Fixtures.locations(4)) }
                 let (firstOutcome, outcomes) = try await Self.send(store, first: first, then: rest) {
