@@ -156,13 +156,20 @@ extension Ingest {
             throw TestFailure("no row for \(sql)")
         }
 
+        /// A `pg_locks` row of a backend waiting for the event log's lock in this test's database
+        /// (the view is cluster-wide; other tests' databases have writers too).
+        static let waiterOfThisDatabase = """
+            locktype = 'advisory' AND NOT granted AND objid = \(eventLock)
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            """
+
         /// Backends waiting for the event log's lock (the writer's, while the test holds it).
         static func waitingForTheLock(_ conn: PostgresConnection) async throws -> Int {
             Int(
                 try await value(
                     conn,
                     """
-                    SELECT count(*)::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = \(eventLock)
+                    SELECT count(*)::int8 FROM pg_locks WHERE \(waiterOfThisDatabase)
                     """, as: Int64.self))
         }
 
@@ -308,7 +315,7 @@ extension Ingest {
             try await Self.withStore(operationTimeout: 15) { store, side in
                 try await side.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock(\(Self.eventLock))"), logger: testLogger)
                 let kill =
-                    "SELECT count(pg_terminate_backend(pid))::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = \(Self.eventLock)"
+                    "SELECT count(pg_terminate_backend(pid))::int8 FROM pg_locks WHERE \(Self.waiterOfThisDatabase)"
                 let first = Fixtures.envelope(Fixtures.locations(2))
                 let rest = (0..<5).map { _ in Fixtures.envelope(Fixtures.locations(4)) }
                 let (firstOutcome, outcomes) = try await Self.send(store, first: first, then: rest) {
