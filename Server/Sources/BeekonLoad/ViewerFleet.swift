@@ -14,6 +14,7 @@ public final class ViewerFleet: @unchecked Sendable {
     private var arrivals: [String: [Double]] = [:]
     private var fixCount = 0
     private var headCount = 0
+    private var closedCount = 0
     private var stopped = false
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
@@ -71,6 +72,9 @@ public final class ViewerFleet: @unchecked Sendable {
     /// Response heads received in total (all connections; one each once the server answered).
     public var answered: Int { lock.withLock { headCount } }
 
+    /// Streams the server closed (end of stream or a reset); they are read no more.
+    public var closedByServer: Int { lock.withLock { closedCount } }
+
     /// Arrival times (monotonic seconds) of the fix with `id` at every viewer that got it.
     public func arrivals(of id: String) -> [Double] { lock.withLock { arrivals[id] ?? [] } }
 
@@ -100,7 +104,13 @@ public final class ViewerFleet: @unchecked Sendable {
             for i in polls.indices where polls[i].revents & Int16(POLLIN) != 0 {
                 let fd = polls[i].fd
                 let r = recv(fd, &buffer, buffer.count, 0)
-                guard r > 0 else { continue }
+                guard r > 0 else {
+                    if r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                        polls[i].fd = -1  // poll(2) skips it from now on
+                        lock.withLock { closedCount += 1 }
+                    }
+                    continue
+                }
                 if carry[fd] == nil, Self.find(Self.head, in: Array(buffer[0..<min(r, Self.head.count)]), from: 0) == 0 {
                     lock.withLock { headCount += 1 }
                 }

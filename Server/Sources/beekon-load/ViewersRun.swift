@@ -32,7 +32,7 @@ struct ViewersRun {
         print(String(format: "viewers: %d streams open in %.1f s", viewers, now() - opened))
         // Warm-up: one event reaches every stream, so each is delivering, then idle.
         let warm = fleet.upload(device: 0, fixes: 1, gzip: false)
-        guard try await post(warm, to: urls[0]) else { throw LoadHTTP.Failure(description: "warm-up upload failed") }
+        guard try await post(warm, to: urls[0]) == 200 else { throw LoadHTTP.Failure(description: "warm-up upload failed") }
         fleet.acknowledged(warm)
         try await waitUntil("the warm-up event at every viewer") { fleets.reduce(0) { $0 + $1.received } >= viewers }
         let rssIdle = options.serverPid.map(Self.rssKiB)
@@ -52,16 +52,25 @@ struct ViewersRun {
         await OpenLoop.run(schedule, clock: ContinuousClock()) { index, _ in
             let upload = uploads[index]
             let t0 = now()
-            if (try? await post(upload, to: urls[index % urls.count])) == true {
-                fleet.acknowledged(upload)
-                sentAt.note(upload.fixIDs, t0)
-            } else {
-                failed.increment()
+            do {
+                let status = try await post(upload, to: urls[index % urls.count])
+                if status == 200 {
+                    fleet.acknowledged(upload)
+                    sentAt.note(upload.fixIDs, t0)
+                } else {
+                    failed.note("HTTP \(status)")
+                }
+            } catch {
+                failed.note("\(error)")
             }
         }
         let ids = sentAt.ids
         let expected = (ids.count + 1) * viewers
-        try? await waitUntil("every event at every viewer", timeout: 120) { fleets.reduce(0) { $0 + $1.received } >= expected }
+        do {
+            try await waitUntil("every event at every viewer", timeout: 120) { fleets.reduce(0) { $0 + $1.received } >= expected }
+        } catch {
+            print("\(error) (120 s after the last upload)")
+        }
         let rssLoaded = options.serverPid.map(Self.rssKiB)
         let recorder = LatencyRecorder()
         for (id, t0) in sentAt.all {
@@ -73,8 +82,10 @@ struct ViewersRun {
         let check = DeliveryCheck.compare(ids: ids, viewers: viewers) { id in fleets.reduce(0) { $0 + $1.arrivals(of: id).count } }
         print(
             String(
-                format: "uploads: %d at %.0f/s × %.0f s, %d fixes each, %d failed", schedule.count, options.rate, options.duration,
-                options.batch, failed.value))
+                format: "uploads: %d at %.0f/s × %.0f s, %d fixes each, %d failed%@", schedule.count, options.rate, options.duration,
+                options.batch, failed.value, failed.reasons))
+        let closed = fleets.reduce(0) { $0 + $1.closedByServer }
+        if closed > 0 { print("viewers: \(closed) streams closed by the server during the run") }
         print(
             String(
                 format: "commit→event latency (upload sent → event at viewer), %d deliveries: p50 %.2f ms p90 %.2f ms p99 %.2f ms p99.9 %.2f ms max %.2f ms",
@@ -85,10 +96,10 @@ struct ViewersRun {
         return check.isClean && failed.value == 0
     }
 
-    private func post(_ upload: DeviceFleet.Upload, to base: String) async throws -> Bool {
-        let (status, _) = try await http.call(
-            .POST, base + "/v1/locations", body: upload.body, headers: fleet.headers(upload), authorization: fleet.authorization(upload))
-        return status == 200
+    private func post(_ upload: DeviceFleet.Upload, to base: String) async throws -> Int {
+        try await http.call(
+            .POST, base + "/v1/locations", body: upload.body, headers: fleet.headers(upload), authorization: fleet.authorization(upload)
+        ).status
     }
 
     private func waitUntil(_ what: String, timeout: Double = 300, _ condition: () -> Bool) async throws {
@@ -113,11 +124,16 @@ final class SentTimes: @unchecked Sendable {
     var ids: [String] { all.map(\.0) }
 }
 
-/// Uploads not answered 200.
+/// Uploads not answered 200, and why.
 final class FailedUploadCount: @unchecked Sendable {
     private let lock = NSLock()
-    private var count = 0
+    private var why: [String: Int] = [:]
 
-    func increment() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
+    func note(_ reason: String) { lock.withLock { why[reason, default: 0] += 1 } }
+    var value: Int { lock.withLock { why.values.reduce(0, +) } }
+    /// ` (reason ×n, …)`, or empty.
+    var reasons: String {
+        let all = lock.withLock { why }
+        return all.isEmpty ? "" : " (" + all.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ") + ")"
+    }
 }
