@@ -34,7 +34,9 @@ struct BeekonLoadCommand: AsyncParsableCommand {
 
     func validate() throws {
         if url.isEmpty { throw ValidationError("give at least one --url") }
-        if devices < 1 || batch < 1 || rate <= 0 || duration <= 0 { throw ValidationError("devices, batch, rate, duration must be positive") }
+        if devices < 1 || batch < 1 || rate <= 0 || duration <= 0 {
+            throw ValidationError("devices, batch, rate, duration must be positive")
+        }
     }
 
     func run() async throws {
@@ -45,9 +47,13 @@ struct BeekonLoadCommand: AsyncParsableCommand {
         do {
             let fleet = DeviceFleet(count: devices, now: { Date() })
             let installs = fleet.installs.map(\.wireString)
-            print("beekon-load: descriptor limit \(limit); \(urls.count) server(s); \(devices) devices, batch \(batch)\(gzip ? ", gzip" : "")")
+            print(
+                "beekon-load: descriptor limit \(limit); \(urls.count) server(s); \(devices) devices, batch \(batch)\(gzip ? ", gzip" : "")"
+            )
             fleet.tokens = try await http.enroll(installs, baseURL: urls[0])
-            print("credentials: \(adminKey == nil ? "none (auth off)" : "\(fleet.tokens.count) devices enrolled with one enrollment code (POST /oauth/token)")")
+            print(
+                "credentials: \(adminKey == nil ? "none (auth off)" : "\(fleet.tokens.count) devices enrolled with one enrollment code (POST /oauth/token)")"
+            )
             if let viewers {
                 ok = try await ViewersRun(http: http, fleet: fleet, urls: urls, options: self).run(viewers: viewers)
             } else {

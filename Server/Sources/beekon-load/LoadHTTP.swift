@@ -61,9 +61,10 @@ struct LoadHTTP: Sendable {
     /// `POST /oauth/token` (`grant_type=enrollment_code`). Nil for every device when auth is off.
     func enroll(_ installs: [String], baseURL: String) async throws -> [String: String] {
         guard let admin, !installs.isEmpty else { return [:] }
-        let code = try await json(
-            .POST, baseURL + "/v1/enrollments", json: ["uses": installs.count, "ttl_seconds": 86_400, "label": "beekon-load"],
-            authorization: admin)["code"] as? String
+        let code =
+            try await json(
+                .POST, baseURL + "/v1/enrollments", json: ["uses": installs.count, "ttl_seconds": 86_400, "label": "beekon-load"],
+                authorization: admin)["code"] as? String
         guard let code else { throw Failure(description: "POST /v1/enrollments: no code") }
         var tokens: [String: String] = [:]
         try await withThrowingTaskGroup(of: (String, String).self) { group in

@@ -88,7 +88,8 @@ struct ViewersRun {
         if closed > 0 { print("viewers: \(closed) streams closed by the server during the run") }
         print(
             String(
-                format: "commit→event latency (upload sent → event at viewer), %d deliveries: p50 %.2f ms p90 %.2f ms p99 %.2f ms p99.9 %.2f ms max %.2f ms",
+                format:
+                    "commit→event latency (upload sent → event at viewer), %d deliveries: p50 %.2f ms p90 %.2f ms p99 %.2f ms p99.9 %.2f ms max %.2f ms",
                 delivered.ok, delivered.millis(at: 50), delivered.millis(at: 90), delivered.millis(at: 99), delivered.millis(at: 99.9),
                 delivered.millis(at: 100)))
         if !options.serverPid.isEmpty { print("RSS under load: \(rssLoaded.map(String.init).joined(separator: "+")) KiB") }

@@ -130,7 +130,10 @@ struct OpenLoopTests {
         let clock = ManualClock()
         let log = SendLog()
         log.release()
-        let run = Task { await OpenLoop.run(OpenLoopSchedule(rate: 100, count: 3), clock: clock) { i, due in await log.begin(i, due: due, at: clock.now) } }
+        let run = Task {
+            await OpenLoop.run(OpenLoopSchedule(rate: 100, count: 3), clock: clock) { i, due in await log.begin(i, due: due, at: clock.now)
+            }
+        }
         _ = await clock.nextDeadline()
         // The runner wakes 1 s late (a stalled machine): the two due requests go out at once, each with its own due time.
         clock.advance(to: ManualClock.Instant(offset: .seconds(1)))
