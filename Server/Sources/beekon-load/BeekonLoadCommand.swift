@@ -47,11 +47,11 @@ struct BeekonLoadCommand: AsyncParsableCommand {
         do {
             let fleet = DeviceFleet(count: devices, now: { Date() })
             let installs = fleet.installs.map(\.wireString)
-            print(
+            say(
                 "beekon-load: descriptor limit \(limit); \(urls.count) server(s); \(devices) devices, batch \(batch)\(gzip ? ", gzip" : "")"
             )
             fleet.tokens = try await http.enroll(installs, baseURL: urls[0])
-            print(
+            say(
                 "credentials: \(adminKey == nil ? "none (auth off)" : "\(fleet.tokens.count) devices enrolled with one enrollment code (POST /oauth/token)")"
             )
             if let viewers {
@@ -76,4 +76,9 @@ struct BeekonLoadCommand: AsyncParsableCommand {
         _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         return UInt64(limit.rlim_cur)
     }
+}
+
+/// Writes one line to standard output at once (unbuffered, so progress shows when redirected to a file).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

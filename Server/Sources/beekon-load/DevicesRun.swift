@@ -19,21 +19,21 @@ struct DevicesRun {
         for target in rates {
             let (report, failed) = try await runStep(rate: target)
             failedUploads += failed
-            print(String(format: "rate %.0f req/s × %.0f s: ", target, options.duration) + report.summary)
+            say(String(format: "rate %.0f req/s × %.0f s: ", target, options.duration) + report.summary)
             guard options.step != nil else { break }
             if let reason = rule.verdict(target: target, report) {
-                print(
+                say(
                     "saturation: " + (held.map { String(format: "%.0f req/s held", $0) } ?? "not even the first step held")
                         + String(format: "; at %.0f req/s: %@", target, reason))
                 break
             }
             held = target
-            if target == rates.last { print(String(format: "saturation: not reached; %.0f req/s held", target)) }
+            if target == rates.last { say(String(format: "saturation: not reached; %.0f req/s held", target)) }
         }
         let retried = try await retry(failedUploads)
         let check = try await http.readBack(sent: fleet.acknowledgedFixes, baseURL: urls[0])
-        print(check.summary)
-        if retried > 0 { print("retried \(failedUploads.count) failed uploads; \(retried) still failed after 5 tries") }
+        say(check.summary)
+        if retried > 0 { say("retried \(failedUploads.count) failed uploads; \(retried) still failed after 5 tries") }
         return check.isClean && retried == 0
     }
 

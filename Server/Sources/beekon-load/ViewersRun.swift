@@ -29,7 +29,7 @@ struct ViewersRun {
             fleets.append(try ViewerFleet(port: port, count: share, authorization: http.admin))
         }
         try await waitUntil("every viewer answered") { fleets.reduce(0) { $0 + $1.answered } >= viewers }
-        print(String(format: "viewers: %d streams open in %.1f s", viewers, now() - opened))
+        say(String(format: "viewers: %d streams open in %.1f s", viewers, now() - opened))
         // Warm-up: one event reaches every stream, so each is delivering, then idle.
         let warm = fleet.upload(device: 0, fixes: 1, gzip: false)
         guard try await post(warm, to: urls[0]) == 200 else { throw LoadHTTP.Failure(description: "warm-up upload failed") }
@@ -38,7 +38,7 @@ struct ViewersRun {
         let rssIdle = options.serverPid.map(Self.rssKiB)
         if !options.serverPid.isEmpty {
             let grown = zip(rssBefore, rssIdle).reduce(0) { $0 + $1.1 - $1.0 }
-            print(
+            say(
                 String(
                     format: "RSS idle: %@ KiB → %@ KiB (servers %@): %.2f MiB per 1,000 idle viewers",
                     rssBefore.map(String.init).joined(separator: "+"), rssIdle.map(String.init).joined(separator: "+"),
@@ -69,7 +69,7 @@ struct ViewersRun {
         do {
             try await waitUntil("every event at every viewer", timeout: 120) { fleets.reduce(0) { $0 + $1.received } >= expected }
         } catch {
-            print("\(error) (120 s after the last upload)")
+            say("\(error) (120 s after the last upload)")
         }
         let rssLoaded = options.serverPid.map(Self.rssKiB)
         let recorder = LatencyRecorder()
@@ -80,20 +80,20 @@ struct ViewersRun {
         }
         let delivered = recorder.report(elapsed: options.duration)
         let check = DeliveryCheck.compare(ids: ids, viewers: viewers) { id in fleets.reduce(0) { $0 + $1.arrivals(of: id).count } }
-        print(
+        say(
             String(
                 format: "uploads: %d at %.0f/s × %.0f s, %d fixes each, %d failed%@", schedule.count, options.rate, options.duration,
                 options.batch, failed.value, failed.reasons))
         let closed = fleets.reduce(0) { $0 + $1.closedByServer }
-        if closed > 0 { print("viewers: \(closed) streams closed by the server during the run") }
-        print(
+        if closed > 0 { say("viewers: \(closed) streams closed by the server during the run") }
+        say(
             String(
                 format:
                     "commit→event latency (upload sent → event at viewer), %d deliveries: p50 %.2f ms p90 %.2f ms p99 %.2f ms p99.9 %.2f ms max %.2f ms",
                 delivered.ok, delivered.millis(at: 50), delivered.millis(at: 90), delivered.millis(at: 99), delivered.millis(at: 99.9),
                 delivered.millis(at: 100)))
-        if !options.serverPid.isEmpty { print("RSS under load: \(rssLoaded.map(String.init).joined(separator: "+")) KiB") }
-        print(check.summary)
+        if !options.serverPid.isEmpty { say("RSS under load: \(rssLoaded.map(String.init).joined(separator: "+")) KiB") }
+        say(check.summary)
         return check.isClean && failed.value == 0
     }
 
