@@ -17,7 +17,8 @@ struct LoadHTTP: Sendable {
 
     init(connectionsPerHost: Int, admin: String?) {
         var configuration = HTTPClient.Configuration()
-        configuration.connectionPool = .init(idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost)
+        // Idle pooled connections are dropped before the server's --idle-timeout (60 s) closes them under us.
+        configuration.connectionPool = .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost)
         configuration.timeout = .init(connect: .seconds(30), read: .seconds(120))
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.admin = admin.map { "Bearer " + $0 }
