@@ -29,6 +29,8 @@ let package = Package(
         // and the tests' local HTTP/2 server standing where APNs stands (issue 30).
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-http2", exact: "1.46.0"),
+        // Latency percentiles of the open-loop load generator (scripts/load.sh, issue 32).
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", exact: "0.2.0"),
     ],
     targets: [
         // System zlib, used for a strict, size-capped streaming gunzip (and gzip in tests/bench).
@@ -108,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "LiveBench",
             dependencies: [
-                "BeekonIngest", "BeekonChaos", "PostgresTestCluster", "IngestLoopback",
+                "BeekonIngest", "BeekonChaos", "BeekonLoad", "PostgresTestCluster", "IngestLoopback",
                 .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "BeekonTesting", package: "Beekon"),
                 .product(name: "Logging", package: "swift-log"),
@@ -125,6 +127,32 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/HistoryBench"
+        ),
+        // The open-loop load generator's schedule, latency report, read-back check and SSE viewer
+        // fleet (issue 32; scripts/load.sh). LiveBench shares the viewer fleet.
+        .target(
+            name: "BeekonLoad",
+            dependencies: [
+                "IngestLoopback",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+        // scripts/load.sh: devices or SSE viewers against running ingest servers, open loop.
+        .executableTarget(
+            name: "beekon-load",
+            dependencies: [
+                "BeekonLoad",
+                "BeekonIngest",
+                .product(name: "BeekonWire", package: "Beekon"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "BeekonLoadTests",
+            dependencies: ["BeekonLoad", .product(name: "Histogram", package: "hdrhistogram-swift")]
         ),
         .testTarget(
             name: "BeekonIngestTests",

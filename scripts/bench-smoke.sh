@@ -17,7 +17,7 @@ expect() {  # expect FILE PATTERN...: every pattern must match a line of FILE
     grep -Eq -- "$p" "$file" || { echo "bench smoke: no row matching '$p' in $(basename "$file")" >&2; fail=1; }
   done
 }
-for product in beekon-ingest IngestBench LiveBench HistoryBench BeekonBench; do
+for product in beekon-ingest beekon-load IngestBench LiveBench HistoryBench BeekonBench; do
   (cd Server && swift build --product "$product" >/dev/null)
 done
 bin=Server/.build/debug
@@ -40,6 +40,17 @@ python3 scripts/ingest_rate.py --database postgres --binary pg-group="$(pwd)/$bi
   --binary "pg-single=$(pwd)/$bin/beekon-ingest --no-group-commit" --devices 2 --requests 20 --runs 1 > "$out/rate-pg.txt"
 expect "$out/rate-pg.txt" "^pg-group devices=2 req/s [0-9]+ cpu_ms_per_req" "^pg-single devices=2 req/s [0-9]+ cpu_ms_per_req"
 
+# scripts/load.sh (issue 32): devices stepped twice on SQLite with the read-back, then viewers
+# over two instances on one PostgreSQL with the delivery check; each exits non-zero on a loss.
+scripts/load.sh --debug --devices 5 --rate 20 --step 20 --max-rate 40 --p99-limit 60000 --duration 1 > "$out/load.txt" ||
+  { echo "bench smoke: load.sh devices exited non-zero" >&2; fail=1; }
+expect "$out/load.txt" "^rate 20 req/s × 1 s: achieved [0-9]+ req/s \(20 ok, 0 failed\); latency ms p50 .* p99\.9 .* max" \
+  "^rate 40 req/s" "^saturation: " "^read back 600 fixes: 0 lost, 0 stored twice"
+scripts/load.sh --debug --postgres --instances 2 --viewers 6 --devices 2 --batch 1 --rate 10 --duration 1 > "$out/viewers.txt" ||
+  { echo "bench smoke: load.sh viewers exited non-zero" >&2; fail=1; }
+expect "$out/viewers.txt" "^RSS idle: .* MiB per 1,000 idle viewers" "^commit→event latency .* p50 .* p99 " \
+  "^delivered 10 events to 6 viewers: 0 deliveries missing, 0 extra"
+
 "$bin/BeekonBench" --runs 5 --only P2,W1 > "$out/sdk.txt"
 expect "$out/sdk.txt" "^P2" "^W1"
 
@@ -47,4 +58,4 @@ if [ "$fail" != 0 ]; then
   for f in "$out"/*.txt; do echo "--- $(basename "$f")"; cat "$f"; done
   exit 1
 fi
-echo "bench smoke: every row of IngestBench, LiveBench, HistoryBench, ingest_rate.py and BeekonBench (P2, W1) produced"
+echo "bench smoke: every row of IngestBench, LiveBench, HistoryBench, ingest_rate.py, load.sh and BeekonBench (P2, W1) produced"

@@ -1,4 +1,5 @@
 import BeekonChaos
+import BeekonLoad
 import Foundation
 #if canImport(Glibc)
     import Glibc
@@ -46,11 +47,5 @@ extension Bench {
     }
 
     /// Resident set size of process `pid`, KiB.
-    static func rssKiB(pid: Int32) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-        }
-        return 0
-    }
+    static func rssKiB(pid: Int32) -> Int { ViewerFleet.rssKiB(pid: pid) }
 }

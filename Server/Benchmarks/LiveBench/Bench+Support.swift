@@ -1,3 +1,4 @@
+import BeekonLoad
 import IngestLoopback
 import BeekonIngest
 import BeekonTesting
@@ -126,4 +127,9 @@ extension Bench {
             try await Task.sleep(for: .milliseconds(2))
         }
     }
+}
+
+struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
 }

@@ -1,4 +1,5 @@
 import BeekonIngest
+import BeekonLoad
 import BeekonTesting
 import BeekonWire
 import Foundation

@@ -1,31 +1,53 @@
-import IngestLoopback
-import BeekonTesting
 import Foundation
+import IngestLoopback
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// Many raw SSE viewers on loopback sockets, read by one thread with poll(2). For every
 /// `fix` event it records when it arrived, keyed by the fix id (the payload starts with
-/// `{"id":"<uuid>"`).
-final class ViewerFleet: @unchecked Sendable {
+/// `{"id":"<uuid>"`). Used by LiveBench and by `beekon-load --viewers`.
+public final class ViewerFleet: @unchecked Sendable {
     private let lock = NSLock()
     private var fds: [Int32] = []
     private var carry: [Int32: [UInt8]] = [:]
     private var arrivals: [String: [Double]] = [:]
     private var fixCount = 0
     private var headCount = 0
+    private var closedCount = 0
     private var stopped = false
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
+    private let now: @Sendable () -> Double
 
-    /// Opens `count` streams to `port` (optionally resuming after `lastEventID`).
-    init(port: Int, count: Int, path: String = "/v1/live", lastEventID: String? = nil) throws {
+    /// The fleet could not open a stream.
+    public struct Failure: Error, CustomStringConvertible {
+        /// What failed.
+        public let description: String
+    }
+
+    /// Seconds on the monotonic clock (`DispatchTime` uptime), the time base of ``arrivals(of:)``.
+    public static func monotonicSeconds() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    /// Opens `count` streams to `port` on 127.0.0.1 (optionally resuming after `lastEventID`,
+    /// with an `Authorization` header value when given); arrival times are read from `now`.
+    public init(
+        port: Int, count: Int, path: String = "/v1/live", lastEventID: String? = nil, authorization: String? = nil,
+        now: @escaping @Sendable () -> Double = ViewerFleet.monotonicSeconds
+    ) throws {
+        self.now = now
         for _ in 0..<count {
-            guard let fd = LoopbackSocket.connect(port: port, receiveTimeout: 60) else { throw BenchFailure("cannot connect viewer") }
+            guard let fd = LoopbackSocket.connect(port: port, receiveTimeout: 60) else {
+                for fd in fds { Glibc.close(fd) }
+                throw Failure(description: "cannot connect viewer \(fds.count + 1) to port \(port)")
+            }
             var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
             if let lastEventID { head += "Last-Event-ID: \(lastEventID)\r\n" }
-            guard LoopbackSocket.sendAll(fd, Array((head + "\r\n").utf8)) else { throw BenchFailure("cannot send viewer request") }
+            if let authorization { head += "Authorization: \(authorization)\r\n" }
+            guard LoopbackSocket.sendAll(fd, Array((head + "\r\n").utf8)) else {
+                for fd in fds + [fd] { Glibc.close(fd) }
+                throw Failure(description: "cannot send viewer request")
+            }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             fds.append(fd)
         }
@@ -35,18 +57,30 @@ final class ViewerFleet: @unchecked Sendable {
         t.start()
     }
 
+    /// Resident set size of process `pid` in KiB (VmRSS; 0 when unreadable), for the per-viewer memory figures.
+    public static func rssKiB(pid: Int32) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+        }
+        return 0
+    }
+
     /// Fix events received in total (all viewers).
-    var received: Int { lock.withLock { fixCount } }
+    public var received: Int { lock.withLock { fixCount } }
 
     /// Response heads received in total (all connections; one each once the server answered).
-    var answered: Int { lock.withLock { headCount } }
+    public var answered: Int { lock.withLock { headCount } }
+
+    /// Streams the server closed (end of stream or a reset); they are read no more.
+    public var closedByServer: Int { lock.withLock { closedCount } }
 
     /// Arrival times (monotonic seconds) of the fix with `id` at every viewer that got it.
-    func arrivals(of id: String) -> [Double] { lock.withLock { arrivals[id] ?? [] } }
+    public func arrivals(of id: String) -> [Double] { lock.withLock { arrivals[id] ?? [] } }
 
     /// Stops the reader and closes every stream. The sockets are closed only after the reader
     /// thread has exited, so it can never read from a number a later connection reuses.
-    func close() {
+    public func close() {
         let wasRunning = lock.withLock { () -> Bool in
             defer { stopped = true }
             return !stopped
@@ -66,11 +100,17 @@ final class ViewerFleet: @unchecked Sendable {
         while !lock.withLock({ stopped }) {
             let n = poll(&polls, nfds_t(polls.count), 100)
             guard n > 0 else { continue }
-            let now = Bench.now()
+            let now = self.now()
             for i in polls.indices where polls[i].revents & Int16(POLLIN) != 0 {
                 let fd = polls[i].fd
                 let r = recv(fd, &buffer, buffer.count, 0)
-                guard r > 0 else { continue }
+                guard r > 0 else {
+                    if r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                        polls[i].fd = -1  // poll(2) skips it from now on
+                        lock.withLock { closedCount += 1 }
+                    }
+                    continue
+                }
                 if carry[fd] == nil, Self.find(Self.head, in: Array(buffer[0..<min(r, Self.head.count)]), from: 0) == 0 {
                     lock.withLock { headCount += 1 }
                 }
@@ -105,9 +145,4 @@ final class ViewerFleet: @unchecked Sendable {
         }
         return nil
     }
-}
-
-struct BenchFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
 }

@@ -1,0 +1,140 @@
+import BeekonLoad
+import NIOHTTP1
+import Foundation
+
+/// Viewers mode: `count` SSE viewers on `GET /v1/live` spread over the URLs (admin key, or none
+/// with auth off), the servers' RSS idle, then devices uploading at a steady open-loop rate.
+/// Commit→event latency is measured from the moment an upload was sent (its 200 follows the
+/// commit, so this is an upper bound) to the event's arrival at each viewer.
+struct ViewersRun {
+    let http: LoadHTTP
+    let fleet: DeviceFleet
+    let urls: [String]
+    let options: BeekonLoadCommand
+
+    func run(viewers: Int) async throws -> Bool {
+        let ports = try urls.map { url -> Int in
+            guard let u = URL(string: url), let port = u.port, ["127.0.0.1", "localhost"].contains(u.host ?? "") else {
+                throw LoadHTTP.Failure(description: "viewers mode needs loopback URLs with a port, not \(url)")
+            }
+            return port
+        }
+        let rssBefore = options.serverPid.map(Self.rssKiB)
+        let now = ViewerFleet.monotonicSeconds
+        var fleets: [ViewerFleet] = []
+        defer { for f in fleets { f.close() } }
+        let opened = now()
+        for (i, port) in ports.enumerated() {
+            let share = viewers / ports.count + (i < viewers % ports.count ? 1 : 0)
+            fleets.append(try ViewerFleet(port: port, count: share, authorization: http.admin))
+        }
+        try await waitUntil("every viewer answered") { fleets.reduce(0) { $0 + $1.answered } >= viewers }
+        say(String(format: "viewers: %d streams open in %.1f s", viewers, now() - opened))
+        // Warm-up: one event reaches every stream, so each is delivering, then idle.
+        let warm = fleet.upload(device: 0, fixes: 1, gzip: false)
+        guard try await post(warm, to: urls[0]) == 200 else { throw LoadHTTP.Failure(description: "warm-up upload failed") }
+        fleet.acknowledged(warm)
+        try await waitUntil("the warm-up event at every viewer") { fleets.reduce(0) { $0 + $1.received } >= viewers }
+        let rssIdle = options.serverPid.map(Self.rssKiB)
+        if !options.serverPid.isEmpty {
+            let grown = zip(rssBefore, rssIdle).reduce(0) { $0 + $1.1 - $1.0 }
+            say(
+                String(
+                    format: "RSS idle: %@ KiB → %@ KiB (servers %@): %.2f MiB per 1,000 idle viewers",
+                    rssBefore.map(String.init).joined(separator: "+"), rssIdle.map(String.init).joined(separator: "+"),
+                    options.serverPid.map(String.init).joined(separator: ","), Double(grown) / 1024 * 1000 / Double(viewers)))
+        }
+
+        let schedule = OpenLoopSchedule(rate: options.rate, duration: options.duration)
+        let uploads = (0..<schedule.count).map { fleet.upload(device: $0 % fleet.installs.count, fixes: options.batch, gzip: options.gzip) }
+        let sentAt = SentTimes()
+        let failed = FailedUploadCount()
+        await OpenLoop.run(schedule, clock: ContinuousClock()) { index, _ in
+            let upload = uploads[index]
+            let t0 = now()
+            do {
+                let status = try await post(upload, to: urls[index % urls.count])
+                if status == 200 {
+                    fleet.acknowledged(upload)
+                    sentAt.note(upload.fixIDs, t0)
+                } else {
+                    failed.note("HTTP \(status)")
+                }
+            } catch {
+                failed.note("\(error)")
+            }
+        }
+        let ids = sentAt.ids
+        let expected = (ids.count + 1) * viewers
+        do {
+            try await waitUntil("every event at every viewer", timeout: 120) { fleets.reduce(0) { $0 + $1.received } >= expected }
+        } catch {
+            say("\(error) (120 s after the last upload)")
+        }
+        let rssLoaded = options.serverPid.map(Self.rssKiB)
+        let recorder = LatencyRecorder()
+        for (id, t0) in sentAt.all {
+            for fleet in fleets {
+                for arrival in fleet.arrivals(of: id) { recorder.record(.nanoseconds(Int64((arrival - t0) * 1e9))) }
+            }
+        }
+        let delivered = recorder.report(elapsed: options.duration)
+        let check = DeliveryCheck.compare(ids: ids, viewers: viewers) { id in fleets.reduce(0) { $0 + $1.arrivals(of: id).count } }
+        say(
+            String(
+                format: "uploads: %d at %.0f/s × %.0f s, %d fixes each, %d failed%@", schedule.count, options.rate, options.duration,
+                options.batch, failed.value, failed.reasons))
+        let closed = fleets.reduce(0) { $0 + $1.closedByServer }
+        if closed > 0 { say("viewers: \(closed) streams closed by the server during the run") }
+        say(
+            String(
+                format:
+                    "commit→event latency (upload sent → event at viewer), %d deliveries: p50 %.2f ms p90 %.2f ms p99 %.2f ms p99.9 %.2f ms max %.2f ms",
+                delivered.ok, delivered.millis(at: 50), delivered.millis(at: 90), delivered.millis(at: 99), delivered.millis(at: 99.9),
+                delivered.millis(at: 100)))
+        if !options.serverPid.isEmpty { say("RSS under load: \(rssLoaded.map(String.init).joined(separator: "+")) KiB") }
+        say(check.summary)
+        return check.isClean && failed.value == 0
+    }
+
+    private func post(_ upload: DeviceFleet.Upload, to base: String) async throws -> Int {
+        try await http.call(
+            .POST, base + "/v1/locations", body: upload.body, headers: fleet.headers(upload), authorization: fleet.authorization(upload)
+        ).status
+    }
+
+    private func waitUntil(_ what: String, timeout: Double = 300, _ condition: () -> Bool) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .seconds(timeout))
+        while !condition() {
+            guard clock.now < deadline else { throw LoadHTTP.Failure(description: "timed out waiting for \(what)") }
+            try await clock.sleep(for: .milliseconds(10))
+        }
+    }
+
+    private static func rssKiB(_ pid: Int32) -> Int { ViewerFleet.rssKiB(pid: pid) }
+}
+
+/// When each acknowledged fix's upload was sent (monotonic seconds).
+final class SentTimes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var times: [(String, Double)] = []
+
+    func note(_ ids: [String], _ t0: Double) { lock.withLock { times += ids.map { ($0, t0) } } }
+    var all: [(String, Double)] { lock.withLock { times } }
+    var ids: [String] { all.map(\.0) }
+}
+
+/// Uploads not answered 200, and why.
+final class FailedUploadCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var why: [String: Int] = [:]
+
+    func note(_ reason: String) { lock.withLock { why[reason, default: 0] += 1 } }
+    var value: Int { lock.withLock { why.values.reduce(0, +) } }
+    /// ` (reason ×n, …)`, or empty.
+    var reasons: String {
+        let all = lock.withLock { why }
+        return all.isEmpty ? "" : " (" + all.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ") + ")"
+    }
+}
