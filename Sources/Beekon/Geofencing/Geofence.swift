@@ -6,10 +6,10 @@ import Foundation
 /// that id. In a configuration file `notifyOnEntry` and `notifyOnExit` may be
 /// omitted and default to `true`.
 public struct Geofence: Sendable, Hashable, Codable, Identifiable {
-    /// The longest accepted id, in characters.
+    /// The longest accepted id, in bytes of UTF-8 (what the server stores; a character can take many).
     public static let maxIDLength = 100
 
-    /// The application's id for this fence: 1–100 characters, unique among fences.
+    /// The application's id for this fence: 1–100 bytes of UTF-8, unique among fences.
     public var id: String
     /// Centre latitude in degrees, WGS 84, in −90…90.
     public var latitude: Double
@@ -62,9 +62,9 @@ public struct Geofence: Sendable, Hashable, Codable, Identifiable {
 
     /// What is wrong with this fence, or nil when it is valid.
     var problem: String? {
-        let length = id.count
+        let length = id.utf8.count
         if length < 1 || length > Self.maxIDLength {
-            return "id must be 1–\(Self.maxIDLength) characters (got \(length))"
+            return "id must be 1–\(Self.maxIDLength) bytes of UTF-8 (got \(length))"
         }
         if !(latitude.isFinite && (-90...90).contains(latitude)) {
             return "latitude must be a finite number in -90…90 (got \(latitude))"
