@@ -78,5 +78,109 @@ extension Ingest {
                 }
             }
         }
+
+        /// Issue 28, finding 4 (IN-6's access log): the attack was a flood of requests with a revoked
+        /// or made-up share token and long paths, each writing a row of up to ~65 KB. Now refused
+        /// tokens write nothing (they are counted in `beekon_ingest_share_refused_total`), a granted
+        /// use keeps at most 256 bytes of its path, and the log never holds more than its row cap;
+        /// rows older than the age bound go as new ones come.
+        @Test(arguments: Backend.all)
+        func shareAccessLogStaysBounded(_ backend: Backend) async throws {
+            let clock = TestNow()
+            let admin = ["X-API-Key": "admin-k"]
+            try await withServer(
+                backend,
+                configure: {
+                    $0.authMode = .required
+                    $0.apiKeys = ["admin-k"]
+                    $0.shareAccessLog = ShareAccessRetention(maxRows: 40, maxAgeSeconds: 3_600)
+                }, now: { clock.now() }
+            ) { server, _ in
+                #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(2)), headers: admin).status == 200)
+                let live = try await Shares.createShare(server, "{\"all\":true}")
+                let dead = try await Shares.createShare(server, "{\"all\":true}")
+                let expiring = try await Shares.createShare(server, "{\"all\":true,\"expires_in_seconds\":60}")
+                #expect(try await HTTP.send("DELETE", server.base + "/v1/shares/\(dead.id)", headers: admin).status == 200)
+                clock.advance(seconds: 61)
+                let longPath = "/v1/devices/" + String(repeating: "x", count: 6_000) + "/fixes"
+                func read(_ token: String, _ path: String = "/v1/devices") async throws -> Int {
+                    try await HTTP.send("GET", server.base + path, headers: ["Authorization": "Bearer \(token)"]).status
+                }
+                var refused = 0
+                for i in 0..<30 {
+                    for token in [dead.token, expiring.token, "bks_" + String(repeating: "0", count: 64)] {
+                        let status = try await read(token, i % 2 == 0 ? "/v1/devices" : longPath)
+                        #expect(status == 401 || status == 403, "\(status)")
+                        refused += 1
+                    }
+                }
+                let log = try await HTTP.send("GET", server.base + "/v1/shares/access", headers: admin)
+                #expect((try log.json()["access"] as? [Any])?.isEmpty == true, "refused tokens wrote no row: \(log.text.prefix(300))")
+                let metrics = try await HTTP.send("GET", server.base + "/metrics", headers: admin).text
+                let counted = ["expired", "revoked", "unknown"].map { outcome in
+                    metrics.split(separator: "\n").first { $0.hasPrefix("beekon_ingest_share_refused_total{outcome=\"\(outcome)\"}") }
+                        .flatMap { $0.split(separator: " ").last }.flatMap { Int($0) } ?? -1
+                }
+                #expect(counted == [30, 30, 30], "\(counted)")
+                _ = refused
+
+                // 100 granted uses, some with a 6 KB path: the log keeps the newest 40, paths cut to 256 bytes.
+                for i in 0..<100 { _ = try await read(live.token, i % 10 == 0 ? longPath : "/v1/devices") }
+                let kept = try #require(try await HTTP.send("GET", server.base + "/v1/shares/access", headers: admin).json()["access"] as? [[String: Any]])
+                #expect(kept.count == 40, "\(kept.count) rows")
+                #expect(kept.allSatisfy { ($0["path"] as? String)?.utf8.count ?? 0 <= 256 })
+                #expect(kept.contains { ($0["path"] as? String)?.utf8.count == 256 }, "a long path is kept, cut")
+
+                // Two hours later, one use: the 40 rows past the one-hour bound go.
+                clock.advance(seconds: 7_200)
+                _ = try await read(live.token)
+                let after = try #require(try await HTTP.send("GET", server.base + "/v1/shares/access", headers: admin).json()["access"] as? [[String: Any]])
+                #expect(after.count == 1, "\(after.count) rows")
+            }
+        }
+
+        /// Issue 28, finding 4: a session's track has a hard cap per answer. The attack: a
+        /// 200,000-fix session, whose track was read and rendered whole for every request (four
+        /// requests took the server from 135 MB to 1.07 GB). Now an answer holds at most 5,000
+        /// fixes, flags `truncated` and gives `next_cursor`; following the cursors yields every fix
+        /// once, in order; a larger `limit` is refused.
+        @Test(arguments: Backend.all)
+        func sessionTrackIsPagedWithAHardCap(_ backend: Backend) async throws {
+            try await withServer(backend) { server, _ in
+                let install = Fixtures.ids.next()
+                let session = Fixtures.ids.next()
+                let total = 12_000
+                var sent: [WireLocation] = []
+                for batch in 0..<(total / 2_000) {
+                    let fixes = Fixtures.locations(2_000, startMillis: Fixtures.base + Int64(batch) * 2_000 * 1_000, stepMillis: 1_000)
+                    sent += fixes
+                    let r = try await HTTP.upload(server, Fixtures.envelope(fixes, session: session, install: install))
+                    #expect(r.status == 200, "\(r.text.prefix(200))")
+                }
+                let url = server.base + "/v1/sessions/\(session.wireString)/track"
+                var times: [String] = []
+                var cursor: String?
+                var pages = 0
+                repeat {
+                    let r = try await HTTP.send("GET", url + (cursor.map { "?cursor=\($0)" } ?? ""))
+                    #expect(r.status == 200, "\(r.text.prefix(200))")
+                    let doc = try r.json()
+                    let feature = try #require((doc["features"] as? [[String: Any]])?.first)
+                    let properties = try #require(feature["properties"] as? [String: Any])
+                    let pageTimes = try #require(properties["times"] as? [String])
+                    #expect(pageTimes.count <= 5_000 && r.body.count < 1_000_000, "\(pageTimes.count) fixes, \(r.body.count) bytes")
+                    cursor = doc["next_cursor"] as? String
+                    #expect((properties["truncated"] as? Bool == true) == (cursor != nil))
+                    times += pageTimes
+                    pages += 1
+                } while cursor != nil && pages < 10
+                #expect(pages == 3)
+                #expect(times == sent.map { $0.timestamp.description }, "every fix once, in time order")
+                let small = try await HTTP.send("GET", url + "?limit=10").json()
+                #expect(((small["features"] as? [[String: Any]])?.first?["properties"] as? [String: Any])?["fix_count"] as? Int == 10)
+                #expect(try await HTTP.send("GET", url + "?limit=5001").status == 400)
+                #expect(try await HTTP.send("GET", url + "?cursor=nonsense").status == 400)
+            }
+        }
     }
 }

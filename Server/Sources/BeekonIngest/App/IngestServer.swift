@@ -120,7 +120,7 @@ public enum IngestServer {
         // First, so that it guards every route: with auth off, only this machine's pages get in.
         let guarding = LocalOnlyGuard(config)
         router.add(middleware: LocalOnlyMiddleware<BasicRequestContext>(guarding: guarding))
-        let shares = ShareService(store: store, now: now)
+        let shares = ShareService(store: store, now: now, metrics: metrics, retention: config.shareAccessLog)
         let hub = makeHub(config, store: store, shares: shares, logger: logger)
         let monitor = DeviceStatusMonitor(
             store: store, defaultExpectedSeconds: config.expectedIntervalSeconds,

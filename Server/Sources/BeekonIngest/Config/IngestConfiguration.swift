@@ -72,6 +72,8 @@ public struct IngestConfiguration: Sendable {
     /// Extra host names that `Host` and `Origin` may name while auth is off (loopback
     /// names, the bound host and the `publicURL` host are always allowed).
     public var allowedHosts: [String] = []
+    /// How the share access log is bounded: rows kept at most, and for how long (issue 28).
+    public var shareAccessLog = ShareAccessRetention()
 
     /// Creates a configuration; every value has the documented default.
     public init(

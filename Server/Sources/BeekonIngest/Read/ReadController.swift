@@ -34,7 +34,7 @@ struct ReadController: Sendable {
         router.get("/v1/sessions/:session/track") { request, context in
             await self.guarded(request, context, "track") { scope in
                 guard let id = Self.uuid(context.parameters.get("session")) else { return Self.badID("session_id") }
-                return try await self.track(id, scope)
+                return try await self.track(id, request.uri.queryParameters, scope)
             }
         }
         router.get("/v1/devices/:install/fixes") { request, context in
@@ -153,13 +153,31 @@ struct ReadController: Sendable {
         return APIResponse.json(.ok, w.bytes)
     }
 
-    func track(_ sessionId: UUID, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
+    /// Fixes per track page by default and at most (issue 28: a 200,000-fix session once took a
+    /// viewer's four requests from 135 MB to 1 GB of server memory).
+    static let trackPage = 5_000
+
+    /// One page of a session's track (`limit` 1…`trackPage`, `cursor` from the previous page's `next_cursor`).
+    func track(_ sessionId: UUID, _ params: Parameters = .init(), _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
         let nowMs = WireTimestamp(now()).millis
-        let fixes = try await store.track(sessionId: sessionId).compactMap { scope.visible($0, nowMillis: nowMs) }
-        guard !fixes.isEmpty else {
+        var query = TrackQuery(sessionId: sessionId, sinceMillis: scope.windowStart(nowMillis: nowMs), limit: Self.trackPage)
+        if let text = params["limit"] {
+            guard let n = Int(text), (1...Self.trackPage).contains(n) else {
+                return Self.badParameter("limit", "1...\(Self.trackPage)")
+            }
+            query.limit = n
+        }
+        if let cursor = params["cursor"] {
+            guard let c = FixCursor(token: String(cursor)) else { return Self.badParameter("cursor", "a next_cursor value") }
+            query.after = c
+        }
+        let page = try await store.track(query)
+        let fixes = page.fixes.compactMap { scope.visible($0, nowMillis: nowMs) }
+        guard !fixes.isEmpty || query.after != nil else {
             return APIResponse.error(.notFound, "not_found", "no fixes stored for session \(sessionId.wireString)")
         }
-        return APIResponse.json(.ok, GeoJSONTrack.render(sessionId: sessionId, fixes: fixes), contentType: "application/geo+json")
+        return APIResponse.json(
+            .ok, GeoJSONTrack.render(sessionId: sessionId, fixes: fixes, next: page.next), contentType: "application/geo+json")
     }
 
     func fixes(_ installId: UUID, _ params: Parameters, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
