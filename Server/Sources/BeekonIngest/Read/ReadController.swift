@@ -22,13 +22,17 @@ struct ReadController: Sendable {
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("/v1/devices") { request, context in
-            await self.guarded(request, context, "devices") { scope in try await self.devices(scope) }
+            await self.guarded(request, context, "devices") { scope in
+                guard let limit = Self.listLimit(request.uri.queryParameters) else { return Self.badParameter("limit", "1...\(Self.maxList)") }
+                return try await self.devices(scope, limit: limit)
+            }
         }
         router.get("/v1/devices/:install/sessions") { request, context in
             await self.guarded(request, context, "sessions") { scope in
                 guard let id = Self.uuid(context.parameters.get("install")) else { return Self.badID("install_id") }
                 guard scope.sees(id) else { return Self.notShared() }
-                return try await self.sessions(id, scope)
+                guard let limit = Self.listLimit(request.uri.queryParameters) else { return Self.badParameter("limit", "1...\(Self.maxList)") }
+                return try await self.sessions(id, scope, limit: limit)
             }
         }
         router.get("/v1/sessions/:session/track") { request, context in
@@ -71,9 +75,10 @@ struct ReadController: Sendable {
         }
     }
 
-    func devices(_ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
+    func devices(_ scope: ViewerScope = .everything, limit: Int = maxList) async throws(StoreError) -> Response {
         let nowMs = WireTimestamp(now()).millis
-        let devices = try await store.devices().filter { scope.sees($0.installId) }
+        let all = try await store.devices().filter { scope.sees($0.installId) }
+        let devices = all.prefix(limit)
         var w = WireJSONWriter(capacity: 256 + devices.count * 400)
         w.raw("{\"stale_after_seconds\":")
         w.number(Double(staleAfterSeconds))
@@ -120,13 +125,16 @@ struct ReadController: Sendable {
             }
             w.raw("}")
         }
-        w.raw("]}")
+        w.raw("]")
+        if all.count > limit { w.raw(",\"truncated\":true") }
+        w.raw("}")
         return APIResponse.json(.ok, w.bytes)
     }
 
-    func sessions(_ installId: UUID, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
+    func sessions(_ installId: UUID, _ scope: ViewerScope = .everything, limit: Int = maxList) async throws(StoreError) -> Response {
         let since = scope.windowStart(nowMillis: WireTimestamp(now()).millis)
-        let sessions = try await store.sessions(installId: installId, sinceMillis: since)
+        let all = try await store.sessions(installId: installId, sinceMillis: since)
+        let sessions = all.prefix(limit)
         var w = WireJSONWriter(capacity: 128 + sessions.count * 200)
         w.raw("{\"install_id\":")
         w.string(installId.wireString)
@@ -149,7 +157,9 @@ struct ReadController: Sendable {
             w.number(Double(s.eventCount))
             w.raw("}")
         }
-        w.raw("]}")
+        w.raw("]")
+        if all.count > limit { w.raw(",\"truncated\":true") }
+        w.raw("}")
         return APIResponse.json(.ok, w.bytes)
     }
 
@@ -238,5 +248,16 @@ struct ReadController: Sendable {
 
     static func badParameter(_ name: String, _ expected: String) -> Response {
         APIResponse.error(.badRequest, "invalid_request", "\(name) must be \(expected)")
+    }
+
+    /// Items a list answer holds at most, and by default (issue 28: every list is bounded; a
+    /// longer list is cut and says so with `"truncated": true`).
+    static let maxList = 1_000
+
+    /// The `limit` of a list answer: 1…`maxList`, default `maxList`; nil when it is not.
+    static func listLimit(_ params: Parameters) -> Int? {
+        guard let text = params["limit"] else { return maxList }
+        guard let n = Int(text), (1...maxList).contains(n) else { return nil }
+        return n
     }
 }
