@@ -9,21 +9,22 @@ import Testing
 extension Ingest {
     /// Issue 28, finding 4: everything a client can make the server store or send is bounded.
     @Suite struct Bounds {
-        /// One grapheme cluster of `bytes` bytes: an "a" and combining acute accents (2 bytes each).
-        static func combining(bytes: Int) -> String {
-            "a" + String(repeating: "\u{0301}", count: (bytes - 1) / 2)
+        /// One grapheme cluster of `scalars` code points: an "a" and combining acute accents (2 bytes each).
+        static func combining(scalars: Int) -> String {
+            "a" + String(repeating: "\u{0301}", count: scalars - 1)
         }
 
-        /// IN-2 (schema v1 limits), issue 28: device strings are bounded in bytes of UTF-8, not
-        /// in characters. The attack: 400 KB of combining marks is one character, so a character
-        /// limit let it through into the store and into every `/v1/devices` answer. Each field
-        /// over its byte limit is refused with 422 naming the field and the limit, nothing is
-        /// stored, and a value at the limit is accepted.
+        /// IN-2 (schema v1 limits), issue 28: device strings are bounded in code points (as JSON
+        /// Schema's maxLength counts, so at most 4 bytes each), not in grapheme clusters. The
+        /// attack: 400 KB of combining marks is one grapheme cluster, so the old limit (and no limit
+        /// at all on model, extras and privacy_zone) let it into the store and into every
+        /// `/v1/devices` answer. Each field over its limit is refused with 422 naming the field and
+        /// the limit, nothing is stored, and a value at the limit is accepted.
         @Test(arguments: Backend.all)
         func deviceStringsAreBoundedInBytes(_ backend: Backend) async throws {
             try await withServer(backend) { server, _ in
-                let huge = Self.combining(bytes: 400_000)
-                #expect(huge.count == 1, "one character of \(huge.utf8.count) bytes")
+                let huge = Self.combining(scalars: 200_000)
+                #expect(huge.count == 1, "one grapheme cluster of \(huge.utf8.count) bytes")
                 var attacks: [(field: String, limit: Int, envelope: WireEnvelope)] = []
                 func add(_ field: String, _ limit: Int, _ change: (inout WireEnvelope) -> Void) {
                     var e = Fixtures.envelope(Fixtures.locations(2))
@@ -31,8 +32,8 @@ extension Ingest {
                     attacks.append((field, limit, e))
                 }
                 add("device.model", 128) { $0.device.model = huge }
-                add("device.model", 128) { $0.device.model = Self.combining(bytes: 129) }
-                add("device.platform", 64) { $0.device.platform = Self.combining(bytes: 65) }
+                add("device.model", 128) { $0.device.model = Self.combining(scalars: 129) }
+                add("device.platform", 64) { $0.device.platform = Self.combining(scalars: 65) }
                 add("device.sdk_version", 64) { $0.device.sdkVersion = huge }
                 add("locations[1].privacy_zone", 100) { $0.locations[1].privacyZone = huge }
                 add("extras.note", 512) { $0.extras = ["note": huge] }
@@ -59,10 +60,10 @@ extension Ingest {
 
                 // At the limits: accepted and stored whole.
                 var full = Fixtures.envelope(Fixtures.locations(1))
-                full.device.model = Self.combining(bytes: 127)
+                full.device.model = Self.combining(scalars: 128)
                 full.locations[0].privacyZone = String(repeating: "é", count: 50)
                 for i in 0..<8 { full.extras["key\(i)"] = String(repeating: "ü", count: 254) }
-                #expect(full.extras.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } <= 4_096)
+                #expect(full.extras.reduce(0) { $0 + WireLimits.length($1.key) + WireLimits.length($1.value) } <= 4_096)
                 let ok = try await HTTP.upload(server, full)
                 #expect(ok.status == 200, "\(ok.text.prefix(300))")
                 let listed = try #require(try await HTTP.send("GET", server.base + "/v1/devices").json()["devices"] as? [[String: Any]])
@@ -70,14 +71,17 @@ extension Ingest {
             }
         }
 
-        /// Issue 28: a share label is bounded in bytes too (200), not in characters.
+        /// Issue 28: a share label is bounded in code points too (200), not in grapheme clusters.
         @Test func shareLabelIsBoundedInBytes() async throws {
             try await withServer(.sqlite) { server, _ in
-                for (label, status) in [(Self.combining(bytes: 60_001), 400), (Self.combining(bytes: 201), 400), (String(repeating: "é", count: 100), 201)] {
+                for (label, status) in [
+                    (Self.combining(scalars: 30_000), 400), (Self.combining(scalars: 201), 400), (String(repeating: "é", count: 200), 201),
+                ] {
                     let body = try JSONSerialization.data(withJSONObject: ["all": true, "label": label])
-                    let r = try await HTTP.send("POST", server.base + "/v1/shares", body: [UInt8](body), headers: ["Content-Type": "application/json"])
+                    let r = try await HTTP.send(
+                        "POST", server.base + "/v1/shares", body: [UInt8](body), headers: ["Content-Type": "application/json"])
                     #expect(r.status == status, "\(label.utf8.count) bytes: \(r.status) \(r.text.prefix(200))")
-                    if status == 400 { #expect(r.text.contains("200 bytes")) }
+                    if status == 400 { #expect(r.text.contains("200 characters")) }
                 }
             }
         }
@@ -129,7 +133,8 @@ extension Ingest {
 
                 // 100 granted uses, some with a 6 KB path: the log keeps the newest 40, paths cut to 256 bytes.
                 for i in 0..<100 { _ = try await read(live.token, i % 10 == 0 ? longPath : "/v1/devices") }
-                let kept = try #require(try await HTTP.send("GET", server.base + "/v1/shares/access", headers: admin).json()["access"] as? [[String: Any]])
+                let kept = try #require(
+                    try await HTTP.send("GET", server.base + "/v1/shares/access", headers: admin).json()["access"] as? [[String: Any]])
                 #expect(kept.count == 40, "\(kept.count) rows")
                 #expect(kept.allSatisfy { ($0["path"] as? String)?.utf8.count ?? 0 <= 256 })
                 #expect(kept.contains { ($0["path"] as? String)?.utf8.count == 256 }, "a long path is kept, cut")
@@ -137,7 +142,8 @@ extension Ingest {
                 // Two hours later, one use: the 40 rows past the one-hour bound go.
                 clock.advance(seconds: 7_200)
                 _ = try await read(live.token)
-                let after = try #require(try await HTTP.send("GET", server.base + "/v1/shares/access", headers: admin).json()["access"] as? [[String: Any]])
+                let after = try #require(
+                    try await HTTP.send("GET", server.base + "/v1/shares/access", headers: admin).json()["access"] as? [[String: Any]])
                 #expect(after.count == 1, "\(after.count) rows")
             }
         }
@@ -196,7 +202,8 @@ extension Ingest {
                 let started = ContinuousClock.now
                 let closed: Bool = await blocking {
                     slow.send(
-                        "POST /v1/locations HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
+                        "POST /v1/locations HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
+                    )
                     // A body byte every ~second (the read timeout paces it; the idle timeout is 60 s) for up to 25 s.
                     while ContinuousClock.now - started < .seconds(25) {
                         var byte: UInt8 = 0
@@ -222,7 +229,8 @@ extension Ingest {
                 let install = Fixtures.ids.next()
                 for i in 0..<3 {
                     var e = Fixtures.envelope(
-                        Fixtures.locations(1, startMillis: Fixtures.base + Int64(i) * 60_000), install: i == 0 ? install : Fixtures.ids.next())
+                        Fixtures.locations(1, startMillis: Fixtures.base + Int64(i) * 60_000),
+                        install: i == 0 ? install : Fixtures.ids.next())
                     if i == 0 {
                         e.proximityEvents = (0..<3).map { k in
                             WireProximityEvent(

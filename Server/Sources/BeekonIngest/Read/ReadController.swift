@@ -23,7 +23,9 @@ struct ReadController: Sendable {
     func register(on router: Router<BasicRequestContext>) {
         router.get("/v1/devices") { request, context in
             await self.guarded(request, context, "devices") { scope in
-                guard let limit = Self.listLimit(request.uri.queryParameters) else { return Self.badParameter("limit", "1...\(Self.maxList)") }
+                guard let limit = Self.listLimit(request.uri.queryParameters) else {
+                    return Self.badParameter("limit", "1...\(Self.maxList)")
+                }
                 return try await self.devices(scope, limit: limit)
             }
         }
@@ -31,7 +33,9 @@ struct ReadController: Sendable {
             await self.guarded(request, context, "sessions") { scope in
                 guard let id = Self.uuid(context.parameters.get("install")) else { return Self.badID("install_id") }
                 guard scope.sees(id) else { return Self.notShared() }
-                guard let limit = Self.listLimit(request.uri.queryParameters) else { return Self.badParameter("limit", "1...\(Self.maxList)") }
+                guard let limit = Self.listLimit(request.uri.queryParameters) else {
+                    return Self.badParameter("limit", "1...\(Self.maxList)")
+                }
                 return try await self.sessions(id, scope, limit: limit)
             }
         }
