@@ -21,7 +21,7 @@ extension Ingest {
         /// `/v1/devices` answer. Each field over its limit is refused with 422 naming the field and
         /// the limit, nothing is stored, and a value at the limit is accepted.
         @Test(arguments: Backend.all)
-        func deviceStringsAreBoundedInBytes(_ backend: Backend) async throws {
+        func deviceStringsAreBoundedInCodePoints(_ backend: Backend) async throws {
             try await withServer(backend) { server, _ in
                 let huge = Self.combining(scalars: 200_000)
                 #expect(huge.count == 1, "one grapheme cluster of \(huge.utf8.count) bytes")
@@ -72,7 +72,7 @@ extension Ingest {
         }
 
         /// Issue 28: a share label is bounded in code points too (200), not in grapheme clusters.
-        @Test func shareLabelIsBoundedInBytes() async throws {
+        @Test func shareLabelIsBoundedInCodePoints() async throws {
             try await withServer(.sqlite) { server, _ in
                 for (label, status) in [
                     (Self.combining(scalars: 30_000), 400), (Self.combining(scalars: 201), 400), (String(repeating: "é", count: 200), 201),
