@@ -34,6 +34,8 @@ extension Beekon {
     }
 
     /// Sets the key/value pairs attached to every later batch (SY-9); persisted.
+    /// At most 32 entries, keys of at most 64 characters (Unicode code points), values of at most
+    /// 512 and 4,096 in all (`WireLimits`); more throws `invalidConfiguration` and keeps the old extras.
     public func setExtras(_ extras: [String: String]) async throws(BeekonError) {
         try await ready().setExtras(extras)
     }

@@ -38,11 +38,14 @@ extension WireEnvelope {
         guard raw.schema_version == 1 else { throw .unsupportedSchemaVersion(raw.schema_version) }
         if raw.nullExtras { throw .invalid(path: "extras", reason: "must be omitted when empty, not null") }
         if raw.device.nullModel { throw .invalid(path: "device.model", reason: "must be omitted when blank, not null") }
+        if let extras = raw.extras, let problem = WireLimits.extrasProblem(extras) {
+            throw .invalid(path: problem.path, reason: problem.reason)
+        }
         let device = WireDevice(
             installId: try uuid(raw.device.install_id, "device.install_id"),
-            platform: try nonEmpty(raw.device.platform, "device.platform", max: 64),
-            sdkVersion: try nonEmpty(raw.device.sdk_version, "device.sdk_version", max: 64),
-            model: raw.device.model.flatMap { $0.isEmpty ? nil : $0 },
+            platform: try nonEmpty(raw.device.platform, "device.platform", max: WireLimits.shortText),
+            sdkVersion: try nonEmpty(raw.device.sdk_version, "device.sdk_version", max: WireLimits.shortText),
+            model: try optional(raw.device.model.flatMap { $0.isEmpty ? nil : $0 }, "device.model", max: WireLimits.model),
             syncIntervalSeconds: raw.device.sync_interval_seconds?.seconds,
             checkInIntervalSeconds: raw.device.check_in_interval_seconds?.seconds
         )
@@ -82,7 +85,8 @@ extension WireEnvelope {
                 id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
                 trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
                 accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
-                activity: activity, quality: quality, privacyZone: l.privacy_zone)
+                activity: activity, quality: quality,
+                privacyZone: try optional(l.privacy_zone, "\(p).privacy_zone", max: WireLimits.identifier))
             if let r = l.locate_request_id { location.locateRequestId = try uuid(r, "\(p).locate_request_id") }
             locations.append(location)
         }
@@ -94,7 +98,7 @@ extension WireEnvelope {
             }
             events.append(
                 WireGeofenceEvent(
-                    id: try uuid(g.id, "\(p).id"), geofenceId: try nonEmpty(g.geofence_id, "\(p).geofence_id", max: 100),
+                    id: try uuid(g.id, "\(p).id"), geofenceId: try nonEmpty(g.geofence_id, "\(p).geofence_id", max: WireLimits.identifier),
                     type: type, timestamp: try timestamp(g.timestamp, "\(p).timestamp")))
         }
         var envelope = WireEnvelope(
@@ -127,8 +131,18 @@ extension WireEnvelope {
         return t
     }
 
+    /// `s` when it is 1...`max` code points (`WireLimits.length`, never grapheme clusters: issue 28).
     static func nonEmpty(_ s: String, _ path: String, max: Int) throws(WireDecodingError) -> String {
-        guard !s.isEmpty, s.count <= max else { throw .invalid(path: path, reason: "must be 1...\(max) characters") }
+        guard !s.isEmpty, WireLimits.length(s) <= max else {
+            throw .invalid(path: path, reason: "must be 1...\(WireLimits.describe(max))")
+        }
+        return s
+    }
+
+    /// `s` (absent stays absent) when it is at most `max` code points.
+    static func optional(_ s: String?, _ path: String, max: Int) throws(WireDecodingError) -> String? {
+        guard let s else { return nil }
+        guard WireLimits.length(s) <= max else { throw .invalid(path: path, reason: "must be at most \(WireLimits.describe(max))") }
         return s
     }
 

@@ -13,7 +13,7 @@ public struct WireProximityEvent: Hashable, Sendable {
 
     /// Unique per event (UUIDv7); the receiver's dedupe key.
     public var id: UUID
-    /// The app's beacon region identifier (1…100 characters).
+    /// The app's beacon region identifier (1…100 code points).
     public var region: String
     /// The beacon's 16-byte identifier in UUID form.
     public var uuid: UUID
@@ -21,7 +21,7 @@ public struct WireProximityEvent: Hashable, Sendable {
     public var major: Int?
     /// The beacon's minor, when its frame has one (0…65535).
     public var minor: Int?
-    /// The scanner that heard the beacon (1…100 characters).
+    /// The scanner that heard the beacon (1…100 code points).
     public var scanner: String
     /// Enter or exit.
     public var type: Transition
@@ -108,9 +108,9 @@ extension WireEnvelope {
             if let d = e.distance, !(d.isFinite && d >= 0) { throw .invalid(path: "\(p).distance", reason: "must be a finite number >= 0") }
             out.append(
                 WireProximityEvent(
-                    id: try uuid(e.id, "\(p).id"), region: try nonEmpty(e.region, "\(p).region", max: 100),
+                    id: try uuid(e.id, "\(p).id"), region: try nonEmpty(e.region, "\(p).region", max: WireLimits.identifier),
                     uuid: try uuid(e.uuid, "\(p).uuid"), major: e.major, minor: e.minor,
-                    scanner: try nonEmpty(e.scanner, "\(p).scanner", max: 100), type: type,
+                    scanner: try nonEmpty(e.scanner, "\(p).scanner", max: WireLimits.identifier), type: type,
                     timestamp: try timestamp(e.timestamp, "\(p).timestamp"), distance: e.distance))
         }
         return out

@@ -27,6 +27,8 @@ struct Serve: AsyncParsableCommand {
     var firstRequestTimeout = 10.0
     @Option(help: "Seconds a keep-alive connection may idle between requests (the next head included) before it is closed.")
     var idleTimeout = 60.0
+    @Option(help: "Seconds a request's body may take to arrive whole, from its head, before the connection is closed.")
+    var bodyTimeout = 60.0
     @Option(help: "Most connections open at once (default: the descriptor limit less max(64, limit/8), after raising the soft limit).")
     var maxConnections: Int?
     @Option(help: "Seconds the event log keeps events; older Last-Event-IDs get a reset event.") var eventRetention = 7 * 86_400
@@ -59,6 +61,7 @@ struct Serve: AsyncParsableCommand {
                 "--tile-url must be an http(s) URL template with {z}, {x} and {y}, e.g. https://tiles.example.com/{z}/{x}/{y}.png")
         }
         guard idleTimeout >= 0.1, idleTimeout <= 86_400 else { throw ValidationError("--idle-timeout must be 0.1 to 86400 seconds") }
+        guard bodyTimeout >= 0.1, bodyTimeout <= 3_600 else { throw ValidationError("--body-timeout must be 0.1 to 3600 seconds") }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
         guard expectedInterval >= 1 else { throw ValidationError("--expected-interval must be at least 1 second") }
         guard eventRetention >= 60 else { throw ValidationError("--event-retention must be at least 60 seconds") }
@@ -101,6 +104,7 @@ struct Serve: AsyncParsableCommand {
         config.liveHeartbeatSeconds = liveHeartbeat
         config.firstRequestTimeoutSeconds = firstRequestTimeout
         config.idleTimeoutSeconds = idleTimeout
+        config.bodyTimeoutSeconds = bodyTimeout
         config.maxConnections = maxConnections
         config.eventRetentionSeconds = eventRetention
         config.publicURL = publicUrl

@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 
 /// A circular region the SDK watches for enter and exit crossings (GF-1).
@@ -6,10 +7,11 @@ import Foundation
 /// that id. In a configuration file `notifyOnEntry` and `notifyOnExit` may be
 /// omitted and default to `true`.
 public struct Geofence: Sendable, Hashable, Codable, Identifiable {
-    /// The longest accepted id, in characters.
+    /// The longest accepted id, in Unicode code points (`WireLimits.identifier`; never grapheme clusters,
+    /// which can carry any number of combining marks).
     public static let maxIDLength = 100
 
-    /// The application's id for this fence: 1–100 characters, unique among fences.
+    /// The application's id for this fence: 1–100 code points, unique among fences.
     public var id: String
     /// Centre latitude in degrees, WGS 84, in −90…90.
     public var latitude: Double
@@ -62,7 +64,7 @@ public struct Geofence: Sendable, Hashable, Codable, Identifiable {
 
     /// What is wrong with this fence, or nil when it is valid.
     var problem: String? {
-        let length = id.count
+        let length = WireLimits.length(id)
         if length < 1 || length > Self.maxIDLength {
             return "id must be 1–\(Self.maxIDLength) characters (got \(length))"
         }

@@ -15,7 +15,7 @@ public struct ProximityRecord: Sendable, Hashable {
 
     /// Assigned by the SDK when the event is stored (UUIDv7); the upload's dedupe key.
     public internal(set) var id: UUID
-    /// The app's beacon region identifier (1…100 characters).
+    /// The app's beacon region identifier (1…100 code points).
     public var region: String
     /// The beacon's 16-byte identifier (iBeacon proximity UUID, Eddystone namespace+instance).
     public var beacon: UUID
@@ -23,7 +23,7 @@ public struct ProximityRecord: Sendable, Hashable {
     public var major: Int?
     /// The beacon's minor, when its frame has one (0…65535).
     public var minor: Int?
-    /// The scanner that heard the beacon (1…100 characters; the phone itself, or an adapter such as `hci0`).
+    /// The scanner that heard the beacon (1…100 code points; the phone itself, or an adapter such as `hci0`).
     public var scanner: String
     /// Enter or exit.
     public var transition: Transition
@@ -50,8 +50,9 @@ public struct ProximityRecord: Sendable, Hashable {
 
     /// Why the record cannot travel in schema v1, or nil.
     var invalidReason: String? {
-        if region.isEmpty || region.count > 100 { return "region must be 1...100 characters" }
-        if scanner.isEmpty || scanner.count > 100 { return "scanner must be 1...100 characters" }
+        let most = WireLimits.identifier
+        if region.isEmpty || WireLimits.length(region) > most { return "region must be 1...\(WireLimits.describe(most))" }
+        if scanner.isEmpty || WireLimits.length(scanner) > most { return "scanner must be 1...\(WireLimits.describe(most))" }
         for (name, value) in [("major", major), ("minor", minor)] {
             if let v = value, !(0...65_535).contains(v) { return "\(name) must be within 0...65535" }
         }

@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 
 /// A circle (home, work) inside which no upload carries the device's own position
@@ -12,7 +13,7 @@ public struct PrivacyZone: Sendable, Hashable, Codable {
         case withhold
     }
 
-    /// The application's name for the zone (1…100 characters); uploaded as `privacy_zone`.
+    /// The application's name for the zone (1…100 code points); uploaded as `privacy_zone`.
     public var id: String
     /// Centre latitude, degrees WGS 84.
     public var latitude: Double
@@ -49,8 +50,8 @@ public struct PrivacyZone: Sendable, Hashable, Codable {
 
     /// Throws `invalidConfiguration` naming the first bad field.
     func validate() throws(BeekonError) {
-        guard !id.isEmpty, id.count <= 100 else {
-            throw .invalidConfiguration("sync.privacy.zones: id must be 1…100 characters (got \"\(id)\")")
+        guard !id.isEmpty, WireLimits.length(id) <= WireLimits.identifier else {
+            throw .invalidConfiguration("sync.privacy.zones: id must be 1…\(WireLimits.describe(WireLimits.identifier)) (got \"\(id)\")")
         }
         guard latitude.isFinite, (-90...90).contains(latitude), longitude.isFinite, (-180...180).contains(longitude) else {
             throw .invalidConfiguration("sync.privacy.zones[\(id)]: latitude/longitude out of range")

@@ -263,6 +263,8 @@ extension LocationStore {
 
     /// Persists extras attached to every later batch.
     func setExtras(_ extras: [String: String]) async throws(BeekonError) {
+        // The server refuses a batch whose extras break schema v1's limits (422, dropped): refuse them here.
+        if let problem = WireLimits.extrasProblem(extras) { throw .invalidConfiguration("\(problem.path): \(problem.reason)") }
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let json = String(decoding: (try? encoder.encode(extras)) ?? Data("{}".utf8), as: UTF8.self)

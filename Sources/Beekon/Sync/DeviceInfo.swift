@@ -26,7 +26,7 @@ enum DeviceInfo {
                 if let data = FileManager.default.contents(atPath: path) {
                     let text = String(decoding: data, as: UTF8.self)
                         .trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0")))
-                    if !text.isEmpty { return String(text.prefix(100)) }
+                    if !text.isEmpty { return WireLimits.prefix(text, bytes: WireLimits.model) }
                 }
             }
             return nil
@@ -37,7 +37,7 @@ enum DeviceInfo {
             var buffer = [CChar](repeating: 0, count: size)
             sysctlbyname("hw.machine", &buffer, &size, nil, 0)
             let s = String(cString: buffer)
-            return s.isEmpty ? nil : s
+            return s.isEmpty ? nil : WireLimits.prefix(s, bytes: WireLimits.model)
         #endif
     }
 }

@@ -49,13 +49,19 @@ public enum IngestServer {
         let firstRequestTimeout = TimeAmount.milliseconds(Int64(config.firstRequestTimeoutSeconds * 1000))
         // Between requests (the next head included) a keep-alive connection may idle this long.
         let idleTimeout = TimeAmount.milliseconds(Int64(config.idleTimeoutSeconds * 1000))
+        // A request's body must arrive whole within this of its head (the idle timeout bounds only gaps).
+        let bodyTimeout = TimeAmount.milliseconds(Int64(config.bodyTimeoutSeconds * 1000))
         var app = Application(
             router: router,
             // A connection whose first request is GET /v1/live is served event-driven (no task
             // per idle viewer); every other connection is Hummingbird's HTTP/1 channel.
             server: HTTPServerBuilder { responder in
                 LiveServerChannel(
-                    http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idleTimeout)), live: live,
+                    http1: HTTP1Channel(
+                        responder: responder,
+                        configuration: .init(
+                            additionalChannelHandlers: [BodyDeadlineHandler(timeout: bodyTimeout)], idleTimeout: idleTimeout)),
+                    live: live,
                     firstRequestTimeout: firstRequestTimeout, sendBufferBytes: config.liveSendBufferBytes, limit: connections)
             },
             configuration: ApplicationConfiguration(address: .hostname(host, port: config.port), serverName: "beekon-ingest"),
@@ -122,7 +128,7 @@ public enum IngestServer {
         // First, so that it guards every route: with auth off, only this machine's pages get in.
         let guarding = LocalOnlyGuard(config)
         router.add(middleware: LocalOnlyMiddleware<BasicRequestContext>(guarding: guarding))
-        let shares = ShareService(store: store, now: now)
+        let shares = ShareService(store: store, now: now, metrics: metrics, retention: config.shareAccessLog)
         let hub = makeHub(config, store: store, shares: shares, logger: logger)
         let monitor = DeviceStatusMonitor(
             store: store, defaultExpectedSeconds: config.expectedIntervalSeconds,

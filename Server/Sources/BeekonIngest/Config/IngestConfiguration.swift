@@ -41,6 +41,8 @@ public struct IngestConfiguration: Sendable {
     /// Seconds a keep-alive connection may stay idle between requests, the next request's
     /// whole head included, before it is closed (a response in progress is never cut).
     public var idleTimeoutSeconds: Double = 60
+    /// Seconds a request's body may take to arrive whole, from its head (issue 28: a trickled body).
+    public var bodyTimeoutSeconds: Double = 60
     /// The most connections open at once; nil: derived from the descriptor limit (the soft
     /// limit less `max(64, limit / 8)`, after raising the soft limit to the hard one).
     public var maxConnections: Int?
@@ -72,6 +74,8 @@ public struct IngestConfiguration: Sendable {
     /// Extra host names that `Host` and `Origin` may name while auth is off (loopback
     /// names, the bound host and the `publicURL` host are always allowed).
     public var allowedHosts: [String] = []
+    /// How the share access log is bounded: rows kept at most, and for how long (issue 28).
+    public var shareAccessLog = ShareAccessRetention()
 
     /// Creates a configuration; every value has the documented default.
     public init(

@@ -14,6 +14,11 @@ public final class IngestMetrics: Sendable {
     let ingestDuration: DurationHistogram
     private let rejectCounters: [Int: Counter]
     private let pushCounters: [String: Counter]
+    private let shareRefusedCounters: [String: Counter]
+
+    /// Outcomes counted in `beekon_ingest_share_refused_total{outcome}`: share tokens refused,
+    /// counted instead of written to the access log (issue 28).
+    static let shareRefusals = ["expired", "revoked", "unknown"]
 
     /// Results counted in `beekon_ingest_pushes_total{provider,result}` (issue 30).
     static let pushResults = ["sent", "retried", "failed", "token_removed", "disabled"]
@@ -55,6 +60,13 @@ public final class IngestMetrics: Sendable {
             }
         }
         pushCounters = pushes
+        var refused: [String: Counter] = [:]
+        for outcome in Self.shareRefusals {
+            refused[outcome] = counter(
+                "share_refused", [("outcome", outcome)],
+                "Share tokens refused (expired, revoked, unknown): counted here, never written to the access log")
+        }
+        shareRefusedCounters = refused
         ingestDuration = registry.makeDurationHistogram(
             descriptor: Self.name("request_duration", "seconds", "Time to answer an ingest request, including the commit"),
             buckets: [
@@ -76,6 +88,11 @@ public final class IngestMetrics: Sendable {
     /// Counts a push attempt's result (`pushResults`).
     func pushed(_ provider: String, _ result: String) {
         pushCounters["\(provider)/\(result)"]?.increment()
+    }
+
+    /// Counts a refused share token (`shareRefusals`).
+    func shareRefused(_ outcome: String) {
+        shareRefusedCounters[outcome]?.increment()
     }
 
     /// Counts a stored batch.

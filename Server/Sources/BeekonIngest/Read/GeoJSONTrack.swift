@@ -4,9 +4,10 @@ import Foundation
 /// Renders a session's fixes as a GeoJSON FeatureCollection (RFC 7946):
 /// one `LineString` feature (a `Point` for a single fix) with positions in
 /// `[longitude, latitude(, altitude)]` order, and per-position times in
-/// `properties.times` so GIS tools can animate it.
+/// `properties.times` so GIS tools can animate it. One page of the track: when more fixes
+/// follow, `properties.truncated` is true and the foreign member `next_cursor` fetches them.
 enum GeoJSONTrack {
-    static func render(sessionId: UUID, fixes: [StoredFix]) -> [UInt8] {
+    static func render(sessionId: UUID, fixes: [StoredFix], next: FixCursor? = nil) -> [UInt8] {
         var w = WireJSONWriter(capacity: 256 + fixes.count * 64)
         // Altitude is a third coordinate only when every fix has one, so positions stay uniform.
         let alt = !fixes.isEmpty && fixes.allSatisfy { $0.location.altitude != nil }
@@ -40,7 +41,14 @@ enum GeoJSONTrack {
             if i > 0 { w.raw(",") }
             w.string(f.location.timestamp.description)
         }
-        w.raw("]}}]}")
+        w.raw("]")
+        if next != nil { w.raw(",\"truncated\":true") }
+        w.raw("}}]")
+        if let next {
+            w.raw(",\"next_cursor\":")
+            w.string(next.token)
+        }
+        w.raw("}")
         return w.bytes
     }
 

@@ -15,7 +15,12 @@ extension ReadController {
             query.to = to
             query.limit = limit ?? query.limit
         }
+        // One more than the page: it only tells that the answer is cut (issue 28).
+        let pageSize = query.limit
+        query.limit += 1
         var events = try await store.proximityEvents(query)
+        let truncated = events.count > pageSize
+        if truncated { events.removeLast(events.count - pageSize) }
         if let metres = scope.precisionMetres {
             // A distance to a fixed beacon is a position: a coarsened share sees it at its precision (XR-4).
             let c = Coarsening(metres: metres)
@@ -34,7 +39,9 @@ extension ReadController {
                     ("received_at", "\"\(s.receivedAt.description)\""),
                 ])
         }
-        w.raw("]}")
+        w.raw("]")
+        if truncated { w.raw(",\"truncated\":true") }
+        w.raw("}")
         return APIResponse.json(.ok, w.bytes)
     }
 

@@ -22,19 +22,27 @@ struct ReadController: Sendable {
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("/v1/devices") { request, context in
-            await self.guarded(request, context, "devices") { scope in try await self.devices(scope) }
+            await self.guarded(request, context, "devices") { scope in
+                guard let limit = Self.listLimit(request.uri.queryParameters) else {
+                    return Self.badParameter("limit", "1...\(Self.maxList)")
+                }
+                return try await self.devices(scope, limit: limit)
+            }
         }
         router.get("/v1/devices/:install/sessions") { request, context in
             await self.guarded(request, context, "sessions") { scope in
                 guard let id = Self.uuid(context.parameters.get("install")) else { return Self.badID("install_id") }
                 guard scope.sees(id) else { return Self.notShared() }
-                return try await self.sessions(id, scope)
+                guard let limit = Self.listLimit(request.uri.queryParameters) else {
+                    return Self.badParameter("limit", "1...\(Self.maxList)")
+                }
+                return try await self.sessions(id, scope, limit: limit)
             }
         }
         router.get("/v1/sessions/:session/track") { request, context in
             await self.guarded(request, context, "track") { scope in
                 guard let id = Self.uuid(context.parameters.get("session")) else { return Self.badID("session_id") }
-                return try await self.track(id, scope)
+                return try await self.track(id, request.uri.queryParameters, scope)
             }
         }
         router.get("/v1/devices/:install/fixes") { request, context in
@@ -71,9 +79,10 @@ struct ReadController: Sendable {
         }
     }
 
-    func devices(_ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
+    func devices(_ scope: ViewerScope = .everything, limit: Int = maxList) async throws(StoreError) -> Response {
         let nowMs = WireTimestamp(now()).millis
-        let devices = try await store.devices().filter { scope.sees($0.installId) }
+        let all = try await store.devices().filter { scope.sees($0.installId) }
+        let devices = all.prefix(limit)
         var w = WireJSONWriter(capacity: 256 + devices.count * 400)
         w.raw("{\"stale_after_seconds\":")
         w.number(Double(staleAfterSeconds))
@@ -120,13 +129,16 @@ struct ReadController: Sendable {
             }
             w.raw("}")
         }
-        w.raw("]}")
+        w.raw("]")
+        if all.count > limit { w.raw(",\"truncated\":true") }
+        w.raw("}")
         return APIResponse.json(.ok, w.bytes)
     }
 
-    func sessions(_ installId: UUID, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
+    func sessions(_ installId: UUID, _ scope: ViewerScope = .everything, limit: Int = maxList) async throws(StoreError) -> Response {
         let since = scope.windowStart(nowMillis: WireTimestamp(now()).millis)
-        let sessions = try await store.sessions(installId: installId, sinceMillis: since)
+        let all = try await store.sessions(installId: installId, sinceMillis: since)
+        let sessions = all.prefix(limit)
         var w = WireJSONWriter(capacity: 128 + sessions.count * 200)
         w.raw("{\"install_id\":")
         w.string(installId.wireString)
@@ -149,17 +161,37 @@ struct ReadController: Sendable {
             w.number(Double(s.eventCount))
             w.raw("}")
         }
-        w.raw("]}")
+        w.raw("]")
+        if all.count > limit { w.raw(",\"truncated\":true") }
+        w.raw("}")
         return APIResponse.json(.ok, w.bytes)
     }
 
-    func track(_ sessionId: UUID, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
+    /// Fixes per track page by default and at most (issue 28: a 200,000-fix session once took a
+    /// viewer's four requests from 135 MB to 1 GB of server memory).
+    static let trackPage = 5_000
+
+    /// One page of a session's track (`limit` 1…`trackPage`, `cursor` from the previous page's `next_cursor`).
+    func track(_ sessionId: UUID, _ params: Parameters = .init(), _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
         let nowMs = WireTimestamp(now()).millis
-        let fixes = try await store.track(sessionId: sessionId).compactMap { scope.visible($0, nowMillis: nowMs) }
-        guard !fixes.isEmpty else {
+        var query = TrackQuery(sessionId: sessionId, sinceMillis: scope.windowStart(nowMillis: nowMs), limit: Self.trackPage)
+        if let text = params["limit"] {
+            guard let n = Int(text), (1...Self.trackPage).contains(n) else {
+                return Self.badParameter("limit", "1...\(Self.trackPage)")
+            }
+            query.limit = n
+        }
+        if let cursor = params["cursor"] {
+            guard let c = FixCursor(token: String(cursor)) else { return Self.badParameter("cursor", "a next_cursor value") }
+            query.after = c
+        }
+        let page = try await store.track(query)
+        let fixes = page.fixes.compactMap { scope.visible($0, nowMillis: nowMs) }
+        guard !fixes.isEmpty || query.after != nil else {
             return APIResponse.error(.notFound, "not_found", "no fixes stored for session \(sessionId.wireString)")
         }
-        return APIResponse.json(.ok, GeoJSONTrack.render(sessionId: sessionId, fixes: fixes), contentType: "application/geo+json")
+        return APIResponse.json(
+            .ok, GeoJSONTrack.render(sessionId: sessionId, fixes: fixes, next: page.next), contentType: "application/geo+json")
     }
 
     func fixes(_ installId: UUID, _ params: Parameters, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
@@ -220,5 +252,16 @@ struct ReadController: Sendable {
 
     static func badParameter(_ name: String, _ expected: String) -> Response {
         APIResponse.error(.badRequest, "invalid_request", "\(name) must be \(expected)")
+    }
+
+    /// Items a list answer holds at most, and by default (issue 28: every list is bounded; a
+    /// longer list is cut and says so with `"truncated": true`).
+    static let maxList = 1_000
+
+    /// The `limit` of a list answer: 1…`maxList`, default `maxList`; nil when it is not.
+    static func listLimit(_ params: Parameters) -> Int? {
+        guard let text = params["limit"] else { return maxList }
+        guard let n = Int(text), (1...maxList).contains(n) else { return nil }
+        return n
     }
 }

@@ -81,7 +81,7 @@ public struct ShareAccess: Sendable, Equatable, Codable {
     public var what: String
     /// The request path.
     public var path: String
-    /// `granted`, `expired` or `revoked`.
+    /// `granted` (refused uses are counted, not recorded: issue 28).
     public var outcome: String
 
     /// Creates a record.
@@ -100,6 +100,26 @@ public struct ShareAccess: Sendable, Equatable, Codable {
     }
 }
 
+/// How the share access log stays bounded (issue 28): only granted uses are recorded (refused
+/// tokens are counted in `beekon_share_refused_total`), each path is cut to `maxPathBytes`, and
+/// each insert deletes the rows beyond the newest `maxRows` and the oldest rows past `maxAgeSeconds`.
+public struct ShareAccessRetention: Sendable, Equatable {
+    /// Rows kept at most.
+    public var maxRows: Int
+    /// Rows older than this are deleted.
+    public var maxAgeSeconds: Int
+    /// A recorded path is cut to this many bytes of UTF-8.
+    public static let maxPathBytes = 256
+    /// Old rows deleted per insert at most: more than one, so the age bound catches up.
+    static let pruneBatch = 64
+
+    /// Creates a retention policy (default: 100,000 rows, 30 days).
+    public init(maxRows: Int = 100_000, maxAgeSeconds: Int = 30 * 86_400) {
+        self.maxRows = max(1, maxRows)
+        self.maxAgeSeconds = max(1, maxAgeSeconds)
+    }
+}
+
 /// Persistence of shares and their access records.
 public protocol ShareStore: Sendable {
     /// Stores a new share with the SHA-256 (hex) of its token.
@@ -110,8 +130,9 @@ public protocol ShareStore: Sendable {
     func share(tokenHash: String) async throws(StoreError) -> Share?
     /// Marks a share revoked; false when no active share has that id.
     func revokeShare(id: String, atMillis: Int64) async throws(StoreError) -> Bool
-    /// Records one use.
-    func recordShareAccess(_ access: ShareAccess) async throws(StoreError)
+    /// Records one use, then deletes what `retention` no longer keeps: rows beyond the newest
+    /// `maxRows`, and up to `ShareAccessRetention.pruneBatch` of the oldest rows older than `maxAgeSeconds`.
+    func recordShareAccess(_ access: ShareAccess, retention: ShareAccessRetention) async throws(StoreError)
     /// The newest access records (of one share, or all), newest first.
     func shareAccess(shareId: String?, limit: Int) async throws(StoreError) -> [ShareAccess]
 }

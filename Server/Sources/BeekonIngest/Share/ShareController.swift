@@ -41,7 +41,13 @@ struct ShareController: Sendable {
             await self.admin(request) { try await self.create(request) }
         }
         router.get("/v1/shares") { request, _ in
-            await self.admin(request) { APIResponse.encode(.ok, ["shares": try await self.shares.store.shares()]) }
+            await self.admin(request) {
+                guard let limit = ReadController.listLimit(request.uri.queryParameters) else {
+                    return ReadController.badParameter("limit", "1...\(ReadController.maxList)")
+                }
+                let all = try await self.shares.store.shares()
+                return APIResponse.encode(.ok, ShareList(shares: Array(all.prefix(limit)), truncated: all.count > limit ? true : nil))
+            }
         }
         router.delete("/v1/shares/:id") { request, context in
             await self.admin(request) {
@@ -55,7 +61,11 @@ struct ShareController: Sendable {
         router.get("/v1/shares/access") { request, _ in
             await self.admin(request) {
                 let id = request.uri.queryParameters["share_id"].map(String.init)
-                return APIResponse.encode(.ok, ["access": try await self.shares.store.shareAccess(shareId: id, limit: 1_000)])
+                guard let limit = ReadController.listLimit(request.uri.queryParameters) else {
+                    return ReadController.badParameter("limit", "1...\(ReadController.maxList)")
+                }
+                let rows = try await self.shares.store.shareAccess(shareId: id, limit: limit + 1)
+                return APIResponse.encode(.ok, AccessList(access: Array(rows.prefix(limit)), truncated: rows.count > limit ? true : nil))
             }
         }
     }
@@ -97,4 +107,16 @@ struct ShareController: Sendable {
         let base = publicURL ?? request.head.authority.map { "http://\($0)" } ?? ""
         return APIResponse.encode(.created, Created(share: share, token: token, url: "\(base)/v1/live?share=\(token)"))
     }
+}
+
+/// `GET /v1/shares`: at most `limit` shares, newest first; `truncated` when more exist.
+struct ShareList: Encodable {
+    var shares: [Share]
+    var truncated: Bool?
+}
+
+/// `GET /v1/shares/access`: at most `limit` records, newest first; `truncated` when more exist.
+struct AccessList: Encodable {
+    var access: [ShareAccess]
+    var truncated: Bool?
 }

@@ -20,15 +20,26 @@ public final class ShareService: Sendable {
 
     let store: any ShareStore
     let now: @Sendable () -> Date
+    /// Where refused tokens are counted (nil: not counted, as on the command line).
+    let metrics: IngestMetrics?
+    /// How the access log stays bounded.
+    let retention: ShareAccessRetention
     private let cache = LockedBox(Cache())
 
     /// Token prefix: a bearer token with it is a share token, whatever the auth mode.
     public static let tokenPrefix = "bks_"
 
     /// Creates the service.
-    public init(store: any LocationStore, now: @escaping @Sendable () -> Date = { Date() }) {
+    public convenience init(store: any LocationStore, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(store: store, now: now, metrics: nil, retention: ShareAccessRetention())
+    }
+
+    /// Creates the service with the server's metrics and access-log bounds.
+    init(store: any LocationStore, now: @escaping @Sendable () -> Date, metrics: IngestMetrics?, retention: ShareAccessRetention) {
         self.store = store.shares
         self.now = now
+        self.metrics = metrics
+        self.retention = retention
     }
 
     /// Creates a share; returns it and its token (shown once).
@@ -53,12 +64,20 @@ public final class ShareService: Sendable {
         return done
     }
 
-    /// Checks a token and records the use.
+    /// Checks a token; records a granted use in the access log (its path cut to
+    /// `ShareAccessRetention.maxPathBytes`) and counts a refused one (issue 28: an attacker's
+    /// requests with a dead or made-up token cost no row).
     func authorize(token: String, what: String, path: String) async -> Outcome {
-        guard token.hasPrefix(Self.tokenPrefix) else { return .unknown }
+        guard token.hasPrefix(Self.tokenPrefix) else {
+            metrics?.shareRefused("unknown")
+            return .unknown
+        }
         let share: Share
         do {
-            guard let s = try await store.share(tokenHash: Self.hash(token)) else { return .unknown }
+            guard let s = try await store.share(tokenHash: Self.hash(token)) else {
+                metrics?.shareRefused("unknown")
+                return .unknown
+            }
             share = s
         } catch {
             return .unavailable
@@ -73,13 +92,15 @@ public final class ShareService: Sendable {
             let id = share.id
             outcome = .granted(ViewerGrant(scope: share.scope, shareId: id, validity: { [self] in await self.isActive(id) }))
         }
-        let result: String
         switch outcome {
-        case .granted: result = "granted"
-        case .expired: result = "expired"
-        default: result = "revoked"
+        case .granted:
+            let access = ShareAccess(
+                shareId: share.id, atMillis: nowMs, what: what,
+                path: WireLimits.prefix(path, bytes: ShareAccessRetention.maxPathBytes), outcome: "granted")
+            try? await store.recordShareAccess(access, retention: retention)
+        case .expired: metrics?.shareRefused("expired")
+        default: metrics?.shareRefused("revoked")
         }
-        try? await store.recordShareAccess(ShareAccess(shareId: share.id, atMillis: nowMs, what: what, path: path, outcome: result))
         return outcome
     }
 

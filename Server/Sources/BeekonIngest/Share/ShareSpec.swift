@@ -24,7 +24,7 @@ public struct ShareSpec: Sendable, Equatable {
     /// Whether viewers may request a fresh fix from its devices.
     public var locate: Bool
 
-    /// Validates: exactly one of `devices` / `all`; positive durations; precision 1…100,000 m; label ≤ 200 characters.
+    /// Validates: exactly one of `devices` / `all`; positive durations; precision 1…100,000 m; label ≤ 200 code points (never grapheme clusters).
     public init(
         devices: [String]?, all: Bool, expiresInSeconds: Int?, historySeconds: Int?, live: Bool,
         precisionMetres: Double?, label: String?, locate: Bool = false
@@ -53,7 +53,7 @@ public struct ShareSpec: Sendable, Equatable {
             throw Invalid(description: "the history window must be 1…2147483647 seconds")
         }
         if let p = precisionMetres, !(p >= 1 && p <= 100_000) { throw Invalid(description: "the precision must be 1…100000 metres") }
-        if let l = label, l.count > 200 { throw Invalid(description: "the label must be at most 200 characters") }
+        if let l = label, WireLimits.length(l) > 200 { throw Invalid(description: "the label must be at most \(WireLimits.describe(200))") }
         self.expiresInSeconds = expiresInSeconds
         self.historySeconds = historySeconds
         self.live = live

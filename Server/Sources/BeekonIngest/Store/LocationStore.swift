@@ -29,8 +29,9 @@ public protocol LocationStore: Sendable {
     /// The sessions of one device, newest first; with `sinceMillis`, only what lies in that
     /// window (times, counts; sessions with nothing in it are left out), for a share's window.
     func sessions(installId: UUID, sinceMillis: Int64?) async throws(StoreError) -> [SessionSummary]
-    /// All fixes of a session in time order (nil when the session is unknown).
-    func track(sessionId: UUID) async throws(StoreError) -> [StoredFix]
+    /// One page of a session's fixes in (timestamp, id) order, at most `query.limit` (issue 28:
+    /// a track is paged, never read whole, however long the session).
+    func track(_ query: TrackQuery) async throws(StoreError) -> FixPage
     /// One page of a device's fixes in a time range, in (timestamp, id) order.
     func fixes(_ query: FixQuery) async throws(StoreError) -> FixPage
     /// A device's beacon proximity events in a time range, in (timestamp, id) order (BY-5).
@@ -190,6 +191,40 @@ public struct FixQuery: Sendable, Equatable {
         self.to = to
         self.limit = limit
         self.after = after
+    }
+}
+
+/// A paged query of one session's fixes, keyset-paged by (timestamp, id).
+public struct TrackQuery: Sendable, Equatable {
+    /// The session.
+    public var sessionId: UUID
+    /// Only fixes at or after this time (a share's history window); nil for all.
+    public var sinceMillis: Int64?
+    /// Page size.
+    public var limit: Int
+    /// Continue after this (timestamp, id), from the previous page's cursor.
+    public var after: FixCursor?
+
+    /// Creates a query.
+    public init(sessionId: UUID, sinceMillis: Int64? = nil, limit: Int, after: FixCursor? = nil) {
+        self.sessionId = sessionId
+        self.sinceMillis = sinceMillis
+        self.limit = limit
+        self.after = after
+    }
+}
+
+extension LocationStore {
+    /// Every fix of a session in time order, page by page (for tools and tests; the API pages).
+    public func track(sessionId: UUID) async throws(StoreError) -> [StoredFix] {
+        var all: [StoredFix] = []
+        var query = TrackQuery(sessionId: sessionId, limit: 5_000)
+        while true {
+            let page = try await track(query)
+            all += page.fixes
+            guard let next = page.next else { return all }
+            query.after = next
+        }
     }
 }
 

@@ -115,13 +115,17 @@ extension PostgresLocationStore {
         }
     }
 
-    public func track(sessionId: UUID) async throws(StoreError) -> [StoredFix] {
+    public func track(_ q: TrackQuery) async throws(StoreError) -> FixPage {
         try await perform { conn in
-            try await self.fetchFixes(
+            let rows = try await self.fetchFixes(
                 conn,
                 """
-                SELECT \(unescaped: Self.fixColumns) FROM locations WHERE session_id = \(sessionId) ORDER BY ts, id
+                SELECT \(unescaped: Self.fixColumns) FROM locations
+                WHERE session_id = \(q.sessionId) AND ts >= \(q.sinceMillis ?? Int64.min)
+                  AND (ts, id) > (\(q.after?.millis ?? Int64.min), \(q.after?.id ?? UUID(uuid: UUID_NULL)))
+                ORDER BY ts, id LIMIT \(q.limit + 1)
                 """)
+            return FixPage.paged(rows, limit: q.limit)
         }
     }
 

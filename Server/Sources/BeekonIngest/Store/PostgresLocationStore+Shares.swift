@@ -37,12 +37,21 @@ extension PostgresLocationStore {
         }
     }
 
-    public func recordShareAccess(_ a: ShareAccess) async throws(StoreError) {
+    public func recordShareAccess(_ a: ShareAccess, retention: ShareAccessRetention) async throws(StoreError) {
+        let cutoff = a.atMillis - Int64(retention.maxAgeSeconds) * 1000
+        let keep = Int64(retention.maxRows)
+        let batch = ShareAccessRetention.pruneBatch
         try await perform { conn in
+            // One statement: insert, then (ids only grow) delete the rows at or below (new id - maxRows)
+            // and the oldest rows past the age bound.
             try await conn.query(
                 """
-                INSERT INTO share_access (share_id, at, what, path, outcome)
-                VALUES (\(a.shareId), \(a.atMillis), \(a.what), \(a.path), \(a.outcome))
+                WITH added AS (
+                    INSERT INTO share_access (share_id, at, what, path, outcome)
+                    VALUES (\(a.shareId), \(a.atMillis), \(a.what), \(a.path), \(a.outcome)) RETURNING id),
+                oldest AS (SELECT id, at FROM share_access ORDER BY id LIMIT \(batch))
+                DELETE FROM share_access WHERE id <= (SELECT id FROM added) - \(keep)
+                    OR id IN (SELECT id FROM oldest WHERE at < \(cutoff))
                 """, logger: self.logger)
         }
     }

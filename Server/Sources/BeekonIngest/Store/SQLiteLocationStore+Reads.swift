@@ -99,12 +99,20 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func track(sessionId: UUID) async throws(StoreError) -> [StoredFix] {
+    public func track(_ q: TrackQuery) async throws(StoreError) -> FixPage {
         try await run { db in
-            try Row.fetchAll(
-                db, sql: "SELECT \(Self.fixColumns) FROM locations WHERE session_id = ? ORDER BY ts, id",
-                arguments: [sessionId.wireString]
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Self.fixColumns) FROM locations WHERE session_id = ? AND ts >= ?
+                    AND (ts > ? OR (ts = ? AND id > ?)) ORDER BY ts, id LIMIT ?
+                    """,
+                arguments: [
+                    q.sessionId.wireString, q.sinceMillis ?? Int64.min, q.after?.millis ?? Int64.min, q.after?.millis ?? Int64.min,
+                    q.after?.id.wireString ?? "", q.limit + 1,
+                ]
             ).map(Self.fix)
+            return FixPage.paged(rows, limit: q.limit)
         }
     }
 

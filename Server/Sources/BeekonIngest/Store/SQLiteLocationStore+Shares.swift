@@ -38,11 +38,18 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func recordShareAccess(_ a: ShareAccess) async throws(StoreError) {
+    public func recordShareAccess(_ a: ShareAccess, retention: ShareAccessRetention) async throws(StoreError) {
         try await write { db in
             try db.execute(
                 sql: "INSERT INTO share_access (share_id, at, what, path, outcome) VALUES (?, ?, ?, ?, ?)",
                 arguments: [a.shareId, a.atMillis, a.what, a.path, a.outcome])
+            // Ids only grow: everything at or below (new id - maxRows) is beyond the cap (an index range).
+            try db.execute(
+                sql: "DELETE FROM share_access WHERE id <= ?", arguments: [db.lastInsertedRowID - Int64(retention.maxRows)])
+            try db.execute(
+                sql: """
+                    DELETE FROM share_access WHERE id IN (SELECT id FROM share_access ORDER BY id LIMIT ?) AND at < ?
+                    """, arguments: [ShareAccessRetention.pruneBatch, a.atMillis - Int64(retention.maxAgeSeconds) * 1000])
         }
     }
 
