@@ -68,7 +68,8 @@ extension Beekon {
     private func sendLocateRefusal(id: UUID, reason: String) async {
         guard let engine = try? await applySync(), let install = try? await ready().installID(makeID: deps.makeID) else { return }
         let path = "/v1/devices/\(install.wireString)/locate/\(id.wireString)/answer"
-        let response = await engine.deviceRequest(path: path, method: "POST", body: WireLocateRefusal(reason: reason).encoded(), timeout: .seconds(30))
+        let response = await engine.deviceRequest(
+            path: path, method: "POST", body: WireLocateRefusal(reason: reason).encoded(), timeout: .seconds(30))
         if response?.status != 200 {
             logger.warning(
                 "locate refusal not delivered", metadata: ["request_id": "\(id.wireString)", "status": "\(response?.status ?? 0)"])

@@ -54,10 +54,11 @@ struct WireGoldenSDKTests {
         let beekon = h.beekon(transport: transport)
         try await configureSync(beekon, BeekonConfig(sync: SyncConfig(url: loopbackURL)))
         let hex = "00ff10a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2"
-        let token = Data(stride(from: 0, to: hex.count, by: 2).map { i -> UInt8 in
-            let start = hex.index(hex.startIndex, offsetBy: i)
-            return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
-        })
+        let token = Data(
+            stride(from: 0, to: hex.count, by: 2).map { i -> UInt8 in
+                let start = hex.index(hex.startIndex, offsetBy: i)
+                return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
+            })
         #expect(await beekon.setPushToken(token, environment: .sandbox, topic: "com.example.beekon"))
         #expect(await beekon.setFCMToken("fcm:APA91b-Example_token.1"))
         let puts = await transport.requests.filter { $0.method == "PUT" }.map(\.body)

@@ -11,9 +11,11 @@ struct GoldenMessageTests {
     static let request1 = UUID(uuidString: "0192b3c4-d5e6-7f80-9a1b-2c3d4e5f6071")!
     static let request2 = UUID(uuidString: "0192b3c4-d5e6-7f80-9a1b-2c3d4e5f6072")!
     static let notice1 = WireLocateNotice(
-        id: request1, createdAt: WireTimestamp(wire: "2026-06-15T12:34:50.000Z")!, expiresAt: WireTimestamp(wire: "2026-06-15T12:35:50.000Z")!)
+        id: request1, createdAt: WireTimestamp(wire: "2026-06-15T12:34:50.000Z")!,
+        expiresAt: WireTimestamp(wire: "2026-06-15T12:35:50.000Z")!)
     static let notice2 = WireLocateNotice(
-        id: request2, createdAt: WireTimestamp(wire: "2026-06-15T12:34:55.123Z")!, expiresAt: WireTimestamp(wire: "2026-06-15T12:35:55.123Z")!)
+        id: request2, createdAt: WireTimestamp(wire: "2026-06-15T12:34:55.123Z")!,
+        expiresAt: WireTimestamp(wire: "2026-06-15T12:35:55.123Z")!)
     static let apnsToken = "00ff10a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2"
 
     static func golden(_ m: WireMessage) throws -> Data {
@@ -106,10 +108,19 @@ struct GoldenMessageTests {
     func brokenMessagesAreRefused() {
         let bad: [(WireMessage, String)] = [
             (.ingestAnswer, #"{"locations_stored":1,"locate_requests":[]}"#),
-            (.ingestAnswer, #"{"duplicate_batch":false,"locations_stored":-1,"locations_duplicate":0,"events_stored":0,"events_duplicate":0}"#),
-            (.ingestAnswer, #"{"duplicate_batch":false,"locations_stored":1,"locations_duplicate":0,"events_stored":0,"events_duplicate":0,"locate_requests":[{"id":"nope","created_at":"2026-06-15T12:34:50.000Z","expires_at":"2026-06-15T12:35:50.000Z"}]}"#),
+            (
+                .ingestAnswer,
+                #"{"duplicate_batch":false,"locations_stored":-1,"locations_duplicate":0,"events_stored":0,"events_duplicate":0}"#
+            ),
+            (
+                .ingestAnswer,
+                #"{"duplicate_batch":false,"locations_stored":1,"locations_duplicate":0,"events_stored":0,"events_duplicate":0,"locate_requests":[{"id":"nope","created_at":"2026-06-15T12:34:50.000Z","expires_at":"2026-06-15T12:35:50.000Z"}]}"#
+            ),
             (.commands, #"{"locate_requests":null}"#),
-            (.commands, #"{"locate_requests":[{"id":"0192b3c4-d5e6-7f80-9a1b-2c3d4e5f6071","created_at":"yesterday","expires_at":"2026-06-15T12:35:50.000Z"}]}"#),
+            (
+                .commands,
+                #"{"locate_requests":[{"id":"0192b3c4-d5e6-7f80-9a1b-2c3d4e5f6071","created_at":"yesterday","expires_at":"2026-06-15T12:35:50.000Z"}]}"#
+            ),
             (.locateRefusal, #"{"outcome":"answered","reason":"x"}"#),
             (.locateRefusal, #"{"outcome":"refused","reason":""}"#),
             (.locateRefusal, #"{"outcome":"refused"}"#),
@@ -142,16 +153,19 @@ struct GoldenMessageTests {
     func apnsDeviceTokenIsHex() {
         let token = Data([0x00, 0xFF, 0x10, 0xA0] + (0..<28).map { UInt8($0) })
         let r = WirePushTokenRegistration.apns(deviceToken: token, environment: .production, topic: "a.b")
-        #expect(r == .apns(token: "00ff10a0" + (0..<28).map { String(format: "%02x", $0) }.joined(), environment: .production, topic: "a.b"))
+        #expect(
+            r == .apns(token: "00ff10a0" + (0..<28).map { String(format: "%02x", $0) }.joined(), environment: .production, topic: "a.b"))
         // Upper-case hex is read, as lowercase.
-        let upper = Data(#"{"provider":"apns","token":"\#(Self.apnsToken.uppercased())","environment":"sandbox","topic":"com.example.beekon"}"#.utf8)
+        let upper = Data(
+            #"{"provider":"apns","token":"\#(Self.apnsToken.uppercased())","environment":"sandbox","topic":"com.example.beekon"}"#.utf8)
         #expect(try? WirePushTokenRegistration.decode(upper) == Self.expected(.pushTokenAPNs) as? WirePushTokenRegistration)
     }
 
     @Test("issue 31: a nested location is read by the envelope's own validation")
     func nestedLocationIsValidated() throws {
         struct Holder: Decodable { var fix: WireLocation }
-        let ok = #"{"fix":{"id":"0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e20","timestamp":"2026-06-15T12:34:10.000Z","trigger":"interval","motion":"moving","is_mock":false,"latitude":1,"longitude":2,"x":3}}"#
+        let ok =
+            #"{"fix":{"id":"0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e20","timestamp":"2026-06-15T12:34:10.000Z","trigger":"interval","motion":"moving","is_mock":false,"latitude":1,"longitude":2,"x":3}}"#
         #expect(try JSONDecoder().decode(Holder.self, from: Data(ok.utf8)).fix.latitude == 1)
         let bad = ok.replacingOccurrences(of: #""latitude":1"#, with: #""latitude":91"#)
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(Holder.self, from: Data(bad.utf8)) }

@@ -72,7 +72,8 @@ extension Ingest {
                 let commands = try await HTTP.send("GET", device + "/commands?wait=0")
                 #expect(try WireCommands.decode(Data(commands.body)).locateRequests.map(\.id.wireString) == [id])
                 let refused = try await HTTP.send(
-                    "POST", device + "/locate/\(id)/answer", body: Self.golden(.locateRefusal), headers: ["Content-Type": "application/json"])
+                    "POST", device + "/locate/\(id)/answer", body: Self.golden(.locateRefusal),
+                    headers: ["Content-Type": "application/json"])
                 #expect(refused.status == 200)
                 #expect(try refused.json()["state"] as? String == "refused")
                 #expect(try refused.json()["reason"] as? String == "sharing_off")
@@ -87,7 +88,9 @@ extension Ingest {
             try await withServer(backend) { server, _ in
                 #expect(try await Ingest.HTTPIngest.raw(server, Self.golden(.envelope)).status == 200)
                 let page = try await HTTP.send("GET", server.base + "/v1/devices/\(Self.install.wireString)/fixes")
-                #expect(try (page.json()["fixes"] as? [[String: Any]])?.allSatisfy { $0["install_id"] as? String == Self.install.wireString } == true)
+                #expect(
+                    try (page.json()["fixes"] as? [[String: Any]])?.allSatisfy { $0["install_id"] as? String == Self.install.wireString }
+                        == true)
                 let live = try await Live.fixes(server.base + "/v1/live", after: "0", count: 2).filter { $0.event == "fix" }
                 #expect(live.count == 2)
                 // Each live payload, byte for byte, is an element of the read API's page.

@@ -30,7 +30,8 @@ enum ViewerJSON {
     /// A fix of `batch` as the read API will show it once stored.
     static func fix(_ l: WireLocation, of batch: IngestBatch) -> String {
         let e = batch.envelope
-        return fix(StoredFix(location: l, sessionId: e.sessionId, installId: e.device.installId, batchId: e.batchId, receivedAt: batch.receivedAt))
+        return fix(
+            StoredFix(location: l, sessionId: e.sessionId, installId: e.device.installId, batchId: e.batchId, receivedAt: batch.receivedAt))
     }
 
     /// A geofence event of `batch`: the schema-v1 object, then `install_id`, `session_id`, `batch_id` and `received_at`.
@@ -72,7 +73,10 @@ enum ViewerJSON {
         let value: StoredFix
 
         enum Key: String, CodingKey {
-            case installId = "install_id", sessionId = "session_id", batchId = "batch_id", receivedAt = "received_at"
+            case installId = "install_id"
+            case sessionId = "session_id"
+            case batchId = "batch_id"
+            case receivedAt = "received_at"
         }
 
         init(from decoder: any Decoder) throws {
