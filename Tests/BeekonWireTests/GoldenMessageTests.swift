@@ -150,7 +150,7 @@ struct GoldenMessageTests {
     }
 
     @Test("issue 31: an APNs registration carries the device token in lowercase hex")
-    func apnsDeviceTokenIsHex() {
+    func apnsDeviceTokenIsHex() throws {
         let token = Data([0x00, 0xFF, 0x10, 0xA0] + (0..<28).map { UInt8($0) })
         let r = WirePushTokenRegistration.apns(deviceToken: token, environment: .production, topic: "a.b")
         #expect(
@@ -158,7 +158,7 @@ struct GoldenMessageTests {
         // Upper-case hex is read, as lowercase.
         let upper = Data(
             #"{"provider":"apns","token":"\#(Self.apnsToken.uppercased())","environment":"sandbox","topic":"com.example.beekon"}"#.utf8)
-        #expect(try? WirePushTokenRegistration.decode(upper) == Self.expected(.pushTokenAPNs) as? WirePushTokenRegistration)
+        #expect(try WirePushTokenRegistration.decode(upper) == Self.expected(.pushTokenAPNs) as? WirePushTokenRegistration)
     }
 
     @Test("issue 31: a nested location is read by the envelope's own validation")
