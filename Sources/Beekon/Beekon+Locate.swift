@@ -67,12 +67,9 @@ extension Beekon {
 
     private func sendLocateRefusal(id: UUID, reason: String) async {
         guard let engine = try? await applySync(), let install = try? await ready().installID(makeID: deps.makeID) else { return }
-        var w = WireJSONWriter(capacity: 64)
-        w.raw("{\"outcome\":\"refused\",\"reason\":")
-        w.string(reason)
-        w.raw("}")
         let path = "/v1/devices/\(install.wireString)/locate/\(id.wireString)/answer"
-        let response = await engine.deviceRequest(path: path, method: "POST", body: Data(w.bytes), timeout: .seconds(30))
+        let response = await engine.deviceRequest(
+            path: path, method: "POST", body: WireLocateRefusal(reason: reason).encoded(), timeout: .seconds(30))
         if response?.status != 200 {
             logger.warning(
                 "locate refusal not delivered", metadata: ["request_id": "\(id.wireString)", "status": "\(response?.status ?? 0)"])
@@ -93,7 +90,8 @@ package enum LocatePoll: Sendable, Equatable {
     /// Classifies a command-channel answer.
     init(status: Int, body: Data) {
         switch status {
-        case 200: self = .requests(LocateCommands.requestIDs(body))
+        // A body that is not the contract's `WireCommands` lists nothing.
+        case 200: self = .requests((try? WireCommands.decode(body))?.locateRequests.map(\.id) ?? [])
         case 404, 405, 501: self = .unsupported(status: status)
         default: self = .failed
         }
@@ -103,20 +101,6 @@ package enum LocatePoll: Sendable, Equatable {
     package var ids: [UUID] {
         if case .requests(let ids) = self { return ids }
         return []
-    }
-}
-
-/// Reads `{"locate_requests":[{"id":…}…]}` (the command channel's answer, and the
-/// must-ignore field of an ingest 2xx body).
-enum LocateCommands {
-    static func requestIDs(_ body: Data) -> [UUID] {
-        struct Notice: Decodable { var id: String }
-        struct Commands: Decodable {
-            var locateRequests: [Notice]?
-            enum CodingKeys: String, CodingKey { case locateRequests = "locate_requests" }
-        }
-        guard let commands = try? JSONDecoder().decode(Commands.self, from: body) else { return [] }
-        return (commands.locateRequests ?? []).compactMap { UUID(wire: $0.id) }
     }
 }
 

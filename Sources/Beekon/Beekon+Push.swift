@@ -31,26 +31,16 @@ extension Beekon {
             logger.warning("push token not registered: no topic (pass the app's bundle id)")
             return false
         }
-        var w = WireJSONWriter(capacity: 200)
-        w.raw("{\"provider\":\"apns\",\"token\":")
-        w.string(deviceToken.map { String(format: "%02x", $0) }.joined())
-        w.raw(",\"environment\":")
-        w.string(environment.rawValue)
-        w.raw(",\"topic\":")
-        w.string(topic)
-        w.raw("}")
-        return await registerPushToken(Data(w.bytes))
+        let environment = WirePushTokenRegistration.Environment(rawValue: environment.rawValue) ?? .production
+        return await registerPushToken(
+            WirePushTokenRegistration.apns(deviceToken: deviceToken, environment: environment, topic: topic).encoded())
     }
 
     /// Registers this device's FCM registration token (Android clients of the same wire
     /// contract; see ``setPushToken(_:environment:topic:)`` for when it is sent again).
     @discardableResult
     public func setFCMToken(_ token: String) async -> Bool {
-        var w = WireJSONWriter(capacity: 200)
-        w.raw("{\"provider\":\"fcm\",\"token\":")
-        w.string(token)
-        w.raw("}")
-        return await registerPushToken(Data(w.bytes))
+        await registerPushToken(WirePushTokenRegistration.fcm(token: token).encoded())
     }
 
     /// Sends `body` unless the server already has it; remembers it for a retry otherwise.

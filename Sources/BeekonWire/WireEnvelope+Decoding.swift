@@ -52,43 +52,7 @@ extension WireEnvelope {
         var locations: [WireLocation] = []
         locations.reserveCapacity(raw.locations.count)
         for (i, l) in raw.locations.enumerated() {
-            let p = "locations[\(i)]"
-            if let name = l.nullOptionals.first { throw .invalid(path: "\(p).\(name)", reason: "must be omitted when absent, not null") }
-            guard let trigger = Trigger(rawValue: l.trigger) else {
-                throw .invalid(path: "\(p).trigger", reason: "unknown value \"\(l.trigger)\"")
-            }
-            guard let motion = Motion(rawValue: l.motion) else {
-                throw .invalid(path: "\(p).motion", reason: "unknown value \"\(l.motion)\"")
-            }
-            guard l.latitude.isFinite, (-90...90).contains(l.latitude) else {
-                throw .invalid(path: "\(p).latitude", reason: "must be within -90...90")
-            }
-            guard l.longitude.isFinite, (-180...180).contains(l.longitude) else {
-                throw .invalid(path: "\(p).longitude", reason: "must be within -180...180")
-            }
-            for (name, value) in [("accuracy", l.accuracy), ("speed", l.speed), ("bearing", l.bearing), ("altitude", l.altitude)] {
-                if let v = value, !v.isFinite { throw .invalid(path: "\(p).\(name)", reason: "must be finite") }
-            }
-            if let a = l.accuracy, a < 0 { throw .invalid(path: "\(p).accuracy", reason: "must not be negative") }
-            if let b = l.bearing, !(0..<360).contains(b) { throw .invalid(path: "\(p).bearing", reason: "must be within [0, 360)") }
-            var activity: Activity?
-            if let a = l.activity {
-                guard let v = Activity(rawValue: a) else { throw .invalid(path: "\(p).activity", reason: "unknown value \"\(a)\"") }
-                activity = v
-            }
-            var quality: Quality?
-            if let q = l.quality {
-                guard let v = Quality(rawValue: q) else { throw .invalid(path: "\(p).quality", reason: "unknown value \"\(q)\"") }
-                quality = v
-            }
-            var location = WireLocation(
-                id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
-                trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
-                accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
-                activity: activity, quality: quality,
-                privacyZone: try optional(l.privacy_zone, "\(p).privacy_zone", max: WireLimits.identifier))
-            if let r = l.locate_request_id { location.locateRequestId = try uuid(r, "\(p).locate_request_id") }
-            locations.append(location)
+            locations.append(try location(l, path: "locations[\(i)]"))
         }
         var events: [WireGeofenceEvent] = []
         for (i, g) in raw.geofence_events.enumerated() {
@@ -109,16 +73,50 @@ extension WireEnvelope {
         return envelope
     }
 
+    /// Checks one read location against schema v1; `p` names it in errors (e.g. `locations[3]`).
+    static func location(_ l: RawLocation, path p: String) throws(WireDecodingError) -> WireLocation {
+        if let name = l.nullOptionals.first { throw .invalid(path: "\(p).\(name)", reason: "must be omitted when absent, not null") }
+        guard let trigger = Trigger(rawValue: l.trigger) else {
+            throw .invalid(path: "\(p).trigger", reason: "unknown value \"\(l.trigger)\"")
+        }
+        guard let motion = Motion(rawValue: l.motion) else {
+            throw .invalid(path: "\(p).motion", reason: "unknown value \"\(l.motion)\"")
+        }
+        guard l.latitude.isFinite, (-90...90).contains(l.latitude) else {
+            throw .invalid(path: "\(p).latitude", reason: "must be within -90...90")
+        }
+        guard l.longitude.isFinite, (-180...180).contains(l.longitude) else {
+            throw .invalid(path: "\(p).longitude", reason: "must be within -180...180")
+        }
+        for (name, value) in [("accuracy", l.accuracy), ("speed", l.speed), ("bearing", l.bearing), ("altitude", l.altitude)] {
+            if let v = value, !v.isFinite { throw .invalid(path: "\(p).\(name)", reason: "must be finite") }
+        }
+        if let a = l.accuracy, a < 0 { throw .invalid(path: "\(p).accuracy", reason: "must not be negative") }
+        if let b = l.bearing, !(0..<360).contains(b) { throw .invalid(path: "\(p).bearing", reason: "must be within [0, 360)") }
+        var activity: Activity?
+        if let a = l.activity {
+            guard let v = Activity(rawValue: a) else { throw .invalid(path: "\(p).activity", reason: "unknown value \"\(a)\"") }
+            activity = v
+        }
+        var quality: Quality?
+        if let q = l.quality {
+            guard let v = Quality(rawValue: q) else { throw .invalid(path: "\(p).quality", reason: "unknown value \"\(q)\"") }
+            quality = v
+        }
+        var location = WireLocation(
+            id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
+            trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
+            accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
+            activity: activity, quality: quality,
+            privacyZone: try optional(l.privacy_zone, "\(p).privacy_zone", max: WireLimits.identifier))
+        if let r = l.locate_request_id { location.locateRequestId = try uuid(r, "\(p).locate_request_id") }
+        return location
+    }
+
     /// The general path: `JSONDecoder`, which decides and words every body the fast path
     /// (`EnvelopeFastReader`) leaves to it.
     static func generalRead(_ data: Data) throws(WireDecodingError) -> RawEnvelope {
-        do {
-            return try JSONDecoder().decode(RawEnvelope.self, from: data)
-        } catch let error as DecodingError {
-            throw .malformed(Self.describe(error))
-        } catch {
-            throw .malformed("\(error)")
-        }
+        try WireMessageReader.read(RawEnvelope.self, data)
     }
 
     static func uuid(_ s: String, _ path: String) throws(WireDecodingError) -> UUID {
@@ -146,7 +144,7 @@ extension WireEnvelope {
         return s
     }
 
-    private static func describe(_ error: DecodingError) -> String {
+    static func describe(_ error: DecodingError) -> String {
         func path(_ c: DecodingError.Context) -> String {
             let p = c.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
             return p.hasPrefix(".") ? String(p.dropFirst()) : (p.isEmpty ? "$" : p)

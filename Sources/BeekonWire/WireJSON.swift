@@ -81,6 +81,12 @@ public struct WireJSONWriter: Sendable {
 
     /// Appends a location object; `extra` fields (already-encoded JSON values) are appended last.
     public mutating func write(_ l: WireLocation, extra: [(String, String)] = []) {
+        write(l) { $0.appendFields(extra) }
+    }
+
+    /// Appends a location object; `members` appends further `,"key":value` members before it closes
+    /// (a receiver's own fields after the schema-v1 ones).
+    public mutating func write(_ l: WireLocation, members: (inout WireJSONWriter) -> Void) {
         raw("{\"id\":")
         string(l.id.wireString)
         raw(",\"timestamp\":")
@@ -115,8 +121,16 @@ public struct WireJSONWriter: Sendable {
             raw(",\"privacy_zone\":")
             string(z)
         }
-        appendFields(extra)
+        members(&self)
         raw("}")
+    }
+
+    /// Appends `,"key":"value"` (a string member after the first).
+    public mutating func member(_ key: String, string value: String) {
+        raw(",\"")
+        raw(key)
+        raw("\":")
+        string(value)
     }
 
     /// Appends `,"key":json` for each (key, already-encoded JSON value).
@@ -129,8 +143,8 @@ public struct WireJSONWriter: Sendable {
         }
     }
 
-    /// Appends a geofence event object.
-    public mutating func write(_ g: WireGeofenceEvent) {
+    /// Appends a geofence event object; `members` appends further `,"key":value` members before it closes.
+    public mutating func write(_ g: WireGeofenceEvent, members: (inout WireJSONWriter) -> Void = { _ in }) {
         raw("{\"id\":")
         string(g.id.wireString)
         raw(",\"geofence_id\":")
@@ -139,6 +153,7 @@ public struct WireJSONWriter: Sendable {
         string(g.type.rawValue)
         raw(",\"timestamp\":")
         string(g.timestamp.description)
+        members(&self)
         raw("}")
     }
 

@@ -48,8 +48,8 @@ public struct WireProximityEvent: Hashable, Sendable {
 }
 
 extension WireJSONWriter {
-    /// Appends a proximity event object; `extra` fields (already-encoded JSON values) are appended last.
-    public mutating func write(_ p: WireProximityEvent, extra: [(String, String)] = []) {
+    /// Appends a proximity event object; `members` appends further `,"key":value` members before it closes.
+    public mutating func write(_ p: WireProximityEvent, members: (inout WireJSONWriter) -> Void = { _ in }) {
         raw("{\"id\":")
         string(p.id.wireString)
         raw(",\"region\":")
@@ -74,7 +74,7 @@ extension WireJSONWriter {
             raw(",\"distance\":")
             number(d)
         }
-        appendFields(extra)
+        members(&self)
         raw("}")
     }
 }

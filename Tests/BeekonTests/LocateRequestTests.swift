@@ -1,5 +1,6 @@
 import Beekon
 import BeekonTesting
+import BeekonWire
 import Foundation
 import Testing
 
@@ -75,9 +76,12 @@ struct LocateRequestTests {
 
     @Test func aCommandChannelAnswerIsClassified() {
         let id = UUID()
-        let body = Data("{\"locate_requests\":[{\"id\":\"\(id.uuidString.lowercased())\"}],\"future\":1}".utf8)
+        let notice = #"{"id":"\#(id.wireString)","created_at":"2026-06-15T12:34:50.000Z","expires_at":"2026-06-15T12:35:50.000Z"}"#
+        let body = Data(#"{"locate_requests":[\#(notice)],"future":1}"#.utf8)
         #expect(LocatePoll(status: 200, body: body) == .requests([id]))
         #expect(LocatePoll(status: 200, body: Data("not json".utf8)) == .requests([]))
+        // Not the contract's `WireCommands` (a notice without its times): nothing is read from it.
+        #expect(LocatePoll(status: 200, body: Data(#"{"locate_requests":[{"id":"\#(id.wireString)"}]}"#.utf8)) == .requests([]))
         // An upload-only backend: asked again only rarely by the agent.
         for status in [404, 405, 501] { #expect(LocatePoll(status: status, body: Data()) == .unsupported(status: status)) }
         for status in [401, 429, 500, 503] { #expect(LocatePoll(status: status, body: Data()) == .failed) }
@@ -95,7 +99,10 @@ struct LocatePiggybackTests {
         try await configureSync(beekon, syncConfig())
         await h.provider.setOneShotFix(fix(5, north: 7))
         let request = UUID()
-        let listing = Data("{\"locations_stored\":1,\"locate_requests\":[{\"id\":\"\(request.uuidString.lowercased())\"}]}".utf8)
+        let notice = WireLocateNotice(id: request, createdAt: WireTimestamp(millis: 0), expiresAt: WireTimestamp(millis: 60_000))
+        let listing = WireIngestAnswer(
+            duplicateBatch: false, locationsStored: 1, locationsDuplicate: 0, eventsStored: 0, eventsDuplicate: 0, locateRequests: [notice]
+        ).encoded()
         // The same request listed in two answers in a row: answered once.
         await transport.enqueue(.success(HTTPResponse(status: 200, body: listing)), .success(HTTPResponse(status: 200, body: listing)))
         try await beekon.start()

@@ -48,9 +48,11 @@ extension SyncEngine {
                 drainOutcome.uploadedLocations += batch.locations.count
                 drainOutcome.uploadedGeofenceEvents += batch.events.count
                 logger.debug("batch accepted", metadata: meta)
-                if let onLocateRequests, case .success(let response) = result {
-                    let ids = LocateCommands.requestIDs(response.body)
-                    if !ids.isEmpty { onLocateRequests(ids) }
+                // The typed answer (`WireIngestAnswer`); an answer that is not the contract's lists nothing.
+                if let onLocateRequests, case .success(let response) = result,
+                    let notices = (try? WireIngestAnswer.decode(response.body))?.locateRequests, !notices.isEmpty
+                {
+                    onLocateRequests(notices.map(\.id))
                 }
                 return true
             case .rejected(let s):

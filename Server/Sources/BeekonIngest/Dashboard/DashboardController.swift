@@ -82,16 +82,22 @@ struct DashboardController: Sendable {
         case .success(let parsed): q = parsed
         }
         if let start = scope.windowStart(nowMillis: nowMs) { q.from = max(q.from, start) }
-        if let metres = scope.precisionMetres { return try await coarsenedHistory(install, q, Coarsening(metres: metres)) }
-        var answer = HistoryAnswer(source: q.source)
-        switch q.source {
+        // A coarsened share (XR-4) coarsens the raw fixes first, and everything else — bounds, the
+        // zoom a `fit=` picks, the simplification and `tolerance_m` — is computed from the
+        // coarsened points only, so no figure depends on a precise position. The overview tiers
+        // are built from precise positions, so it never reads them: `overview` answers like `exact`.
+        let coarsening = scope.coarsening
+        let source = coarsening != nil && q.source == .overview ? .exact : q.source
+        var answer = HistoryAnswer(source: source)
+        switch source {
         case .raw, .exact:
             var points = try await history.trackPoints(installId: install, fromMillis: q.from, toMillis: q.to, limit: Self.maxPoints + 1)
             answer.truncated = points.count > Self.maxPoints
             if answer.truncated { points.removeLast() }
             answer.rawCount = points.count
+            if let coarsening { points = points.map(coarsening.point) }
             answer.bounds = TrackBounds(points)
-            if q.source == .exact {
+            if source == .exact {
                 let zoom = q.zoom(for: answer.bounds)
                 answer.zoom = zoom
                 let halfPixel = TrackOverview.halfPixelMetres(level: zoom, latitude: points.first?.latitude ?? 0)
@@ -116,33 +122,6 @@ struct DashboardController: Sendable {
             answer.rawCount = slice.rawCount
             answer.bounds = slice.bounds
         }
-        return APIResponse.json(.ok, answer.json(install))
-    }
-
-    /// A coarsened share's history (XR-4): the raw fixes are coarsened first and everything
-    /// else — bounds, the zoom a `fit=` picks, the simplification and `tolerance_m` — is
-    /// computed from the coarsened points only, so no figure depends on a precise position.
-    /// (The overview tiers are built from precise positions, so a coarsened share never
-    /// reads them: `overview` answers like `exact`.)
-    func coarsenedHistory(_ install: UUID, _ q: HistoryQuery, _ c: Coarsening) async throws(StoreError) -> Response {
-        var answer = HistoryAnswer(source: q.source == .raw ? .raw : .exact)
-        var points = try await history.trackPoints(installId: install, fromMillis: q.from, toMillis: q.to, limit: Self.maxPoints + 1)
-        answer.truncated = points.count > Self.maxPoints
-        if answer.truncated { points.removeLast() }
-        answer.rawCount = points.count
-        points = points.map {
-            let (lat, lon) = c.coordinate(latitude: $0.latitude, longitude: $0.longitude)
-            return TrackPoint(millis: $0.millis, latitude: lat, longitude: lon)
-        }
-        answer.bounds = TrackBounds(points)
-        if q.source != .raw {
-            let zoom = q.zoom(for: answer.bounds)
-            answer.zoom = zoom
-            let halfPixel = TrackOverview.halfPixelMetres(level: zoom, latitude: points.first?.latitude ?? 0)
-            points = TrackSimplifier(toleranceMetres: halfPixel).simplify(points)
-            answer.toleranceMetres = 2 * halfPixel
-        }
-        answer.points = points
         return APIResponse.json(.ok, answer.json(install))
     }
 }

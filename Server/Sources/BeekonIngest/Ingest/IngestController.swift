@@ -116,7 +116,7 @@ struct IngestController: Sendable {
                     "batch_id": "\(envelope.batchId.wireString)", "stored": "\(result.locationsStored)",
                     "duplicate": "\(result.locationsDuplicate)", "duplicate_batch": "\(result.duplicateBatch)",
                 ])
-            guard let locates else { return APIResponse.encode(.ok, result) }
+            guard let locates else { return APIResponse.json(.ok, [UInt8](result.answer(locateRequests: nil).encoded())) }
             // Only a fix this upload stored answers (a replayed batch stored nothing; a fix whose id
             // was already stored with other content is not this fix).
             if !result.duplicateBatch {
@@ -124,7 +124,7 @@ struct IngestController: Sendable {
             }
             // Must-ignore for old SDKs: the device's open locate requests, now delivered.
             let pending = (try? await locates.deliver(to: envelope.device.installId)) ?? []
-            return APIResponse.encode(.ok, IngestReply(result: result, locateRequests: pending))
+            return APIResponse.json(.ok, [UInt8](result.answer(locateRequests: pending.map(\.notice)).encoded()))
         } catch {
             metrics.storeFailures.increment()
             logger.error("batch not stored", metadata: ["batch_id": "\(envelope.batchId.wireString)", "error": "\(error)"])
@@ -152,5 +152,15 @@ struct IngestController: Sendable {
 
     private func tooLarge(_ message: String) -> Response {
         APIResponse.error(.contentTooLarge, "too_large", message + "; send smaller batches")
+    }
+}
+
+extension IngestResult {
+    /// The device's answer (`WireIngestAnswer`): these counts, and the open locate requests
+    /// when the server delivers them (nil: no locate channel, the member is omitted).
+    func answer(locateRequests: [WireLocateNotice]?) -> WireIngestAnswer {
+        WireIngestAnswer(
+            duplicateBatch: duplicateBatch, locationsStored: locationsStored, locationsDuplicate: locationsDuplicate,
+            eventsStored: eventsStored, eventsDuplicate: eventsDuplicate, locateRequests: locateRequests)
     }
 }

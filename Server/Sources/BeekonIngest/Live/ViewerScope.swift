@@ -48,12 +48,17 @@ struct ViewerScope: Sendable, Equatable {
     func visible(_ fix: StoredFix, nowMillis: Int64) -> StoredFix? {
         guard sees(fix.installId) else { return nil }
         if let start = windowStart(nowMillis: nowMillis), fix.location.timestamp.millis < start { return nil }
-        return precisionMetres.map { Coarsening(metres: $0).fix(fix) } ?? fix
+        return coarsening?.fix(fix) ?? fix
     }
 
-    /// The event's JSON as this viewer may see it (coordinates coarsened when required).
+    /// The coarsening this viewer's precision asks for (nil: full precision).
+    var coarsening: Coarsening? { precisionMetres.map(Coarsening.init(metres:)) }
+
+    /// The event's JSON as this viewer may see it: a `fix` coarsened when required (`ViewerJSON`).
+    /// The other kinds carry no position (`geofence_event`, `device`, and `locate`, which is
+    /// published without its fix) and are sent as stored.
     func payload(of event: LiveEvent) -> String {
-        guard let precisionMetres else { return event.payload }
-        return Coarsening(metres: precisionMetres).payload(event.payload)
+        guard event.kind == .fix else { return event.payload }
+        return ViewerJSON.fix(event.payload, coarsening: coarsening)
     }
 }

@@ -53,8 +53,7 @@ struct LocateController: Sendable {
             await self.viewer(request, context, "locate") { grant, install in
                 guard let id = ReadController.uuid(context.parameters.get("request")) else { return ReadController.badID("request_id") }
                 guard let r = try await self.locates.request(id: id), r.installId == install else { return Self.unknown() }
-                let coarsen = grant.scope.precisionMetres.map { Coarsening(metres: $0).payload } ?? { $0 }
-                return APIResponse.json(.ok, Array(r.json(coarsen: coarsen).utf8))
+                return APIResponse.json(.ok, Array(r.json(coarsening: grant.scope.coarsening).utf8))
             }
         }
         router.get("/v1/devices/:install/commands") { request, context in
@@ -69,22 +68,20 @@ struct LocateController: Sendable {
                 if pending.isEmpty, await !valid() {
                     return APIResponse.unauthorized("this device was revoked by an admin", error: "device_revoked")
                 }
-                return APIResponse.json(.ok, Array(Self.commands(pending).utf8))
+                return APIResponse.json(.ok, Self.commands(pending))
             }
         }
         router.post("/v1/devices/:install/locate/:request/answer") { request, context in
             await self.device(request, context) { install, _ in
                 guard let id = ReadController.uuid(context.parameters.get("request")) else { return ReadController.badID("request_id") }
                 let body = try? await request.body.collect(upTo: 16_384)
-                guard let body, let answer = try? JSONDecoder().decode(Answer.self, from: Data(buffer: body)),
-                    answer.outcome == "refused", let reason = answer.reason, !reason.isEmpty
-                else {
+                guard let body, let refusal = try? WireLocateRefusal.decode(Data(buffer: body)) else {
                     return APIResponse.error(
                         .badRequest, "invalid_request",
                         "send {\"outcome\":\"refused\",\"reason\":\"…\"}; a fix answers by carrying locate_request_id in an upload")
                 }
                 guard let current = try await self.locates.request(id: id), current.installId == install else { return Self.unknown() }
-                let r = try await self.locates.apply(.refuse(reason: reason), to: id) ?? current
+                let r = try await self.locates.apply(.refuse(reason: refusal.reason), to: id) ?? current
                 return APIResponse.json(.ok, Array(r.json().utf8))
             }
         }
@@ -110,12 +107,6 @@ struct LocateController: Sendable {
                 return Response(status: .noContent)
             }
         }
-    }
-
-    /// The device's answer to a request it will not fulfil.
-    struct Answer: Decodable {
-        var outcome: String
-        var reason: String?
     }
 
     /// The open requests (marked delivered) as soon as there are any, or none after `wait`;
@@ -152,28 +143,9 @@ struct LocateController: Sendable {
         }
     }
 
-    /// `{"locate_requests":[{"id","created_at","expires_at"}…]}` — also the must-ignore
-    /// field of an ingest 2xx body.
-    static func commands(_ pending: [LocateRequest]) -> String {
-        "{\"locate_requests\":" + notices(pending) + "}"
-    }
-
-    /// The JSON array of open requests as devices see them.
-    static func notices(_ pending: [LocateRequest]) -> String {
-        var w = WireJSONWriter(capacity: 64 + pending.count * 120)
-        w.raw("[")
-        for (i, r) in pending.enumerated() {
-            if i > 0 { w.raw(",") }
-            w.raw("{\"id\":")
-            w.string(r.id.wireString)
-            w.raw(",\"created_at\":")
-            w.string(WireTimestamp(millis: r.createdAtMillis).description)
-            w.raw(",\"expires_at\":")
-            w.string(WireTimestamp(millis: r.expiresAtMillis).description)
-            w.raw("}")
-        }
-        w.raw("]")
-        return String(decoding: w.bytes, as: UTF8.self)
+    /// The command channel's answer (`WireCommands`): the open requests as devices see them.
+    static func commands(_ pending: [LocateRequest]) -> [UInt8] {
+        [UInt8](WireCommands(locateRequests: pending.map(\.notice)).encoded())
     }
 
     static func unknown() -> Response {

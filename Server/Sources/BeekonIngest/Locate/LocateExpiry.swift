@@ -22,37 +22,3 @@ struct LocateExpiry: Service {
         }
     }
 }
-
-/// An ingest 2xx body: the stored counts plus `locate_requests`, the device's open
-/// requests (a must-ignore addition: SDKs that do not know it ignore it).
-struct IngestReply: Encodable {
-    var result: IngestResult
-    var locateRequests: [LocateRequest]
-
-    struct Notice: Encodable {
-        var id: String
-        var createdAt: String
-        var expiresAt: String
-
-        enum CodingKeys: String, CodingKey {
-            case id
-            case createdAt = "created_at"
-            case expiresAt = "expires_at"
-        }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case locateRequests = "locate_requests"
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        try result.encode(to: encoder)
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(
-            locateRequests.map {
-                Notice(
-                    id: $0.id.wireString, createdAt: WireTimestamp(millis: $0.createdAtMillis).description,
-                    expiresAt: WireTimestamp(millis: $0.expiresAtMillis).description)
-            }, forKey: .locateRequests)
-    }
-}

@@ -136,9 +136,14 @@ public struct LocateRequest: Sendable, Equatable {
         }
     }
 
+    /// The request as its device is told of it (command channel, ingest answer).
+    public var notice: WireLocateNotice {
+        WireLocateNotice(id: id, createdAt: WireTimestamp(millis: createdAtMillis), expiresAt: WireTimestamp(millis: expiresAtMillis))
+    }
+
     /// The JSON object the API and the live stream show; `fix` (the answering fix) only
-    /// when `includeFix`, with `coarsen` applied to it (a share's precision).
-    public func json(includeFix: Bool = true, coarsen: (String) -> String = { $0 }) -> String {
+    /// when `includeFix`, at a share's precision when `coarsening` is given.
+    func json(includeFix: Bool = true, coarsening: Coarsening? = nil) -> String {
         var w = WireJSONWriter(capacity: 400)
         w.raw("{\"id\":")
         w.string(id.wireString)
@@ -166,7 +171,7 @@ public struct LocateRequest: Sendable, Equatable {
         if let lateFixId { w.string(lateFixId.wireString) } else { w.raw("null") }
         if includeFix {
             w.raw(",\"fix\":")
-            w.raw(fixJSON.map(coarsen) ?? "null")
+            w.raw(fixJSON.map { ViewerJSON.fix($0, coarsening: coarsening) } ?? "null")
         }
         w.raw("}")
         return String(decoding: w.bytes, as: UTF8.self)

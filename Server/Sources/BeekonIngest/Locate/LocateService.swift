@@ -116,7 +116,7 @@ public struct LocateService: Sendable {
                     logger.info("locate answer for an unknown request ignored", metadata: ["request_id": "\(requestId.wireString)"])
                     continue
                 }
-                try await apply(.answer(fixId: location.id, fixJSON: PendingEvent.fixPayload(location, batch)), to: requestId)
+                try await apply(.answer(fixId: location.id, fixJSON: ViewerJSON.fix(location, of: batch)), to: requestId)
             } catch {
                 logger.warning("locate answer not recorded", metadata: ["request_id": "\(requestId.wireString)", "error": "\(error)"])
             }

@@ -47,45 +47,25 @@ public struct PushToken: Sendable, Equatable {
         self.updatedAtMillis = updatedAtMillis
     }
 
-    /// Validates a registration body, exactly as the contract's `PushTokenRegistration` says:
-    /// `{"provider":"apns","token":"<hex>","environment":"sandbox|production","topic":"<bundle id>"}`
-    /// or `{"provider":"fcm","token":"<registration token>"}`, no other fields.
+    /// Validates a registration body (`WirePushTokenRegistration`, exactly as the contract's
+    /// `PushTokenRegistration` says) into the install's token.
     static func parse(_ body: [UInt8], installId: UUID, nowMillis: Int64) -> Result<PushToken, PushTokenRefusal> {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-            let provider = (object["provider"] as? String).flatMap(Provider.init(rawValue:)), let token = object["token"] as? String
-        else {
-            return .failure(PushTokenRefusal(#"send {"provider":"apns"|"fcm","token":"…"} (APNs also "environment" and "topic")"#))
-        }
-        let printable = { (c: Character) in c.asciiValue.map { (0x21...0x7E).contains($0) } ?? false }
-        switch provider {
-        case .apns:
-            guard Set(object.keys) == ["provider", "token", "environment", "topic"] else {
-                return .failure(PushTokenRefusal("an APNs token needs exactly provider, token, environment and topic"))
+        do {
+            switch try WirePushTokenRegistration.decode(Data(body)) {
+            case .apns(let token, let environment, let topic):
+                return .success(
+                    PushToken(
+                        installId: installId, provider: .apns, token: token, environment: Environment(rawValue: environment.rawValue),
+                        topic: topic, updatedAtMillis: nowMillis))
+            case .fcm(let token):
+                return .success(PushToken(installId: installId, provider: .fcm, token: token, updatedAtMillis: nowMillis))
             }
-            // Device tokens are hex (32 bytes today; Apple says not to assume a length).
-            let hex = token.lowercased()
-            guard (16...200).contains(hex.utf8.count), hex.utf8.count % 2 == 0,
-                hex.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
-            else {
-                return .failure(PushTokenRefusal("an APNs token is the device token in hex (16-200 digits)"))
+        } catch {
+            switch error {
+            case .invalid(_, let reason): return .failure(PushTokenRefusal(reason))
+            case .malformed, .unsupportedSchemaVersion:
+                return .failure(PushTokenRefusal(#"send {"provider":"apns"|"fcm","token":"…"} (APNs also "environment" and "topic")"#))
             }
-            guard let env = (object["environment"] as? String).flatMap(Environment.init(rawValue:)) else {
-                return .failure(PushTokenRefusal("environment must be sandbox or production"))
-            }
-            guard let topic = object["topic"] as? String, (1...255).contains(topic.utf8.count),
-                topic.utf8.allSatisfy({
-                    (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) || [45, 46, 95].contains($0)
-                })
-            else {
-                return .failure(PushTokenRefusal("topic must be the app's bundle id"))
-            }
-            return .success(
-                PushToken(installId: installId, provider: .apns, token: hex, environment: env, topic: topic, updatedAtMillis: nowMillis))
-        case .fcm:
-            guard Set(object.keys) == ["provider", "token"], (1...4096).contains(token.utf8.count), token.allSatisfy(printable) else {
-                return .failure(PushTokenRefusal("an FCM token is the registration token (printable ASCII), with no other fields"))
-            }
-            return .success(PushToken(installId: installId, provider: .fcm, token: token, updatedAtMillis: nowMillis))
         }
     }
 }

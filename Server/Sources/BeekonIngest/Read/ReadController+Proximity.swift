@@ -32,12 +32,7 @@ extension ReadController {
         w.raw(",\"proximity_events\":[")
         for (i, s) in events.enumerated() {
             if i > 0 { w.raw(",") }
-            w.write(
-                s.event,
-                extra: [
-                    ("session_id", "\"\(s.sessionId.wireString)\""), ("batch_id", "\"\(s.batchId.wireString)\""),
-                    ("received_at", "\"\(s.receivedAt.description)\""),
-                ])
+            ViewerJSON.write(s, into: &w)
         }
         w.raw("]")
         if truncated { w.raw(",\"truncated\":true") }

@@ -123,7 +123,7 @@ struct ReadController: Sendable {
                 w.raw(",\"stale\":")
                 w.raw(age > Double(staleAfterSeconds) ? "true" : "false")
                 w.raw(",\"last_fix\":")
-                Self.write(fix, into: &w)
+                ViewerJSON.write(fix, into: &w)
             } else {
                 w.raw(",\"stale\":true")
             }
@@ -208,14 +208,14 @@ struct ReadController: Sendable {
             query.after = c
         }
         var page = try await store.fixes(query)
-        if let metres = scope.precisionMetres { page.fixes = page.fixes.map(Coarsening(metres: metres).fix) }
+        if let c = scope.coarsening { page.fixes = page.fixes.map(c.fix) }
         var w = WireJSONWriter(capacity: 128 + page.fixes.count * 300)
         w.raw("{\"install_id\":")
         w.string(installId.wireString)
         w.raw(",\"fixes\":[")
         for (i, f) in page.fixes.enumerated() {
             if i > 0 { w.raw(",") }
-            Self.write(f, into: &w)
+            ViewerJSON.write(f, into: &w)
         }
         w.raw("]")
         if let next = page.next {
@@ -224,17 +224,6 @@ struct ReadController: Sendable {
         }
         w.raw("}")
         return APIResponse.json(.ok, w.bytes)
-    }
-
-    /// A schema-v1 location object followed by `session_id`, `batch_id` and `received_at`.
-    static func write(_ f: StoredFix, into w: inout WireJSONWriter) {
-        w.write(
-            f.location,
-            extra: [
-                ("session_id", "\"\(f.sessionId.wireString)\""),
-                ("batch_id", "\"\(f.batchId.wireString)\""),
-                ("received_at", "\"\(f.receivedAt.description)\""),
-            ])
     }
 
     static func uuid(_ text: String?) -> UUID? {

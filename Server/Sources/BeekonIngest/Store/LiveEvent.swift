@@ -66,41 +66,11 @@ struct PendingEvent: Sendable {
         return out.sorted { $0.millis != $1.millis ? $0.millis < $1.millis : $0.id.wireString < $1.id.wireString }
     }
 
-    /// The read API's fix object: schema-v1 location plus install, session, batch and arrival.
-    static func fixPayload(_ l: WireLocation, _ batch: IngestBatch) -> String {
-        var w = WireJSONWriter(capacity: 400)
-        w.write(l, extra: context(batch))
-        return String(decoding: w.bytes, as: UTF8.self)
-    }
+    /// The fix's viewer object (`ViewerJSON`), as the read API renders it.
+    static func fixPayload(_ l: WireLocation, _ batch: IngestBatch) -> String { ViewerJSON.fix(l, of: batch) }
 
-    /// A schema-v1 geofence event object plus install, session, batch and arrival.
-    static func geofencePayload(_ g: WireGeofenceEvent, _ batch: IngestBatch) -> String {
-        var w = WireJSONWriter(capacity: 300)
-        w.raw("{\"id\":")
-        w.string(g.id.wireString)
-        w.raw(",\"geofence_id\":")
-        w.string(g.geofenceId)
-        w.raw(",\"type\":")
-        w.string(g.type.rawValue)
-        w.raw(",\"timestamp\":")
-        w.string(g.timestamp.description)
-        for (key, json) in context(batch) {
-            w.raw(",")
-            w.string(key)
-            w.raw(":")
-            w.raw(json)
-        }
-        w.raw("}")
-        return String(decoding: w.bytes, as: UTF8.self)
-    }
-
-    private static func context(_ batch: IngestBatch) -> [(String, String)] {
-        let e = batch.envelope
-        return [
-            ("install_id", "\"\(e.device.installId.wireString)\""), ("session_id", "\"\(e.sessionId.wireString)\""),
-            ("batch_id", "\"\(e.batchId.wireString)\""), ("received_at", "\"\(batch.receivedAt.description)\""),
-        ]
-    }
+    /// The geofence event's viewer object (`ViewerJSON`).
+    static func geofencePayload(_ g: WireGeofenceEvent, _ batch: IngestBatch) -> String { ViewerJSON.geofenceEvent(g, of: batch) }
 }
 
 /// Where the event log stands: the newest visible sequence and how far it was pruned.
