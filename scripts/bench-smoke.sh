@@ -6,7 +6,6 @@
 #
 #   scripts/bench-smoke.sh
 #
-# BeekonBench (the SDK rows) has no tiny sizes yet: only its fast rows (P2, W1) run here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
@@ -37,11 +36,14 @@ expect "$out/history.txt" "^SQLite: \(a\) first-render request" "^PostgreSQL: \(
 python3 scripts/ingest_rate.py --binary smoke="$(pwd)/$bin/beekon-ingest" --devices 2,20 --requests 20 --runs 1 > "$out/rate.txt"
 expect "$out/rate.txt" "^smoke devices=2 req/s [0-9]+ cpu_ms_per_req" "^smoke devices=20 req/s [0-9]+ cpu_ms_per_req"
 
-"$bin/BeekonBench" --runs 5 --only P2,W1 > "$out/sdk.txt"
-expect "$out/sdk.txt" "^P2" "^W1"
+# BeekonBench: every row at its tiny size (--tiny), P3 draining into the debug beekon-ingest.
+BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --tiny --runs 1 > "$out/sdk.txt"
+expect "$out/sdk.txt" "^P1 " "^P1-dev25 " "^P1-pipeline " "^P5 " "^P2/1 " "^P2/10 " "^P2/100 " "^P2/1000 " \
+  "^P3 .* s " "^P3-cpu .* ms/batch" "^W1 " "^P6-1k " "^P6-10k " "^P6-100k " "^P6-page-100k " "^P8-frames " "^P8-ranging " \
+  "^D1 after [0-9]+ events" "^P3: .*receiver=beekon-ingest"
 
 if [ "$fail" != 0 ]; then
   for f in "$out"/*.txt; do echo "--- $(basename "$f")"; cat "$f"; done
   exit 1
 fi
-echo "bench smoke: every row of IngestBench, LiveBench, HistoryBench, ingest_rate.py and BeekonBench (P2, W1) produced"
+echo "bench smoke: every row of IngestBench, LiveBench, HistoryBench, ingest_rate.py and BeekonBench produced"
