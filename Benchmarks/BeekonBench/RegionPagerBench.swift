@@ -39,7 +39,10 @@ func p6Paging(runs: Int) -> [Comparison] {
         Comparison(
             id: "P6-page-100k", what: "Apple region re-page (19 nearest + refresh region), 100000 fences (grid vs scan)",
             unit: "µs/re-page", ours: o, baseline: b, ratio: o.median / b.median,
-            details: ["positions": "\(positions.count)", "baseline_positions": "\(size(100, tiny: 10))", "same_19": "\(agree)/\(size(100, tiny: 10))", "target": "< 1000 µs"])
+            details: [
+                "positions": "\(positions.count)", "baseline_positions": "\(size(100, tiny: 10))",
+                "same_19": "\(agree)/\(size(100, tiny: 10))", "target": "< 1000 µs",
+            ])
     ]
 }
 

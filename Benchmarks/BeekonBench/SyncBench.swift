@@ -295,7 +295,8 @@ func sameWork(_ path: String, total: Int) async throws -> Double {
             bytes += try Gzip.compress(WireJSONWriter.encode(envelope)).count
             let (lo, hi): (Int64, Int64) = (rows[0][0], last[0])
             try await pool.write { db in
-                try db.execute(sql: "UPDATE location SET upload_state = 1 WHERE rowid BETWEEN ? AND ? AND upload_state = 0", arguments: [lo, hi])
+                try db.execute(
+                    sql: "UPDATE location SET upload_state = 1 WHERE rowid BETWEEN ? AND ? AND upload_state = 0", arguments: [lo, hi])
             }
             sent += rows.count
             after = hi

@@ -118,7 +118,10 @@ struct BatchRangeTests {
         let b1 = try #require(try await store.nextBatch(limit: 2, now: now, makeID: { UUID() }))
         let b2 = try #require(try await store.nextBatch(limit: 2, now: now, excluding: [b1.id], makeID: { UUID() }))
         let b3 = try #require(try await store.nextBatch(limit: 2, now: now, excluding: [b1.id, b2.id], makeID: { UUID() }))
-        #expect([b1, b2, b3].map { $0.locations.map(\.id) } == [[fixes[0].id, fixes[1].id], [fixes[2].id, fixes[3].id], [fixes[4].id, fixes[5].id]])
+        #expect(
+            [b1, b2, b3].map { $0.locations.map(\.id) } == [
+                [fixes[0].id, fixes[1].id], [fixes[2].id, fixes[3].id], [fixes[4].id, fixes[5].id],
+            ])
         // b2 refused as a reused id: its rows are free again, between two open ranges.
         try await store.release(b2)
         let b4 = try #require(try await store.nextBatch(limit: 5, now: now, excluding: [b1.id, b3.id], makeID: { UUID() }))

@@ -189,7 +189,9 @@ extension LocationStore {
     /// The pending fixes of an open batch, as a `location` table hint and condition: its row
     /// range within its session, or — for a batch assembled before `v8-batch-range` — the rows
     /// tagged with its id. Nil when the batch has no fixes (or is not open).
-    private static func members(_ db: Database, batch id: String) throws -> (hint: String, condition: String, arguments: StatementArguments)? {
+    private static func members(_ db: Database, batch id: String) throws -> (
+        hint: String, condition: String, arguments: StatementArguments
+    )? {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM upload_batch WHERE id = ?", arguments: [id]) else { return nil }
         return members(row)
     }
