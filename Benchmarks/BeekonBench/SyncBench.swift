@@ -107,7 +107,8 @@ func p2(dir: URL) async throws -> [Comparison] {
 // MARK: - P3
 
 func p3(runs: Int, dir: URL) async throws -> [Comparison] {
-    let total = size(100_000, tiny: 3_000)
+    // BEEKON_BENCH_P3_FIXES: another size (a multiple of 1,000), e.g. for a debug build's same-run comparison.
+    let total = ProcessInfo.processInfo.environment["BEEKON_BENCH_P3_FIXES"].flatMap(Int.init) ?? size(100_000, tiny: 3_000)
     let batches = Double(total / 1000)
     let capture = try BenchReceiver()
     defer { capture.stop() }
