@@ -6,7 +6,6 @@
 #
 #   scripts/bench-smoke.sh
 #
-# BeekonBench (the SDK rows) has no tiny sizes yet: only its fast rows (P2, W1) run here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
@@ -51,11 +50,14 @@ scripts/load.sh --debug --postgres --instances 2 --viewers 6 --devices 2 --batch
 expect "$out/viewers.txt" "^RSS idle: .* MiB per 1,000 idle viewers" "^commit→event latency .* p50 .* p99 " \
   "^delivered 10 events to 6 viewers: 0 deliveries missing, 0 extra"
 
-"$bin/BeekonBench" --runs 5 --only P2,W1 > "$out/sdk.txt"
-expect "$out/sdk.txt" "^P2" "^W1"
+# BeekonBench: every row at its tiny size (--tiny), P3 draining into the debug beekon-ingest.
+BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --tiny --runs 1 > "$out/sdk.txt"
+expect "$out/sdk.txt" "^P1 " "^P1-dev25 " "^P1-pipeline " "^P5 " "^P2/1 " "^P2/10 " "^P2/100 " "^P2/1000 " \
+  "^P3 .* s " "^P3-cpu .* ms/batch" "^W1 " "^P6-1k " "^P6-10k " "^P6-100k " "^P6-page-100k " "^P8-frames " "^P8-ranging " \
+  "^D1 after [0-9]+ events" "^P3: .*receiver=beekon-ingest"
 
 if [ "$fail" != 0 ]; then
   for f in "$out"/*.txt; do echo "--- $(basename "$f")"; cat "$f"; done
   exit 1
 fi
-echo "bench smoke: every row of IngestBench, LiveBench, HistoryBench, ingest_rate.py, load.sh and BeekonBench (P2, W1) produced"
+echo "bench smoke: every row of IngestBench, LiveBench, HistoryBench, ingest_rate.py, load.sh and BeekonBench produced"

@@ -6,6 +6,9 @@
 #
 #   P1 per-fix pipeline vs raw GRDB insert        P2 gzipped bytes per fix at batch 1/10/100/1000
 #   P3 drain of 100,000 fixes vs raw HTTP client   P4 ingest with dedupe vs COPY / raw SQLite inserts
+#   P3 pinned (issue 31): P3 again with beekon-ingest on CPU 0 and the bench (both client arms,
+#      interleaved run by run) on CPU 1 (`taskset`); the unpinned P3 stays as the second row.
+#      P3-cpu: the SDK's CPU per batch vs the same work done directly (SELECT, writer, gzip, UPDATE)
 #   W1 the server's decode of a 1,000-fix upload (one-pass reader) vs JSONDecoder alone
 #   P5 one day of history vs raw SQL               P6 geofence evaluation 1k/10k/100k vs brute force
 #   P6-page Apple region re-page at 100k fences (target < 1 ms) vs a scan of every fence
@@ -47,6 +50,14 @@ bin=Server/.build/release
 
 stage "P1 P1-pipeline P2 P3 W1 P5 P6 P8 D1 (BeekonBench)"
 BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --runs "$runs" --json "$out/sdk.json" | tee "$out/sdk.txt"
+
+stage "P3 pinned: beekon-ingest on CPU 0, both client arms on CPU 1 (taskset)"
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+  BEEKON_INGEST_CPUS=0 BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" taskset -c 1 "$bin/BeekonBench" --only P3 --runs "$runs" \
+    --json "$out/p3-pinned.json" | tee "$out/p3-pinned.txt"
+else
+  echo "P3 pinned skipped: needs 2 CPUs and taskset"
+fi
 
 stage "P4 (IngestBench)"
 fixes=100000; [ "$quick" = 1 ] && fixes=20000
@@ -108,10 +119,18 @@ python3 - "$out" "$json" <<'PY'
 import json, os, re, sys
 out, dest = sys.argv[1], sys.argv[2]
 sdk = json.load(open(os.path.join(out, "sdk.json")))
+pinned_path = os.path.join(out, "p3-pinned.json")
+pinned = {r["id"]: r for r in json.load(open(pinned_path))["results"]} if os.path.exists(pinned_path) else {}
 rows = []
+def sdk_row(name, r):
+    return (name, r["unit"], r["ours"]["median"], r["ours"]["min"], r["ours"]["max"],
+            r["baseline"]["median"], r["baseline"]["min"], r["baseline"]["max"], r["ratio"])
 for r in sdk["results"]:
-    rows.append((r["id"], r["unit"], r["ours"]["median"], r["ours"]["min"], r["ours"]["max"],
-                 r["baseline"]["median"], r["baseline"]["min"], r["baseline"]["max"], r["ratio"]))
+    if r["id"] in pinned:  # issue 31: the pinned figure first, the unpinned one as the second row
+        rows.append(sdk_row(r["id"] + " pinned srv0/bench1", pinned[r["id"]]))
+        rows.append(sdk_row(r["id"] + " unpinned", r))
+    else:
+        rows.append(sdk_row(r["id"], r))
 group = ""
 for line in open(os.path.join(out, "ingest.txt")):
     if re.match(r"^(PostgreSQL|SQLite) batch=\d+", line):

@@ -17,7 +17,7 @@ func beaconEvents() -> [[UInt8]] {
         let d = Array(text)
         return stride(from: 0, to: d.count - 1, by: 2).map { UInt8(String(d[$0...$0 + 1]), radix: 16)! }
     }
-    return (0..<10_000).map { i in
+    return (0..<size(10_000, tiny: 400)).map { i in
         let f = frames[i % frames.count]
         let params: [UInt8] =
             [0x02, 0x01, 0x00, 0x00, 1, 2, 3, 4, 5, UInt8(i & 0xFF), UInt8(f.count)] + f + [UInt8(bitPattern: Int8(-40 - i % 50))]

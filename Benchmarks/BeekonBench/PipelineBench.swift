@@ -7,7 +7,8 @@ import Foundation
 /// same run (interleaved). The blur runs as a batch is encoded for upload, once per fix: its
 /// measured per-fix cost over the same rows is added to the pipeline's.
 func p1Pipeline(runs: Int, dir: URL) async throws -> Comparison {
-    let (fixes, source) = benchFixes()
+    let (all, source) = benchFixes()
+    let fixes = Array(all.prefix(size(all.count, tiny: 200)))
     let plain = BeekonConfig(minTimeBetweenLocationsSeconds: 0, minDistanceBetweenLocationsMeters: 0)
     var piped = plain
     piped.classifyActivity = true

@@ -15,7 +15,9 @@
 //     with GRDB on the same file.
 //
 // Each figure is the median of `--runs` runs (default 7, at least 5) with min–max; the
-// ratio is ours / baseline (1.0 = no overhead). Databases go to `--dir` (default: the
+// ratio is ours / baseline (1.0 = no overhead). `--tiny` (issue 31) runs every row at tiny
+// sizes (and allows `--runs 1`): a smoke check that each row is still produced
+// (scripts/bench-smoke.sh), not a measurement. Databases go to `--dir` (default: the
 // temporary directory) — put it on the disk you care about: fsync cost dominates P1.
 
 import BeekonWire
@@ -78,6 +80,12 @@ func measureWithCPU(_ body: () async throws -> Void) async rethrows -> (wall: Do
 }
 
 struct BenchError: Error, CustomStringConvertible { var description: String }
+
+/// `--tiny`: every row at a tiny size, to check it still runs (scripts/bench-smoke.sh).
+let tinySizes = CommandLine.arguments.contains("--tiny")
+
+/// `full` normally, `tiny` under `--tiny`.
+func size(_ full: Int, tiny: Int) -> Int { tinySizes ? tiny : full }
 
 /// A location source that hands over a fixed list of fixes as fast as they are consumed.
 struct ArrayProvider: LocationProvider {
@@ -223,7 +231,8 @@ func sdkPerFix<T>(
 }
 
 func p1(runs: Int, dir: URL) async throws -> [Comparison] {
-    let (fixes, source) = benchFixes()
+    let (all, source) = benchFixes()
+    let fixes = Array(all.prefix(size(all.count, tiny: 200)))
     let n = fixes.count
     var ours: [Double] = []
     var raw: [Double] = []
@@ -312,7 +321,7 @@ func p5(runs: Int, dir: URL) async throws -> Comparison {
     let path = dir.appendingPathComponent("p5.sqlite").path
     removeDatabase(path)
     defer { removeDatabase(path) }
-    let total = 100_000
+    let total = size(100_000, tiny: 2_000)
     let days = 10
     let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
     let step = Double(days * 86_400) / Double(total)  // 8.64 s between fixes
@@ -365,7 +374,7 @@ func p5(runs: Int, dir: URL) async throws -> Comparison {
     let o = Stats(ours.map { $0 * 1e3 })
     let b = Stats(raw.map { $0 * 1e3 })
     return Comparison(
-        id: "P5", what: "history(from:to:) of one day out of 100,000 rows over 10 days", unit: "ms",
+        id: "P5", what: "history(from:to:) of one day out of \(total) rows over 10 days", unit: "ms",
         ours: o, baseline: b, ratio: o.median / b.median,
         details: [
             "rows_total": "\(total)", "rows_returned": "\(oursCount)",
@@ -392,8 +401,12 @@ enum BeekonBench {
         while !args.isEmpty {
             let a = args.removeFirst()
             switch a {
+            case "--tiny":
+                break  // read as `tinySizes`
             case "--runs":
-                guard let v = args.first.flatMap(Int.init), v >= 5 else { throw BenchError(description: "--runs needs a number ≥ 5") }
+                guard let v = args.first.flatMap(Int.init), v >= (tinySizes ? 1 : 5) else {
+                    throw BenchError(description: "--runs needs a number ≥ 5 (≥ 1 with --tiny)")
+                }
                 runs = v
                 args.removeFirst()
             case "--json":
@@ -414,7 +427,9 @@ enum BeekonBench {
                 only = ids
                 args.removeFirst()
             case "-h", "--help":
-                print("usage: swift run -c release BeekonBench [--runs N≥5] [--json PATH] [--dir DIR] [--only P1,P2,P3,P5,P6,P8,W1,D1]")
+                print(
+                    "usage: swift run -c release BeekonBench [--runs N≥5] [--json PATH] [--dir DIR] [--only P1,P2,P3,P5,P6,P8,W1,D1] [--tiny]"
+                )
                 return
             default:
                 throw BenchError(description: "unknown argument \(a)")
@@ -427,7 +442,7 @@ enum BeekonBench {
         #if DEBUG
             print("warning: debug build; use `swift run -c release BeekonBench` for real figures")
         #endif
-        print("Beekon benchmarks — \(runs) runs each (+1 warm-up), databases in \(work.path)")
+        print("Beekon benchmarks — \(runs) runs each (+1 warm-up), databases in \(work.path)\(tinySizes ? ", TINY sizes (smoke)" : "")")
         func wanted(_ id: String) -> Bool { only?.contains(id) ?? true }
         var results: [Comparison] = []
         // P1-pipeline: PipelineBench.swift
@@ -458,7 +473,7 @@ enum BeekonBench {
                     .joined(separator: "  "))
             if n == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
         }
-        if wanted("D1") { for line in try await d1(dir: work) { print(line) } }  // PipelineBench.swift
+        if wanted("D1") { for line in try await d1(dir: work, total: size(1_000_000, tiny: 2_000)) { print(line) } }  // PipelineBench.swift
         for r in results {
             print("\(r.id): \(r.what); " + r.details.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))
         }

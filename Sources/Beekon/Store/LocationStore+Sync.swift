@@ -81,7 +81,7 @@ extension LocationStore {
     ) throws -> PendingBatch? {
         let excluded = excluding.map(\.wireString)
         let notExcluded = excluded.isEmpty ? "" : "id NOT IN (\(excluded.map { _ in "?" }.joined(separator: ",")))"
-        // Rows of an excluded batch stay out; a pending row pointing at any other batch id
+        // Events of an excluded batch stay out; a pending event pointing at any other batch id
         // cannot have a live batch (the open-batch lookup below would have returned it).
         let freeRow =
             excluded.isEmpty ? "" : "AND (batch_id IS NULL OR batch_id NOT IN (\(excluded.map { _ in "?" }.joined(separator: ","))))"
@@ -91,24 +91,7 @@ extension LocationStore {
                 SELECT * FROM upload_batch \(notExcluded.isEmpty ? "" : "WHERE " + notExcluded) ORDER BY created_at, id LIMIT 1
                 """, arguments: StatementArguments(excluded))
         if let open { return try Self.loadBatch(db, open) }
-        // The oldest session with pending fixes: sessions by start time, each probed through
-        // the pending index (a scan of `location` would walk every acknowledged row first,
-        // quadratic in a backlog); rows of a session missing from `session` come last.
-        let session =
-            try String.fetchOne(
-                db,
-                sql: """
-                    SELECT id FROM session WHERE EXISTS (
-                        SELECT 1 FROM location INDEXED BY location_pending
-                        WHERE session_id = session.id AND upload_state = 0 \(freeRow))
-                    ORDER BY started_at, id LIMIT 1
-                    """, arguments: StatementArguments(excluded))
-            ?? String.fetchOne(
-                db,
-                sql: """
-                    SELECT session_id FROM location INDEXED BY location_pending
-                    WHERE upload_state = 0 \(freeRow) ORDER BY session_id, ts LIMIT 1
-                    """, arguments: StatementArguments(excluded))
+        let fixes = try Self.nextFixRange(db, limit: limit)
         let eventCount =
             try Int.fetchOne(
                 db,
@@ -116,9 +99,9 @@ extension LocationStore {
                     SELECT COUNT(*) FROM geofence_event WHERE upload_state = 0 \(freeRow)
                     """, arguments: StatementArguments(excluded)) ?? 0
         let proximityCount = try Self.pendingProximityCount(db, freeRow: freeRow, excluded: excluded)
-        guard session != nil || eventCount > 0 || proximityCount > 0 else { return nil }
+        guard fixes != nil || eventCount > 0 || proximityCount > 0 else { return nil }
         let sessionID =
-            try session
+            try fixes?.session
             ?? String.fetchOne(
                 db, sql: "SELECT session_id FROM geofence_event WHERE upload_state = 0 AND session_id IS NOT NULL ORDER BY ts LIMIT 1")
             ?? String.fetchOne(db, sql: "SELECT id FROM session ORDER BY started_at DESC LIMIT 1")
@@ -126,16 +109,10 @@ extension LocationStore {
         let batchID = makeID().wireString
         // The extras in effect now (SY-9), as `setExtras` stored them.
         let extrasJSON = try Self.meta(db, "extras") ?? "{}"
+        // The fixes join as a row range: one row written, not one per fix (issue 31).
         try db.execute(
-            sql: "INSERT INTO upload_batch(id, session_id, created_at, extras) VALUES (?, ?, ?, ?)",
-            arguments: [batchID, sessionID, WireTimestamp(now).millis, extrasJSON])
-        if let session {
-            try db.execute(
-                sql: """
-                    UPDATE location SET batch_id = ? WHERE rowid IN (
-                        SELECT rowid FROM location WHERE upload_state = 0 AND session_id = ? \(freeRow) ORDER BY ts, rowid LIMIT ?)
-                    """, arguments: StatementArguments([batchID, session]) + StatementArguments(excluded) + [limit])
-        }
+            sql: "INSERT INTO upload_batch(id, session_id, created_at, extras, first_row, last_row) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [batchID, sessionID, WireTimestamp(now).millis, extrasJSON, fixes?.first, fixes?.last])
         try db.execute(
             sql: """
                 UPDATE geofence_event SET batch_id = ? WHERE id IN (
@@ -145,10 +122,111 @@ extension LocationStore {
         return try Self.loadBatch(db, Row.fetchOne(db, sql: "SELECT * FROM upload_batch WHERE id = ?", arguments: [batchID])!)
     }
 
+    /// The fixes of the next batch (SY-4): the oldest session with pending fixes outside every
+    /// open batch, and its first `limit` such fixes in row order, as the rowid range they span.
+    /// All open batches are out of the assembly here (else the open-batch lookup returned one),
+    /// so the range starts at the session's first pending row outside their ranges and stops
+    /// before the next one: the pending fixes of the session inside it are exactly the batch.
+    private static func nextFixRange(_ db: Database, limit: Int) throws -> (session: String, first: Int64, last: Int64)? {
+        var spans: [String: [(first: Int64, last: Int64)]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT session_id, first_row, last_row FROM upload_batch WHERE first_row IS NOT NULL") {
+            spans[row[0], default: []].append((row[1], row[2]))
+        }
+        // Sessions by start time, each probed through the pending index (a scan of `location`
+        // would walk every acknowledged row first); rows of a session missing from `session` last.
+        let known = try String.fetchAll(
+            db,
+            sql: """
+                SELECT id FROM session WHERE EXISTS (
+                    SELECT 1 FROM location INDEXED BY location_pending_rows WHERE session_id = session.id AND upload_state = 0)
+                ORDER BY started_at, id
+                """)
+        for session in known {
+            if let range = try freeRun(db, session: session, spans: spans[session] ?? [], limit: limit) { return range }
+        }
+        let orphans = try String.fetchAll(
+            db,
+            sql: """
+                SELECT DISTINCT session_id FROM location INDEXED BY location_pending_rows
+                WHERE upload_state = 0 AND session_id NOT IN (SELECT id FROM session) ORDER BY session_id
+                """)
+        for session in orphans {
+            if let range = try freeRun(db, session: session, spans: spans[session] ?? [], limit: limit) { return range }
+        }
+        return nil
+    }
+
+    /// The first run of up to `limit` pending fixes of `session` outside `spans` (the open batches' ranges).
+    private static func freeRun(
+        _ db: Database, session: String, spans: [(first: Int64, last: Int64)], limit: Int
+    ) throws -> (session: String, first: Int64, last: Int64)? {
+        var from = Int64.min
+        while true {
+            guard
+                let first = try Int64.fetchOne(
+                    db,
+                    sql: """
+                        SELECT rowid FROM location INDEXED BY location_pending_rows
+                        WHERE session_id = ? AND upload_state = 0 AND rowid >= ? ORDER BY rowid LIMIT 1
+                        """, arguments: [session, from])
+            else { return nil }
+            if let span = spans.first(where: { $0.first <= first && first <= $0.last }) {
+                guard span.last < Int64.max else { return nil }
+                from = span.last + 1
+                continue
+            }
+            let bound = spans.filter { $0.first > first }.map(\.first).min().map { $0 - 1 } ?? Int64.max
+            let last = try Int64.fetchOne(
+                db,
+                sql: """
+                    SELECT max(rowid) FROM (SELECT rowid FROM location INDEXED BY location_pending_rows
+                    WHERE session_id = ? AND upload_state = 0 AND rowid BETWEEN ? AND ? ORDER BY rowid LIMIT ?)
+                    """, arguments: [session, first, bound, limit])
+            return (session, first, last ?? first)
+        }
+    }
+
+    /// The pending fixes of an open batch, as a `location` table hint and condition: its row
+    /// range within its session, or — for a batch assembled before `v8-batch-range` — the rows
+    /// tagged with its id. Nil when the batch has no fixes (or is not open).
+    private static func members(_ db: Database, batch id: String) throws -> (
+        hint: String, condition: String, arguments: StatementArguments
+    )? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM upload_batch WHERE id = ?", arguments: [id]) else { return nil }
+        return members(row)
+    }
+
+    private static let taggedHint = "INDEXED BY location_batch"
+
+    private static func members(_ row: Row) -> (hint: String, condition: String, arguments: StatementArguments)? {
+        if row["rows_tagged"] as Bool {
+            return (taggedHint, "batch_id = ? AND upload_state = 0", [row["id"] as String])
+        }
+        guard let first = row["first_row"] as Int64?, let last = row["last_row"] as Int64? else { return nil }
+        // The rowid range, not an index on session_id or ts: a 1,000-row range of the table's b-tree.
+        return ("NOT INDEXED", "rowid BETWEEN ? AND ? AND session_id = ? AND upload_state = 0", [first, last, row["session_id"] as String])
+    }
+
+    /// After fixes are deleted (row cap, age prune, `deleteLocations`), keeps each open batch's
+    /// range ending on a stored row (or empty), so the rowid of every later fix — one more than
+    /// the largest stored — stays above every open range: a fix stored after a batch's
+    /// assembly never joins it, also not into a range whose last rows were deleted.
+    static func pinBatchRanges(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                UPDATE upload_batch SET last_row = COALESCE(
+                    (SELECT max(rowid) FROM location WHERE rowid BETWEEN upload_batch.first_row AND upload_batch.last_row),
+                    first_row - 1)
+                WHERE first_row IS NOT NULL
+                """)
+    }
+
     private static func loadBatch(_ db: Database, _ row: Row) throws -> PendingBatch {
         let id: String = row["id"]
-        let locations = try LocationRow.fetchLocations(
-            db, where: "WHERE batch_id = ? AND upload_state = 0 ORDER BY ts, rowid", arguments: [id])
+        let locations =
+            try members(row).map {
+                try LocationRow.fetchLocations(db, where: "\($0.hint) WHERE \($0.condition) ORDER BY ts, rowid", arguments: $0.arguments)
+            } ?? []
         let events = try Row.fetchAll(
             db,
             sql: """
@@ -185,13 +263,16 @@ extension LocationStore {
     /// The body of `acknowledge`, inside the caller's transaction; returns the fixes marked.
     private static func markUploaded(_ db: Database, _ batch: UUID, keepLocations: Bool) throws -> Int {
         let id = batch.wireString
-        if keepLocations {
-            try db.execute(
-                sql: "UPDATE location SET upload_state = 1, batch_id = NULL WHERE batch_id = ? AND upload_state = 0", arguments: [id])
-        } else {
-            try db.execute(sql: "DELETE FROM location WHERE batch_id = ? AND upload_state = 0", arguments: [id])
+        var n = 0
+        if let m = try members(db, batch: id) {
+            if keepLocations {
+                let untag = m.hint == Self.taggedHint ? ", batch_id = NULL" : ""
+                try db.execute(sql: "UPDATE location \(m.hint) SET upload_state = 1\(untag) WHERE \(m.condition)", arguments: m.arguments)
+            } else {
+                try db.execute(sql: "DELETE FROM location \(m.hint) WHERE \(m.condition)", arguments: m.arguments)
+            }
+            n = db.changesCount
         }
-        let n = db.changesCount
         try db.execute(sql: "UPDATE geofence_event SET upload_state = 1, batch_id = NULL WHERE batch_id = ?", arguments: [id])
         try Self.settleProximity(db, batchID: id, state: 1)
         try db.execute(sql: "DELETE FROM upload_batch WHERE id = ?", arguments: [id])
@@ -202,8 +283,11 @@ extension LocationStore {
     func reject(_ batch: PendingBatch, status: Int, at now: Date) async throws(BeekonError) {
         try await write("setting a rejected batch aside") { db in
             let id = batch.id.wireString
-            try db.execute(sql: "UPDATE location SET upload_state = 2 WHERE batch_id = ? AND upload_state = 0", arguments: [id])
-            let locations = db.changesCount
+            var locations = 0
+            if let m = try Self.members(db, batch: id) {
+                try db.execute(sql: "UPDATE location \(m.hint) SET upload_state = 2 WHERE \(m.condition)", arguments: m.arguments)
+                locations = db.changesCount
+            }
             try db.execute(sql: "UPDATE geofence_event SET upload_state = 2 WHERE batch_id = ? AND upload_state = 0", arguments: [id])
             let events = db.changesCount + (try Self.settleProximity(db, batchID: id, state: 2))
             try db.execute(
@@ -220,6 +304,7 @@ extension LocationStore {
     func release(_ batch: PendingBatch) async throws(BeekonError) {
         try await write("re-batching rows refused under a reused batch id") { db in
             let id = batch.id.wireString
+            // A range batch's fixes return with the batch row's deletion; tagged ones (v8) are untagged.
             for table in ["location", "geofence_event", "proximity_event"] {
                 try db.execute(sql: "UPDATE \(table) SET batch_id = NULL WHERE batch_id = ? AND upload_state = 0", arguments: [id])
             }

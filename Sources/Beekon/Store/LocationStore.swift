@@ -144,7 +144,9 @@ final class LocationStore: Sendable {
             sql: """
                 DELETE FROM location WHERE rowid IN (SELECT rowid FROM location ORDER BY ts, rowid LIMIT ?)
                 """, arguments: [n])
-        return (db.changesCount, unsent)
+        let trimmed = db.changesCount
+        try pinBatchRanges(db)
+        return (trimmed, unsent)
     }
 
     /// Forgets the cached row count (after bulk deletes).
@@ -164,7 +166,9 @@ final class LocationStore: Sendable {
         let ms = WireTimestamp(date).millis
         let n = try await write("deleting fixes") { db in
             try db.execute(sql: "DELETE FROM location WHERE ts < ?", arguments: [ms])
-            return db.changesCount
+            let n = db.changesCount
+            try Self.pinBatchRanges(db)
+            return n
         }
         rowCount.value = nil
         return n
@@ -187,6 +191,7 @@ final class LocationStore: Sendable {
         let n = try await write("pruning old rows") { db in
             try db.execute(sql: "DELETE FROM location WHERE ts < ?" + exempt, arguments: [cutoff])
             let fixes = db.changesCount
+            try Self.pinBatchRanges(db)
             try db.execute(sql: "DELETE FROM geofence_event WHERE ts < ?" + exempt, arguments: [cutoff])
             try Self.addCounter(db, "aged_rows_total", fixes)
             return fixes

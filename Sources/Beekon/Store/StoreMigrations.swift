@@ -132,6 +132,27 @@ enum StoreMigrations {
             // The locate request a fix answers (issue 15), uploaded as locate_request_id.
             try db.execute(sql: "ALTER TABLE location ADD COLUMN locate_request_id TEXT")
         }
+        m.registerMigration("v8-batch-range") { db in
+            // Issue 31: a batch's fixes are a row range of its session (first_row…last_row, pending
+            // rows only) instead of its id written into each row, so assembling a batch writes
+            // one row, not 1,000 rows and two indexes. Batches assembled before keep their tagged
+            // rows (rows_tagged = 1: members are the fixes carrying the id) and get their span, so
+            // no new range overlaps them. Pending fixes are picked in rowid order (the pending
+            // index on session_id ends with the rowid). A stale tag (no open batch) is cleared.
+            try db.execute(
+                sql: """
+                    ALTER TABLE upload_batch ADD COLUMN first_row INTEGER;
+                    ALTER TABLE upload_batch ADD COLUMN last_row INTEGER;
+                    ALTER TABLE upload_batch ADD COLUMN rows_tagged INTEGER NOT NULL DEFAULT 0;
+                    UPDATE location SET batch_id = NULL WHERE batch_id IS NOT NULL
+                        AND (upload_state <> 0 OR batch_id NOT IN (SELECT id FROM upload_batch));
+                    UPDATE upload_batch SET rows_tagged = 1,
+                        first_row = (SELECT min(rowid) FROM location WHERE batch_id = upload_batch.id),
+                        last_row = (SELECT max(rowid) FROM location WHERE batch_id = upload_batch.id);
+                    DROP INDEX location_pending;
+                    CREATE INDEX location_pending_rows ON location(session_id) WHERE upload_state = 0;
+                    """)
+        }
         return m
     }
 }
