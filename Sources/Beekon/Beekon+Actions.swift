@@ -1,7 +1,8 @@
 import Foundation
 
-/// The one interpreter of `TrackingMachine`'s actions: every call site (start, resume,
-/// stop, configure, shutdown, a source failure) runs them through `run(_:)`.
+/// The interpreter of `TrackingMachine`'s lifecycle actions: every call site (start, resume,
+/// stop, configure, shutdown, a source failure) runs them through `run(_:)`. A held fix the
+/// lifecycle releases goes to the fix decider and its effects to `apply` (`Beekon+Fixes`).
 extension Beekon {
     /// Runs actions best-effort (errors are logged): used where no caller can take a throw.
     func perform(_ actions: [TrackingMachine.Action]) async {
@@ -61,9 +62,8 @@ extension Beekon {
         case .emitState(let state):
             logger.info("state changed", metadata: ["state": "\(state)"])
             broadcasts.state.publish(state)
-        case .store(let location):
-            await record(location)
-            await persistHeld(always: true)
+        case .store(let held):
+            await apply(machine.decide(.windowClosed(held)))
         }
     }
 }

@@ -11,7 +11,8 @@ extension Beekon {
     /// Answers one locate request (BY-2, BY-3): for a host woken by a silent push, and for
     /// the agent's command channel. Takes one fresh fix from the source (independent of
     /// tracking: the mode is not changed, so paused stays paused), stores it with trigger
-    /// `manual` and the request id, bypassing the gate, and uploads at once. A refusal
+    /// `manual` and the request id, bypassing the gate (after the fix the admission window
+    /// holds, if any), and uploads at once. A refusal
     /// (sharing off, too soon, no fix within the timeout) is sent to the server with its
     /// reason when sync is configured.
     @discardableResult
@@ -38,14 +39,13 @@ extension Beekon {
         var timeout = Duration.milliseconds(Int(locateGuard.policy.timeoutSeconds * 1000))
         if let fixTimeoutCap { timeout = min(timeout, fixTimeoutCap) }
         guard let raw = try? await deps.provider.currentLocation(timeout: timeout, mode: .high),
-            let fix = FixSanitiser.sanitise(raw)?.fix
+            let fix = FixSanitiser.sanitise(raw)
         else { return .refused(reason: "no_fix") }
-        var location = Location(
-            id: deps.makeID(), sessionId: machine.session ?? deps.makeID(), timestamp: fix.timestamp,
-            latitude: fix.latitude, longitude: fix.longitude, accuracy: fix.accuracy, speed: fix.speed,
-            bearing: fix.bearing, altitude: fix.altitude, trigger: .manual, motion: motion, isMock: fix.isMock)
-        location.locateRequestId = id
-        guard await record(location) else { return .refused(reason: "store_failed") }
+        let fixID = deps.makeID()
+        let effects = machine.decide(.locateAnswer(fix, id: fixID, requestID: id, motion: motion, idleSession: deps.makeID()))
+        guard await apply(effects).stored.contains(fixID), let location = effects.storedLocation(fixID) else {
+            return .refused(reason: "store_failed")
+        }
         locateGuard.lastAnswered = deps.clock.now()
         return .answered(location)
     }

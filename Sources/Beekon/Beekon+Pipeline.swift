@@ -115,9 +115,8 @@ extension Beekon {
     /// The fix with its activity (BY-4) and whether the heartbeat makes it due past the gate.
     func pipelineStep(_ fix: SanitisedFix) -> (SanitisedFix, heartbeat: Bool) {
         let config = machine.config
-        let raw = pipeline.classify(fix.fix, config: config)
-        let classified = raw == fix.fix ? fix : FixSanitiser.sanitise(raw) ?? fix
-        let heartbeat = FixPipeline.heartbeatDue(raw, lastAdmitted: machine.gate.last?.timestamp, config: config)
+        let classified = pipeline.classify(fix, config: config)
+        let heartbeat = FixPipeline.heartbeatDue(classified.fix, lastAdmitted: machine.gate.last?.timestamp, config: config)
         if heartbeat { logger.debug("heartbeat fix", metadata: ["interval_s": "\(config.heartbeatSeconds ?? 0)"]) }
         return (classified, heartbeat)
     }

@@ -99,15 +99,8 @@ extension Beekon {
         var recorded = false
         for action in stationary.detector.tick(now: deps.clock.now()) {
             guard case .checkIn(let cached) = action, let fix = FixSanitiser.sanitise(cached) else { continue }
-            if case .admit(let location) = machine.decide(
-                fix, id: deps.makeID(), motion: .stationary, trigger: .checkIn, bypassGate: true)
-            {
-                // Uploaded at once: a check-in refreshes the device's last contact on the server (BY-4).
-                if await admitAndRecord(location, force: true) {
-                    recorded = true
-                    await syncEngine?.wake(.checkIn)
-                }
-            }
+            let id = deps.makeID()
+            if await apply(machine.decide(.checkIn(fix, id: id))).stored.contains(id) { recorded = true }
         }
         return recorded
     }

@@ -1,8 +1,9 @@
 import Foundation
 
 /// The fix pipeline: a raw fix enters at `receive`, is sanitised once, evaluated by the
-/// geofences and the stationary detector, gated by the `TrackingMachine`, stored by
-/// `record` (durably, before anything is emitted), then emitted and handed to sync.
+/// geofences and the stationary detector, decided by the `TrackingMachine` (gate and
+/// admission window), and its effects run by `apply` (stored durably before anything is
+/// emitted, then emitted and handed to sync).
 extension Beekon {
     /// Enters tracking with `session`, running the machine's actions until one fails. On
     /// failure the state is restored (storage) or becomes `stopped(reason)` (source), and it throws.
@@ -13,9 +14,9 @@ extension Beekon {
     }
 
     /// One raw fix from the source (ST-1, FX-7): sanitise; evaluate geofences and the
-    /// stationary detector on every fix (before the gate); record a crossing (trigger
-    /// `geofence`) or a return to motion (trigger `motion`) bypassing the gate, else gate
-    /// it; store durably, then emit.
+    /// stationary detector on every fix (before the gate); a crossing (trigger `geofence`)
+    /// or a return to motion (trigger `motion`) bypasses the gate; the decider's effects
+    /// store it durably, then emit.
     func receive(_ raw: RawFix, generation: Int) async {
         guard generation == source.generation, machine.session != nil else { return }
         stats.received += 1
@@ -38,79 +39,25 @@ extension Beekon {
             // under keepTracking nothing was paused and the gate decides as usual.
             trigger = .motion
         }
-        let decision = machine.decide(
-            fix, id: deps.makeID(), motion: stationary.detector.motion, trigger: trigger,
-            bypassGate: trigger != .interval || heartbeat)
-        let records = crossing.events.map {
-            GeofenceEventRecord(
-                id: $0.id, geofenceId: $0.geofenceId, transition: $0.transition,
-                timestamp: $0.timestamp, sessionId: machine.session)
-        }
-        switch decision {
-        case .notTracking:
-            return
-        case .rejected(let why):
-            switch why {
-            case .notLater: stats.notLater += 1
-            case .tooSoon: stats.tooSoon += 1
-            case .tooClose: stats.tooClose += 1
-            case .admit, .turn: break
-            }
-            if !crossing.stateChanges.isEmpty {
-                // The crossing still counts even when its fix is not stored.
-                do {
-                    try await ready().insertEvents(records, states: crossing.stateChanges)
-                    geofenceEngine = fences
-                    publishEvents(crossing.events)
-                } catch {
-                    logger.error("could not store geofence events", metadata: ["error": "\(error)"])
-                }
-            }
-        case .admit(let location):
-            if await admitAndRecord(location, force: trigger != .interval || heartbeat, events: records, states: crossing.stateChanges) {
-                geofenceEngine = fences
-                publishEvents(crossing.events)
-            }
-        }
+        let crossingValue = FixCrossing(
+            records: crossing.events.map {
+                GeofenceEventRecord(
+                    id: $0.id, geofenceId: $0.geofenceId, transition: $0.transition,
+                    timestamp: $0.timestamp, sessionId: machine.session)
+            },
+            states: crossing.stateChanges, events: crossing.events)
+        let bypass = trigger != .interval || heartbeat
+        let effects = machine.decide(
+            .tracked(
+                fix, id: deps.makeID(), motion: stationary.detector.motion, trigger: trigger, bypassGate: bypass,
+                crossing: crossingValue))
+        if await apply(effects).crossingStored { geofenceEngine = fences }
         await runStationary(actions, previousMotion: oldMotion)
-    }
-
-    /// Stores one location (with any geofence events in the same transaction), then
-    /// commits it to the gate and emits it. Returns whether it was stored.
-    @discardableResult
-    func record(_ location: Location, events: [GeofenceEventRecord] = [], states: [String: Bool] = [:]) async -> Bool {
-        do {
-            let trimmed = try await ready().insert(location, events: events, geofenceStates: states, syncOn: syncOn)
-            stats.trimmed += trimmed
-            stats.stored += 1
-            stats.lastStoredFix = location.timestamp
-            machine.committed(location)
-            rearmHeartbeat()
-            broadcasts.positions.publish(location)
-            await syncEngine?.fixStored()
-            await pruneIfDue()
-            return true
-        } catch {
-            stats.storeFailures += 1
-            stats.lastError = error
-            logger.error("could not store a fix; tracking continues", metadata: ["error": "\(error)"])
-            return false
-        }
     }
 
     /// Whether uploads are configured: the store then exempts unacknowledged rows from the
     /// age prune and counts rows the cap trims before upload as lost uploads (ST-3).
     var syncOn: Bool { machine.config.sync != nil }
-
-    private func publishEvents(_ events: [GeofenceEvent]) {
-        guard !events.isEmpty else { return }
-        for e in events {
-            logger.info("geofence crossing", metadata: ["geofence": "\(e.geofenceId)", "type": "\(e.transition.rawValue)"])
-            broadcasts.geofenceEvents.publish(e)
-        }
-        // Geofence events are sparse and high-signal: upload at once (SY-3).
-        if let engine = syncEngine { Task { await engine.wake(.geofenceEvent) } }
-    }
 
     /// Age prune with the first stored fix of a run, then at most hourly (clock time).
     /// Not at start: a replay's clock reads real time until its first fix, and pruning

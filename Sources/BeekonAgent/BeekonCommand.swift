@@ -23,6 +23,24 @@ struct DatabaseOptions: ParsableArguments {
     var db: String
 }
 
+/// Where a command that keeps tracking state finds its database (`track`, `locate`):
+/// `--db`, else `--state-dir`, else the service's state directory (see `StateLocation`).
+struct StateOptions: ParsableArguments {
+    @Option(name: .long, help: "Path of the agent's SQLite database (default: STATE_DIR/beekon.sqlite).")
+    var db: String?
+
+    @Option(name: .long, help: "State directory for the database (default under systemd: $STATE_DIRECTORY or /var/lib/beekon).")
+    var stateDir: String?
+
+    /// The database path, or exit code 2 with a one-line message.
+    func databasePath() throws -> String {
+        do { return try StateLocation.databasePath(db: db, stateDir: stateDir) } catch {
+            Terminal.error(error.description)
+            throw ExitCode(2)
+        }
+    }
+}
+
 /// Log level option; logs are plain lines on stderr (journald-friendly).
 struct LogOptions: ParsableArguments {
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")

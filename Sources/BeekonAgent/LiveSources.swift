@@ -24,12 +24,13 @@ enum LiveSources {
                 throw Problem(description: error.description)
             }
         case .gpsd(let host, let port):
-            return GPSDProvider(configuration: .init(host: host, port: port, policy: policy), onEvent: events.handler)
+            return GPSDProvider(
+                configuration: .init(host: host, port: port, policy: policy), onEvent: events.handler, clock: clock.realClock)
         case .nmea(let path, let baud):
             do {
                 return try NMEASerialProvider(
                     configuration: .init(path: path, baud: baud, policy: policy),
-                    onEvent: events.handler)
+                    onEvent: events.handler, clock: clock.realClock)
             } catch {
                 throw Problem(description: error.description)
             }

@@ -19,11 +19,7 @@ struct LocateCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Location source: replay:PATH, gpsd[://HOST:PORT] or nmea:DEVICE[?baud=N].")
     var source: String
 
-    @Option(name: .long, help: "Path of the agent's SQLite database (default: STATE_DIR/beekon.sqlite).")
-    var db: String?
-
-    @Option(name: .long, help: "State directory for the database.")
-    var stateDir: String?
+    @OptionGroup var state: StateOptions
 
     @Option(name: .long, help: "JSON config file (SDK field names); needs a sync block.")
     var config: String
@@ -49,11 +45,7 @@ struct LocateCommand: AsyncParsableCommand {
             Terminal.error(error.description)
             throw ExitCode(2)
         }
-        let dbPath: String
-        do { dbPath = try StateLocation.databasePath(db: db, stateDir: stateDir) } catch {
-            Terminal.error(error.description)
-            throw ExitCode(2)
-        }
+        let dbPath = try state.databasePath()
         let clock = ReplayClock()
         let provider: any LocationProvider
         do {
@@ -65,7 +57,7 @@ struct LocateCommand: AsyncParsableCommand {
         }
         let beekon = Beekon(
             dependencies: BeekonDependencies(
-                databasePath: dbPath, provider: FreshFixProvider(provider, clock: clock.realClock), logger: logger,
+                databasePath: dbPath, provider: provider, logger: logger,
                 transport: try AgentTransport.make(agentConfig)))
         do {
             if let agentConfig {

@@ -27,11 +27,7 @@ struct TrackCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Shift a replayed track so it starts now.")
     var rebase = false
 
-    @Option(name: .long, help: "Path of the agent's SQLite database (default: STATE_DIR/beekon.sqlite).")
-    var db: String?
-
-    @Option(name: .long, help: "State directory for the database (default under systemd: $STATE_DIRECTORY or /var/lib/beekon).")
-    var stateDir: String?
+    @OptionGroup var state: StateOptions
 
     @Option(name: .long, help: "JSON config file (SDK field names).")
     var config: String?
@@ -56,11 +52,7 @@ struct TrackCommand: AsyncParsableCommand {
             Terminal.error("--speed must be a positive number or 'max' (got '\(speed)')")
             throw ExitCode(2)
         }
-        let dbPath: String
-        do { dbPath = try StateLocation.databasePath(db: db, stateDir: stateDir) } catch {
-            Terminal.error(error.description)
-            throw ExitCode(2)
-        }
+        let dbPath = try state.databasePath()
         guard sourceTimeout.isFinite, sourceTimeout > 0 else {
             Terminal.error("--source-timeout must be a positive number of seconds")
             throw ExitCode(2)
@@ -81,7 +73,7 @@ struct TrackCommand: AsyncParsableCommand {
         }
         let beekon = Beekon(
             dependencies: BeekonDependencies(
-                databasePath: dbPath, provider: FreshFixProvider(provider, clock: clock.realClock), clock: clock, logger: logger,
+                databasePath: dbPath, provider: provider, clock: clock, logger: logger,
                 transport: try AgentTransport.make(agentConfig), authClock: clock.realClock))
         events.attach(beekon.diagnosticLogger)  // source events into the diagnostic log (BY-6)
         var runner = AgentRunner(beekon: beekon, logger: logger, drainTimeout: drainTimeout)

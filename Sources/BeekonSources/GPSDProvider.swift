@@ -58,15 +58,20 @@ public final class GPSDProvider: LocationProvider {
     /// The configuration given at creation.
     public let configuration: Configuration
     private let onEvent: (@Sendable (LiveSourceEvent) -> Void)?
+    /// The one-shot fix behind `currentLocation` (BY-2).
+    private let fresh: FreshFixes
     private let state = Locked(State())
 
-    /// Creates a provider; `onEvent` receives connection events (for logging) on the reader thread.
+    /// Creates a provider; `onEvent` receives connection events (for logging) on the reader
+    /// thread; `clock` times `currentLocation`'s wait.
     public init(
         configuration: Configuration = Configuration(),
-        onEvent: (@Sendable (LiveSourceEvent) -> Void)? = nil
+        onEvent: (@Sendable (LiveSourceEvent) -> Void)? = nil,
+        clock: any BeekonClock = SystemClock()
     ) {
         self.configuration = configuration
         self.onEvent = onEvent
+        self.fresh = FreshFixes(clock: clock)
     }
 
     /// Counters of the current (or last) run.
@@ -97,7 +102,7 @@ public final class GPSDProvider: LocationProvider {
         }
         previous?.stop()
         reader.start()
-        return stream
+        return fresh.tap(stream)
     }
 
     /// `.paused` turns the watch off; other modes turn it back on.
@@ -111,5 +116,13 @@ public final class GPSDProvider: LocationProvider {
             defer { s.reader = nil }
             return s.reader
         }?.stop()
+        fresh.ended()
+    }
+
+    /// One fresh fix (BY-2, `Beekon.handleLocateRequest(id:)`): the next one of the running
+    /// watch, else the first of a run started for it and stopped after; nil when none
+    /// arrives within `timeout` (on the clock given at creation).
+    public func currentLocation(timeout: Duration, mode: PowerMode) async throws -> RawFix? {
+        try await fresh.next(timeout: timeout, start: { try await self.start(mode: mode) }, stop: { await self.stop() })
     }
 }

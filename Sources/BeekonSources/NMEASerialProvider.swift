@@ -48,18 +48,23 @@ public final class NMEASerialProvider: LocationProvider {
     /// The configuration given at creation.
     public let configuration: Configuration
     private let onEvent: (@Sendable (LiveSourceEvent) -> Void)?
+    /// The one-shot fix behind `currentLocation` (BY-2).
+    private let fresh: FreshFixes
     private let state = Locked<(reader: ReconnectingReader?, source: NMEASerialSource?, mode: PowerMode?)>((nil, nil, nil))
 
     /// Creates a provider; throws `.failed` for an unsupported baud rate.
-    /// `onEvent` receives open/close events (for logging) on the reader thread.
-    public init(configuration: Configuration, onEvent: (@Sendable (LiveSourceEvent) -> Void)? = nil)
-        throws(LocationProviderError)
-    {
+    /// `onEvent` receives open/close events (for logging) on the reader thread; `clock` times
+    /// `currentLocation`'s wait.
+    public init(
+        configuration: Configuration, onEvent: (@Sendable (LiveSourceEvent) -> Void)? = nil,
+        clock: any BeekonClock = SystemClock()
+    ) throws(LocationProviderError) {
         guard Self.supportedBaudRates.contains(configuration.baud) else {
             throw .failed("unsupported baud rate \(configuration.baud) (use one of \(SerialPort.supportedList))")
         }
         self.configuration = configuration
         self.onEvent = onEvent
+        self.fresh = FreshFixes(clock: clock)
     }
 
     /// What the parser saw in the current (or last) run: sentences, fixes, skips by reason.
@@ -93,7 +98,7 @@ public final class NMEASerialProvider: LocationProvider {
         }
         previous?.stop()
         reader.start()
-        return stream
+        return fresh.tap(stream)
     }
 
     /// Records the mode (see the type's documentation).
@@ -107,5 +112,13 @@ public final class NMEASerialProvider: LocationProvider {
             defer { s.reader = nil }
             return s.reader
         }?.stop()
+        fresh.ended()
+    }
+
+    /// One fresh fix (BY-2, `Beekon.handleLocateRequest(id:)`): the next one of the running
+    /// watch, else the first of a run started for it and stopped after; nil when none
+    /// arrives within `timeout` (on the clock given at creation).
+    public func currentLocation(timeout: Duration, mode: PowerMode) async throws -> RawFix? {
+        try await fresh.next(timeout: timeout, start: { try await self.start(mode: mode) }, stop: { await self.stop() })
     }
 }

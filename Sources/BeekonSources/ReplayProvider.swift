@@ -32,6 +32,8 @@ public actor ReplayProvider: LocationProvider {
     public nonisolated let maxGap: Duration
     /// What the reader reported, when created from a file.
     public nonisolated let diagnostics: TrackDiagnostics?
+    /// The one-shot fix behind `currentLocation` (BY-2), timed on the real clock.
+    private nonisolated let fresh: FreshFixes
 
     /// The mode passed to the last `start(mode:)` or `setPowerMode(_:)`; nil before either.
     public private(set) var lastRequestedMode: PowerMode?
@@ -80,6 +82,7 @@ public actor ReplayProvider: LocationProvider {
         self.maxGap = maxGap
         self.diagnostics = diagnostics
         self.pacer = ReplayPacer(speed: speed, maxGap: maxGap)
+        self.fresh = FreshFixes(clock: clock.realClock)
     }
 
     /// How many fixes are still to be delivered.
@@ -97,6 +100,7 @@ public actor ReplayProvider: LocationProvider {
             rebased = true
         }
         let gen = generation
+        fresh.started()
         return AsyncThrowingStream(unfolding: { [self] in await self.next(gen) })
     }
 
@@ -111,6 +115,14 @@ public actor ReplayProvider: LocationProvider {
         generation += 1
         pacingTask?.cancel()
         pacingTask = nil
+        fresh.ended()
+    }
+
+    /// One fresh fix (BY-2, `Beekon.handleLocateRequest(id:)`): the next one the running
+    /// replay delivers, else the next of the track from a run started for it (and stopped
+    /// after); nil when none arrives within `timeout` of real time.
+    public func currentLocation(timeout: Duration, mode: PowerMode) async throws -> RawFix? {
+        try await fresh.next(timeout: timeout, start: { try await self.start(mode: mode) }, stop: { await self.stop() })
     }
 
     /// The next fix for the stream of generation `gen`, or nil when it is over.
@@ -118,6 +130,7 @@ public actor ReplayProvider: LocationProvider {
         guard gen == generation, isRunning else { return nil }
         guard nextIndex < fixes.count else {
             isRunning = false
+            fresh.ended()
             return nil
         }
         let index = nextIndex
@@ -139,6 +152,7 @@ public actor ReplayProvider: LocationProvider {
         clock.advance(to: fix.timestamp)
         deliveredCount += 1
         lastDelivered = fix
+        fresh.delivered(fix)
         return fix
     }
 }

@@ -1,5 +1,6 @@
 import BeekonTestSupport
 import Beekon
+import BeekonWire
 import Foundation
 import GRDB
 import Testing
@@ -38,16 +39,15 @@ struct AgentAdmissionKillTests {
         return try tmp.write("tail.gpx", kept.joined(separator: "\n"))
     }
 
-    /// The fix a killed agent held in its admission window (`meta`'s `admission_held_fix`:
-    /// `1;ID;SESSION;MS;LAT;LON;…`): its wire id and coordinates, nil when nothing was held.
+    /// The fix a killed agent held in its admission window (`meta`'s `admission_held_fix`: a
+    /// one-location schema-v1 envelope): its wire id and coordinates, nil when nothing was held.
     static func heldAtKill(db: String) throws -> (id: String, latitude: Double, longitude: Double)? {
         let queue = try DatabaseQueue(path: db)
         defer { try? queue.close() }
         guard let text = try queue.read({ try String.fetchOne($0, sql: "SELECT value FROM meta WHERE key = 'admission_held_fix'") })
         else { return nil }
-        let f = text.split(separator: ";", omittingEmptySubsequences: false)
-        guard f.count > 5, let lat = Double(f[4]), let lon = Double(f[5]) else { return nil }
-        return (f[1].lowercased(), lat, lon)
+        guard let held = try? WireEnvelope.decode(Data(text.utf8)).locations.first else { return nil }
+        return (held.id.wireString, held.latitude, held.longitude)
     }
 
     @Test func sigkillWithAnOpenWindowKeepsTheBound() async throws {

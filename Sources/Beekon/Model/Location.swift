@@ -67,4 +67,14 @@ public struct Location: Sendable, Hashable, Identifiable {
         w.locateRequestId = locateRequestId
         return w
     }
+
+    /// The fix a schema-v1 location describes, in `sessionId` (the envelope's); the inverse
+    /// of ``wire`` (a coarsening `privacyZone` is not kept).
+    package init(wire w: WireLocation, sessionId: UUID) {
+        self.init(
+            id: w.id, sessionId: sessionId, timestamp: w.timestamp.date, latitude: w.latitude, longitude: w.longitude,
+            accuracy: w.accuracy, speed: w.speed, bearing: w.bearing, altitude: w.altitude, trigger: w.trigger,
+            motion: w.motion, isMock: w.isMock, activity: w.activity, quality: w.quality)
+        locateRequestId = w.locateRequestId
+    }
 }

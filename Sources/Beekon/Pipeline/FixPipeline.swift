@@ -25,12 +25,11 @@ struct FixPipeline: Sendable {
         return effective == before ? nil : effective
     }
 
-    /// The fix with its activity filled (unless the source set one or classification is off).
-    mutating func classify(_ fix: RawFix, config: BeekonConfig) -> RawFix {
+    /// The fix with its activity filled (unless the source set one or classification is off);
+    /// still sanitised (the activity is not a value the sanitiser cleans).
+    mutating func classify(_ fix: SanitisedFix, config: BeekonConfig) -> SanitisedFix {
         guard config.classifyActivity, fix.activity == nil else { return fix }
-        var out = fix
-        out.activity = classifier.classify(fix)
-        return out
+        return fix.with(activity: classifier.classify(fix.fix))
     }
 
     /// Whether the heartbeat makes this fix due regardless of the gate: at least

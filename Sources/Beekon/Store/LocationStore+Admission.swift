@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 import GRDB
 
@@ -21,30 +22,19 @@ extension LocationStore {
     }
 }
 
-/// A `Location` as one line of `;`-separated fields (time in milliseconds since 1970; an empty
-/// field is nil). Hand-written rather than JSON: it is written after every accepted fix.
+/// The held fix in the one codec of `Location`: the upload envelope it would travel in
+/// (schema v1, written and read by `BeekonWire`), with one location. Its device fields are
+/// placeholders (`platform` "held"); only the session and the location are read back.
 private enum HeldFixText {
     static func encode(_ l: Location) -> String {
-        func o(_ d: Double?) -> String { d.map { "\($0)" } ?? "" }
-        return [
-            "1", l.id.uuidString, l.sessionId.uuidString, "\(Int64((l.timestamp.timeIntervalSince1970 * 1000).rounded()))",
-            "\(l.latitude)", "\(l.longitude)", o(l.accuracy), o(l.speed), o(l.bearing), o(l.altitude),
-            l.trigger.rawValue, l.motion.rawValue, l.isMock ? "1" : "0",
-            l.activity?.rawValue ?? "", l.quality?.rawValue ?? "",
-        ].joined(separator: ";")
+        let envelope = WireEnvelope(
+            batchId: l.id, sessionId: l.sessionId, sentAt: WireTimestamp(l.timestamp),
+            device: WireDevice(installId: l.id, platform: "held", sdkVersion: BeekonVersion.current), locations: [l.wire])
+        return String(decoding: WireJSONWriter.encode(envelope), as: UTF8.self)
     }
 
     static func decode(_ text: String) -> Location? {
-        let f = text.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
-        guard f.count == 15, f[0] == "1", let id = UUID(uuidString: f[1]), let session = UUID(uuidString: f[2]),
-            let ms = Int64(f[3]), let lat = Double(f[4]), let lon = Double(f[5]),
-            let trigger = Trigger(rawValue: f[10]), let motion = Motion(rawValue: f[11])
-        else { return nil }
-        func o(_ s: String) -> Double? { s.isEmpty ? nil : Double(s) }
-        return Location(
-            id: id, sessionId: session, timestamp: Date(timeIntervalSince1970: Double(ms) / 1000),
-            latitude: lat, longitude: lon, accuracy: o(f[6]), speed: o(f[7]), bearing: o(f[8]),
-            altitude: o(f[9]), trigger: trigger, motion: motion, isMock: f[12] == "1",
-            activity: Activity(rawValue: f[13]), quality: Quality(rawValue: f[14]))
+        guard let envelope = try? WireEnvelope.decode(Data(text.utf8)), envelope.locations.count == 1 else { return nil }
+        return Location(wire: envelope.locations[0], sessionId: envelope.sessionId)
     }
 }

@@ -98,10 +98,12 @@ final class LocationStore: Sendable {
 
     /// Stores one admitted fix durably, then trims the oldest rows beyond the cap.
     /// Returns the number of rows trimmed. With `syncOn` (uploads configured), trimmed rows
-    /// that were never uploaded are counted as lost uploads (ST-3).
+    /// that were never uploaded are counted as lost uploads (ST-3). Only the fix interpreter
+    /// (`Beekon.apply(_:)`) can call it: nothing else can make a `FixWrite`.
     @discardableResult
     func insert(
-        _ location: Location, events: [GeofenceEventRecord] = [], geofenceStates: [String: Bool] = [:], syncOn: Bool
+        _ location: Location, events: [GeofenceEventRecord] = [], geofenceStates: [String: Bool] = [:], syncOn: Bool,
+        by writer: FixWrite
     ) async throws(BeekonError) -> Int {
         let cap = rowCap
         let known = rowCount.value

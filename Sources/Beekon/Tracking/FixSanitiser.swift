@@ -57,6 +57,13 @@ struct SanitisedFix: Sendable, Equatable {
         self.fix = fix
     }
 
+    /// The same fix with `activity` set (a label, not a value the sanitiser cleans).
+    func with(activity: Activity?) -> SanitisedFix {
+        var fix = self.fix
+        fix.activity = activity
+        return SanitisedFix(fix: fix)
+    }
+
     subscript<T>(dynamicMember keyPath: KeyPath<RawFix, T>) -> T {
         fix[keyPath: keyPath]
     }
