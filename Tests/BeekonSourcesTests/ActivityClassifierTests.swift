@@ -97,12 +97,19 @@ import BeekonSources
         #expect(Self.classify(Self.fixes(speeds: Array(repeating: 25, count: 120))).last == .automotive)
     }
 
-    @Test("BY-4: physical limits: no walk above 3.5 m/s, no run above 7 m/s, no bicycle above 17 m/s")
+    @Test("BY-4: physical limits: no walk above 3.5 m/s, no run above 7 m/s (short or long window), no bicycle above 17 m/s")
     func plausibility() throws {
         let fast = try #require(Self.features(Self.fixes(speeds: Array(repeating: 20, count: 100))))
         #expect(SpeedActivityClassifier.plausible(fast) == [false, false, false, true])
         let jog = try #require(Self.features(Self.fixes(speeds: Array(repeating: 3, count: 100))))
         #expect(SpeedActivityClassifier.plausible(jog) == [true, true, true, true])
+        // A climb at running pace 5 minutes after a 9 m/s descent: a bicycle, not a run.
+        let climb = try #require(Self.features(Self.fixes(speeds: Array(repeating: 9, count: 300) + Array(repeating: 3, count: 200))))
+        #expect(climb.speedP85 <= 3.5 && climb.longSpeedP95 > 7)
+        #expect(SpeedActivityClassifier.plausible(climb) == [true, false, true, true])
+        // The same climb once the descent has left the long window (600 s): a run is possible again.
+        let later = try #require(Self.features(Self.fixes(speeds: Array(repeating: 9, count: 300) + Array(repeating: 3, count: 700))))
+        #expect(SpeedActivityClassifier.plausible(later) == [true, true, true, true])
     }
 
     @Test("BY-4: hysteresis — a burst shorter than confirmSeconds does not flip the answer; a lasting change does")
