@@ -204,12 +204,15 @@ import BeekonSources
         let result = ActivityEvaluation(try LabelledSet.load(Self.labelled), leaveOneOut: false)
         func correct(_ name: String) -> Double { result.shipped.first { $0.name.hasSuffix(name) }?.confusion.movingCorrect ?? -1 }
         #expect(correct("togeojson_apple_watch_walk_1hz.gpx") >= 0.985)
-        #expect(correct("movingpandas_304_to_UL_bus_1hz.gpx") >= 0.70)
+        #expect(correct("movingpandas_304_to_UL_bus_1hz.gpx") >= 0.72)
         let evaluation = ActivityEvaluation.perMode(result.shipped.filter { !$0.training })
-        #expect(ActivityEvaluation.correct(evaluation["automotive"] ?? [:], label: .automotive) >= 0.90)
+        #expect(ActivityEvaluation.correct(evaluation["walking"] ?? [:], label: .walking) >= 0.94)
+        #expect(ActivityEvaluation.correct(evaluation["automotive"] ?? [:], label: .automotive) >= 0.84)
         #expect(ActivityEvaluation.correct(evaluation["train"] ?? [:], label: .automotive) >= 0.90)
-        #expect(ActivityEvaluation.correct(evaluation["running"] ?? [:], label: .running) >= 0.85)
-        #expect(ActivityEvaluation.correct(evaluation["cycling"] ?? [:], label: .cycling) >= 0.74)
+        #expect(ActivityEvaluation.correct(evaluation["running"] ?? [:], label: .running) >= 0.71)
+        #expect(ActivityEvaluation.correct(evaluation["cycling"] ?? [:], label: .cycling) >= 0.79)
+        // The second round's held-out sources (tracklib, gpxpy): the walks are walks.
+        for walk in ["MC", "DC", "FC"] { #expect(correct("tracklib_hike-\(walk)-visorando-phone.gpx") >= 0.99) }
         #expect(result.report.contains("== evaluation set: shipped model, never trained on =="))
     }
 

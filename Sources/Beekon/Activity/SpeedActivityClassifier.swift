@@ -84,7 +84,7 @@ public struct SpeedActivityClassifier: ActivityClassifier, Sendable {
     /// both in the short window's 85th and the long window's 95th percentile (a sustained
     /// 25 km/h is beyond human running: world-record 1500 m pace is 7.3 m/s over 3.5 min);
     /// cycling a long-window 95th percentile ≤ 17 m/s; automotive is always possible. The
-    /// long-window limits have a cost: for up to ``ActivityFeatureWindow/longSeconds`` after
+    /// long-window limits have a cost: for up to `ActivityFeatureWindow.longSeconds` (600 s) after
     /// a fast leg (a run straight out of a car, with no stop in between) the slower class is ruled out.
     package static func plausible(_ f: ActivityFeatures) -> [Bool] {
         [f.speedP85 <= 3.5, f.speedP85 <= 7 && f.longSpeedP95 <= 7, f.longSpeedP95 <= 17, true]
