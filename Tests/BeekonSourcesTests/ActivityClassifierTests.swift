@@ -112,6 +112,14 @@ import BeekonSources
         #expect(SpeedActivityClassifier.plausible(later) == [true, true, true, true])
     }
 
+    @Test("BY-4: a climb at running pace within 600 s of a 9 m/s descent is never called running; alone, the same pace is")
+    func climbAfterDescent() {
+        let climb = Array(repeating: 3.0, count: 240)
+        let ride = Self.classify(Self.fixes(speeds: Array(repeating: 9, count: 300) + climb))
+        #expect(!ride[300...].contains(.running), "\(ride[300...])")
+        #expect(Self.classify(Self.fixes(speeds: climb)).last == .running)
+    }
+
     @Test("BY-4: hysteresis — a burst shorter than confirmSeconds does not flip the answer; a lasting change does")
     func hysteresis() throws {
         let steady = Array(repeating: 1.4, count: 180)
@@ -163,7 +171,7 @@ import BeekonSources
     @Test("BY-4: the shipped coefficients are exactly what training on SPLIT.md's training recordings gives")
     func shippedModelProvenance() throws {
         let set = try LabelledSet.load(Self.labelled)
-        #expect(set.hasSplit && set.recordings.filter(\.training).count == 6 && set.recordings.filter { !$0.training }.count == 8)
+        #expect(set.hasSplit && set.recordings.filter(\.training).count == 6 && set.recordings.filter { !$0.training }.count == 14)
         let trained = ActivityEvaluation.train(set)
         let shipped = ActivityModel.trained
         for (a, b) in zip(
