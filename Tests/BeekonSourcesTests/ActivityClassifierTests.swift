@@ -242,4 +242,30 @@ import BeekonSources
         }
         #expect(result.report.contains("== leave-one-recording-out"))
     }
+
+    @Test("BY-4: leave-one-source-out trains without every recording of the judged one's source (file name up to its first _)")
+    func leaveOneSourceOut() {
+        #expect(LabelledSet.Recording(name: "walking/tracklib_hike-MC.gpx", mode: "walking", training: false, fixes: []).source == "tracklib")
+        #expect(LabelledSet.Recording(name: "../gpx/togeojson_walk.gpx", mode: "walking", training: true, fixes: []).source == "togeojson")
+        func rec(_ name: String, _ mode: String, _ speed: Double) -> LabelledSet.Recording {
+            LabelledSet.Recording(
+                name: name, mode: mode, training: true, fixes: Self.fixes(speeds: (0..<300).map { speed + 0.3 * sin(Double($0) / 9) }))
+        }
+        // Both walks come from one source: leave-one-recording-out still trains on a walk,
+        // leave-one-source-out has none to train on, so it cannot answer walking.
+        let set = LabelledSet(
+            recordings: [
+                rec("s_w1", "walking", 1.3), rec("s_w2", "walking", 1.5), rec("r1", "running", 3.0), rec("r2", "running", 3.4),
+                rec("c1", "cycling", 6), rec("c2", "cycling", 7), rec("a1", "automotive", 15), rec("a2", "automotive", 20),
+            ], hasSplit: true)
+        let result = ActivityEvaluation(set, leaveOneOut: true)
+        #expect(result.leaveOneSourceOut.map(\.name) == set.recordings.map(\.name))
+        let byRecording = Dictionary(uniqueKeysWithValues: result.leaveOneOut.map { ($0.name, $0.confusion.movingCorrect) })
+        let bySource = Dictionary(uniqueKeysWithValues: result.leaveOneSourceOut.map { ($0.name, $0.confusion.movingCorrect) })
+        #expect((byRecording["s_w2"] ?? 0) > 0.8)
+        #expect(bySource["s_w1"] == 0 && bySource["s_w2"] == 0)
+        // A source of one recording is left out alone: the same model as leave-one-recording-out.
+        #expect(bySource["c1"] == byRecording["c1"])
+        #expect(result.report.contains("== leave-one-source-out"))
+    }
 }
