@@ -245,7 +245,8 @@ import BeekonSources
 
     @Test("BY-4: leave-one-source-out trains without every recording of the judged one's source (file name up to its first _)")
     func leaveOneSourceOut() {
-        #expect(LabelledSet.Recording(name: "walking/tracklib_hike-MC.gpx", mode: "walking", training: false, fixes: []).source == "tracklib")
+        #expect(
+            LabelledSet.Recording(name: "walking/tracklib_hike-MC.gpx", mode: "walking", training: false, fixes: []).source == "tracklib")
         #expect(LabelledSet.Recording(name: "../gpx/togeojson_walk.gpx", mode: "walking", training: true, fixes: []).source == "togeojson")
         func rec(_ name: String, _ mode: String, _ speed: Double) -> LabelledSet.Recording {
             LabelledSet.Recording(
