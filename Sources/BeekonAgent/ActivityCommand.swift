@@ -19,7 +19,9 @@ struct ActivityCommand: AsyncParsableCommand {
             evaluation recordings, else one subdirectory per mode: walking, running, cycling, \
             automotive, train). Prints the confusion of moving fixes per mode and per recording for \
             the evaluation set and the training set with the shipped model, then \
-            leave-one-recording-out (each recording judged by a model trained on all the others).
+            leave-one-recording-out (each recording judged by a model trained on all the others) \
+            and leave-one-source-out (trained on the other sources' recordings only; a recording's \
+            source is its file name up to the first _).
 
             --train DIR: prints the Swift source of a model trained on DIR's training recordings \
             only (scripts/train-activity.sh writes it to Sources/Beekon/Activity/ActivityModel+Trained.swift).

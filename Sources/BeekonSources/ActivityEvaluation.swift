@@ -29,6 +29,10 @@ package struct LabelledSet: Sendable {
             self.fixes = fixes
         }
 
+        /// The source it comes from: its file name up to the first `_` (`tracklib_hike-MC-….gpx` is
+        /// `tracklib`), the naming rule of `Tests/Data/labelled/README.md`.
+        package var source: String { String((name as NSString).lastPathComponent.prefix { $0 != "_" }) }
+
         /// The activity its moving fixes are (a train is `automotive`).
         package var label: Activity { mode == "train" ? .automotive : Activity(rawValue: mode) ?? .unknown }
     }
@@ -89,8 +93,10 @@ package struct LabelledSet: Sendable {
 }
 
 /// The activity classifier judged on a ``LabelledSet`` (BY-4): the shipped model on every
-/// recording, and leave-one-recording-out — for each recording a model trained on all the
-/// others, judged on it — so a figure that holds only on the training data shows.
+/// recording, leave-one-recording-out — for each recording a model trained on all the
+/// others, judged on it — and leave-one-source-out (trained on the other sources' recordings
+/// only: a device or an author's habits cannot help), so a figure that holds only on the
+/// training data shows.
 package struct ActivityEvaluation: Sendable {
     /// One recording's result.
     package struct Row: Sendable {
@@ -108,8 +114,12 @@ package struct ActivityEvaluation: Sendable {
     package var shipped: [Row]
     /// Leave-one-recording-out: each recording judged by a model trained on all others (empty when not asked).
     package var leaveOneOut: [Row]
+    /// Leave-one-source-out: each recording judged by a model trained on the recordings of the
+    /// other sources (``LabelledSet/Recording/source``; empty when not asked).
+    package var leaveOneSourceOut: [Row]
 
-    /// Runs the classifier with `model` on every recording, and leave-one-recording-out when `leaveOneOut`.
+    /// Runs the classifier with `model` on every recording, and leave-one-recording-out and
+    /// leave-one-source-out when `leaveOneOut`.
     package init(_ set: LabelledSet, model: ActivityModel = .trained, leaveOneOut: Bool) {
         shipped = set.recordings.map { r in
             var c = SpeedActivityClassifier()
@@ -118,17 +128,26 @@ package struct ActivityEvaluation: Sendable {
                 name: r.name, mode: r.mode, training: r.training,
                 confusion: ActivityConfusion(fixes: r.fixes, label: r.label, classifier: c))
         }
-        self.leaveOneOut =
-            leaveOneOut
-            ? set.recordings.indices.map { i in
-                let others = set.recordings.indices.filter { $0 != i }.map { (set.recordings[$0].fixes, set.recordings[$0].label) }
-                var c = SpeedActivityClassifier()
-                c.model = ActivityModel.train(recordings: others)
-                let r = set.recordings[i]
-                return Row(
-                    name: r.name, mode: r.mode, training: r.training,
-                    confusion: ActivityConfusion(fixes: r.fixes, label: r.label, classifier: c))
-            } : []
+        self.leaveOneOut = leaveOneOut ? Self.heldOut(set, by: \.name) : []
+        self.leaveOneSourceOut = leaveOneOut ? Self.heldOut(set, by: \.source) : []
+    }
+
+    /// Each recording judged by a model trained on the recordings whose `key` differs from its
+    /// own (one model per distinct key).
+    static func heldOut(_ set: LabelledSet, by key: (LabelledSet.Recording) -> String) -> [Row] {
+        var models: [String: ActivityModel] = [:]
+        return set.recordings.map { r in
+            let k = key(r)
+            let model =
+                models[k]
+                ?? ActivityModel.train(recordings: set.recordings.filter { key($0) != k }.map { ($0.fixes, $0.label) })
+            models[k] = model
+            var c = SpeedActivityClassifier()
+            c.model = model
+            return Row(
+                name: r.name, mode: r.mode, training: r.training,
+                confusion: ActivityConfusion(fixes: r.fixes, label: r.label, classifier: c))
+        }
     }
 
     /// The model trained on the set's training recordings.
@@ -152,7 +171,7 @@ package struct ActivityEvaluation: Sendable {
     }
 
     /// The report as text: per mode (moving fixes) and per recording, for the evaluation
-    /// set, the training set and leave-one-recording-out.
+    /// set, the training set, leave-one-recording-out and leave-one-source-out.
     package var report: String {
         var out: [String] = []
         let columns: [Activity] = [.stationary, .walking, .running, .cycling, .automotive, .unknown]
@@ -188,6 +207,7 @@ package struct ActivityEvaluation: Sendable {
         section("evaluation set: shipped model, never trained on", shipped.filter { !$0.training })
         section("training set: shipped model, trained on these", shipped.filter(\.training))
         section("leave-one-recording-out: each recording judged by a model trained on all the others", leaveOneOut)
+        section("leave-one-source-out: each recording judged by a model trained on the other sources' recordings", leaveOneSourceOut)
         return out.joined(separator: "\n")
     }
 }

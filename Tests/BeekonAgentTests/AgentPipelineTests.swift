@@ -64,7 +64,7 @@ struct AgentPipelineTests {
     }
 
     @Test(
-        "BY-4: `beekon activity --evaluate DIR` prints per-mode and per-recording confusion and leave-one-recording-out; --train prints Swift"
+        "BY-4: `beekon activity --evaluate DIR` prints per-mode and per-recording confusion, leave-one-recording-out and leave-one-source-out; --train prints Swift"
     )
     func activityEvaluate() async throws {
         let tmp = try TempDir()
@@ -78,6 +78,7 @@ struct AgentPipelineTests {
         let out = run.stdoutText
         #expect(out.contains("== evaluation set: shipped model, never trained on =="), "\(out)")
         #expect(out.contains("== leave-one-recording-out"), "\(out)")
+        #expect(out.contains("== leave-one-source-out"), "\(out)")
         let walkRow = try #require(run.stdout.first { $0.hasPrefix("walking/walking.gpx") })
         #expect(walkRow.contains("98.5 %"), "\(walkRow)")  // the shipped model on the walk
         #expect(run.stdout.contains { $0.hasPrefix("walking ") && $0.hasSuffix("%") })  // the per-mode row

@@ -97,12 +97,27 @@ import BeekonSources
         #expect(Self.classify(Self.fixes(speeds: Array(repeating: 25, count: 120))).last == .automotive)
     }
 
-    @Test("BY-4: physical limits: no walk above 3.5 m/s, no run above 7 m/s, no bicycle above 17 m/s")
+    @Test("BY-4: physical limits: no walk above 3.5 m/s, no run above 7 m/s (short or long window), no bicycle above 17 m/s")
     func plausibility() throws {
         let fast = try #require(Self.features(Self.fixes(speeds: Array(repeating: 20, count: 100))))
         #expect(SpeedActivityClassifier.plausible(fast) == [false, false, false, true])
         let jog = try #require(Self.features(Self.fixes(speeds: Array(repeating: 3, count: 100))))
         #expect(SpeedActivityClassifier.plausible(jog) == [true, true, true, true])
+        // A climb at running pace 5 minutes after a 9 m/s descent: a bicycle, not a run.
+        let climb = try #require(Self.features(Self.fixes(speeds: Array(repeating: 9, count: 300) + Array(repeating: 3, count: 200))))
+        #expect(climb.speedP85 <= 3.5 && climb.longSpeedP95 > 7)
+        #expect(SpeedActivityClassifier.plausible(climb) == [true, false, true, true])
+        // The same climb once the descent has left the long window (600 s): a run is possible again.
+        let later = try #require(Self.features(Self.fixes(speeds: Array(repeating: 9, count: 300) + Array(repeating: 3, count: 700))))
+        #expect(SpeedActivityClassifier.plausible(later) == [true, true, true, true])
+    }
+
+    @Test("BY-4: a climb at running pace within 600 s of a 9 m/s descent is never called running; alone, the same pace is")
+    func climbAfterDescent() {
+        let climb = Array(repeating: 3.0, count: 240)
+        let ride = Self.classify(Self.fixes(speeds: Array(repeating: 9, count: 300) + climb))
+        #expect(!ride[300...].contains(.running), "\(ride[300...])")
+        #expect(Self.classify(Self.fixes(speeds: climb)).last == .running)
     }
 
     @Test("BY-4: hysteresis — a burst shorter than confirmSeconds does not flip the answer; a lasting change does")
@@ -156,7 +171,7 @@ import BeekonSources
     @Test("BY-4: the shipped coefficients are exactly what training on SPLIT.md's training recordings gives")
     func shippedModelProvenance() throws {
         let set = try LabelledSet.load(Self.labelled)
-        #expect(set.hasSplit && set.recordings.filter(\.training).count == 6 && set.recordings.filter { !$0.training }.count == 8)
+        #expect(set.hasSplit && set.recordings.filter(\.training).count == 6 && set.recordings.filter { !$0.training }.count == 14)
         let trained = ActivityEvaluation.train(set)
         let shipped = ActivityModel.trained
         for (a, b) in zip(
@@ -197,12 +212,15 @@ import BeekonSources
         let result = ActivityEvaluation(try LabelledSet.load(Self.labelled), leaveOneOut: false)
         func correct(_ name: String) -> Double { result.shipped.first { $0.name.hasSuffix(name) }?.confusion.movingCorrect ?? -1 }
         #expect(correct("togeojson_apple_watch_walk_1hz.gpx") >= 0.985)
-        #expect(correct("movingpandas_304_to_UL_bus_1hz.gpx") >= 0.70)
+        #expect(correct("movingpandas_304_to_UL_bus_1hz.gpx") >= 0.72)
         let evaluation = ActivityEvaluation.perMode(result.shipped.filter { !$0.training })
-        #expect(ActivityEvaluation.correct(evaluation["automotive"] ?? [:], label: .automotive) >= 0.90)
+        #expect(ActivityEvaluation.correct(evaluation["walking"] ?? [:], label: .walking) >= 0.94)
+        #expect(ActivityEvaluation.correct(evaluation["automotive"] ?? [:], label: .automotive) >= 0.84)
         #expect(ActivityEvaluation.correct(evaluation["train"] ?? [:], label: .automotive) >= 0.90)
-        #expect(ActivityEvaluation.correct(evaluation["running"] ?? [:], label: .running) >= 0.85)
-        #expect(ActivityEvaluation.correct(evaluation["cycling"] ?? [:], label: .cycling) >= 0.74)
+        #expect(ActivityEvaluation.correct(evaluation["running"] ?? [:], label: .running) >= 0.71)
+        #expect(ActivityEvaluation.correct(evaluation["cycling"] ?? [:], label: .cycling) >= 0.79)
+        // The second round's held-out sources (tracklib, gpxpy): the walks are walks.
+        for walk in ["MC", "DC", "FC"] { #expect(correct("tracklib_hike-\(walk)-visorando-phone.gpx") >= 0.99) }
         #expect(result.report.contains("== evaluation set: shipped model, never trained on =="))
     }
 
@@ -223,5 +241,32 @@ import BeekonSources
             #expect(row.confusion.movingCorrect > 0.8, "\(row.name): \(row.confusion.table)")
         }
         #expect(result.report.contains("== leave-one-recording-out"))
+    }
+
+    @Test("BY-4: leave-one-source-out trains without every recording of the judged one's source (file name up to its first _)")
+    func leaveOneSourceOut() {
+        #expect(
+            LabelledSet.Recording(name: "walking/tracklib_hike-MC.gpx", mode: "walking", training: false, fixes: []).source == "tracklib")
+        #expect(LabelledSet.Recording(name: "../gpx/togeojson_walk.gpx", mode: "walking", training: true, fixes: []).source == "togeojson")
+        func rec(_ name: String, _ mode: String, _ speed: Double) -> LabelledSet.Recording {
+            LabelledSet.Recording(
+                name: name, mode: mode, training: true, fixes: Self.fixes(speeds: (0..<300).map { speed + 0.3 * sin(Double($0) / 9) }))
+        }
+        // Both walks come from one source: leave-one-recording-out still trains on a walk,
+        // leave-one-source-out has none to train on, so it cannot answer walking.
+        let set = LabelledSet(
+            recordings: [
+                rec("s_w1", "walking", 1.3), rec("s_w2", "walking", 1.5), rec("r1", "running", 3.0), rec("r2", "running", 3.4),
+                rec("c1", "cycling", 6), rec("c2", "cycling", 7), rec("a1", "automotive", 15), rec("a2", "automotive", 20),
+            ], hasSplit: true)
+        let result = ActivityEvaluation(set, leaveOneOut: true)
+        #expect(result.leaveOneSourceOut.map(\.name) == set.recordings.map(\.name))
+        let byRecording = Dictionary(uniqueKeysWithValues: result.leaveOneOut.map { ($0.name, $0.confusion.movingCorrect) })
+        let bySource = Dictionary(uniqueKeysWithValues: result.leaveOneSourceOut.map { ($0.name, $0.confusion.movingCorrect) })
+        #expect((byRecording["s_w2"] ?? 0) > 0.8)
+        #expect(bySource["s_w1"] == 0 && bySource["s_w2"] == 0)
+        // A source of one recording is left out alone: the same model as leave-one-recording-out.
+        #expect(bySource["c1"] == byRecording["c1"])
+        #expect(result.report.contains("== leave-one-source-out"))
     }
 }

@@ -15,7 +15,9 @@ import Foundation
 ///    variation, heading change per distance, stop share and stop rate — gives a probability
 ///    per class (walking, running, cycling, automotive). Classes the speeds rule out on
 ///    physical grounds get none (`plausible(_:)`: no walk with a short-window 85th
-///    percentile over 3.5 m/s, no run over 7 m/s, no bicycle whose long-window 95th
+///    percentile over 3.5 m/s, no run over 7 m/s in the short window's 85th or the long
+///    window's 95th percentile — 25 km/h, above world-record 1500 m pace, so a bicycle's
+///    climb after a descent is not a run — and no bicycle whose long-window 95th
 ///    percentile is over 17 m/s, 61 km/h); the most likely remaining class when its share of
 ///    the remaining probability is at least ``minimumConfidence``, else `unknown`.
 ///
@@ -78,10 +80,14 @@ public struct SpeedActivityClassifier: ActivityClassifier, Sendable {
     }
 
     /// Per `ActivityModel.classes` entry, whether the speeds allow it (physical limits, not
-    /// fitted): walking needs a short-window 85th percentile ≤ 3.5 m/s, running ≤ 7 m/s,
-    /// cycling a long-window 95th percentile ≤ 17 m/s; automotive is always possible.
+    /// fitted): walking needs a short-window 85th percentile ≤ 3.5 m/s; running ≤ 7 m/s
+    /// both in the short window's 85th and the long window's 95th percentile (a sustained
+    /// 25 km/h is beyond human running: world-record 1500 m pace is 7.3 m/s over 3.5 min);
+    /// cycling a long-window 95th percentile ≤ 17 m/s; automotive is always possible. The
+    /// long-window limits have a cost: for up to `ActivityFeatureWindow.longSeconds` (600 s) after
+    /// a fast leg (a run straight out of a car, with no stop in between) the slower class is ruled out.
     package static func plausible(_ f: ActivityFeatures) -> [Bool] {
-        [f.speedP85 <= 3.5, f.speedP85 <= 7, f.longSpeedP95 <= 17, true]
+        [f.speedP85 <= 3.5, f.speedP85 <= 7 && f.longSpeedP95 <= 7, f.longSpeedP95 <= 17, true]
     }
 
     /// The features now (nil while the short window holds too little).
