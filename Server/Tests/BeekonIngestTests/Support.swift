@@ -65,6 +65,32 @@ let testLogger: Logger = {
     return l
 }()
 
+/// The lines a logger wrote (`LEVEL message`), for tests that promise a log line.
+final class LogCapture: Sendable {
+    private let storage = LockedBox<[String]>([])
+
+    /// Every line so far.
+    var lines: [String] { storage.get() }
+
+    /// A logger writing here, every level.
+    var logger: Logger {
+        var l = Logger(label: "beekon-ingest-test") { _ in Handler(capture: self) }
+        l.logLevel = .trace
+        return l
+    }
+
+    struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) { capture.storage.withLock { $0.append("\(event.level) \(event.message)") } }
+    }
+}
+
 /// A server on 127.0.0.1 with a port picked by the OS, run in its own ServiceGroup.
 final class TestServer: Sendable {
     let base: String
@@ -79,7 +105,7 @@ final class TestServer: Sendable {
 
     static func start(
         _ config: IngestConfiguration, store: (any LocationStore)? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = testLogger
     ) async throws -> TestServer {
         var config = config
         config.port = 0
@@ -87,9 +113,9 @@ final class TestServer: Sendable {
         let onListening: @Sendable (String, Int) async -> Void = { _, port in continuation.yield(port) }
         let app: any Service
         if let store {
-            app = IngestServer.buildApplication(config, store: store, logger: testLogger, now: now, onListening: onListening)
+            app = IngestServer.buildApplication(config, store: store, logger: logger, now: now, onListening: onListening)
         } else {
-            app = try IngestServer.buildApplication(config, logger: testLogger, now: now, onListening: onListening)
+            app = try IngestServer.buildApplication(config, logger: logger, now: now, onListening: onListening)
         }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: testLogger))
         let task = Task {
