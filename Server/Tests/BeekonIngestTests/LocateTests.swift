@@ -125,7 +125,8 @@ extension Ingest {
         /// ingest answer lists open requests; the third request in a burst of 2 gets 429 + Retry-After.
         @Test(arguments: Backend.all)
         func lifecycleOverHTTP(_ backend: Backend) async throws {
-            try await withServer(backend, configure: Self.configure) { server, _ in
+            let clock = TestClock()
+            try await withServer(backend, configure: Self.configure, now: { clock.now() }) { server, _ in
                 let install = Fixtures.ids.next()
                 let created = try await Self.post(server, install)
                 #expect(created.status == 202, "\(created.text)")
@@ -139,7 +140,7 @@ extension Ingest {
                 #expect(notices.map { $0["id"] as? String } == [id])
                 #expect(try await Self.get(server, install, id)["state"] as? String == "delivered")
 
-                var fix = Fixtures.locations(1, startMillis: WireTimestamp(Date()).millis)[0]
+                var fix = Fixtures.locations(1, startMillis: WireTimestamp(clock.now()).millis)[0]
                 fix.trigger = .manual
                 fix.locateRequestId = UUID(uuidString: id)
                 let upload = try await HTTP.upload(server, Fixtures.envelope([fix], install: install), headers: Self.admin)

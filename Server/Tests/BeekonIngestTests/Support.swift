@@ -239,7 +239,8 @@ enum Fixtures {
         events: [WireGeofenceEvent] = [], extras: [String: String] = [:]
     ) -> WireEnvelope {
         WireEnvelope(
-            batchId: ids.next(), sessionId: session, sentAt: WireTimestamp(Date()),
+            // Sent when its newest fix was taken: no real clock in a fixture the server stores.
+            batchId: ids.next(), sessionId: session, sentAt: locations.last?.timestamp ?? WireTimestamp(millis: 1_767_225_600_000),
             device: WireDevice(installId: install, platform: "linux", sdkVersion: "0.1.0", model: "test-rig"),
             extras: extras, locations: locations, geofenceEvents: events)
     }
