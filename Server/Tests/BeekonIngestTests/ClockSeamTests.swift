@@ -12,7 +12,9 @@ extension Ingest {
         /// clock says: with an hour-long interval nothing but advancing the test clock can wake it.
         @Test(.timeLimit(.minutes(2)))
         func deviceStatusMonitorSleepsOnTheInjectedClock() async throws {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-monitor-\(Fixtures.ids.next().wireString).sqlite").path
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "beekon-monitor-\(Fixtures.ids.next().wireString).sqlite"
+            ).path
             defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
             let store = try SQLiteLocationStore(path: path, logger: testLogger)
             try await store.migrate()
@@ -38,7 +40,9 @@ extension Ingest {
         /// XR-2: a new refresh-token chain is named by the injected id source.
         @Test func refreshFamilyComesFromTheInjectedIDSource() async throws {
             let family = UUID(uuidString: "01890000-0000-7000-8000-000000000042")!
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-family-\(Fixtures.ids.next().wireString).sqlite").path
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "beekon-family-\(Fixtures.ids.next().wireString).sqlite"
+            ).path
             defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
             let store = try SQLiteLocationStore(path: path, logger: testLogger)
             try await store.migrate()

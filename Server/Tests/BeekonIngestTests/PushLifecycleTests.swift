@@ -94,7 +94,8 @@ extension Ingest.Push {
         let disabled = unreadableLog.lines.filter { $0.contains("sender disabled") }
         #expect(disabled.count == 1, "\(unreadableLog.lines)")
         #expect(
-            disabled.first?.hasPrefix("error APNs sender disabled: the key at \(rig.dir.path("bad.p8")) is not a readable PKCS#8 P-256 (.p8) key") == true)
+            disabled.first?.hasPrefix(
+                "error APNs sender disabled: the key at \(rig.dir.path("bad.p8")) is not a readable PKCS#8 P-256 (.p8) key") == true)
         #expect(disabled.first?.hasSuffix("no APNs pushes are sent until the server is restarted with a valid key") == true)
     }
 

@@ -93,7 +93,9 @@ extension Ingest {
                 #expect(streamed.compactMap(Live.fixID) == fresh.locations.map { $0.id.wireString })
                 #expect(streamed.map(Live.object).allSatisfy(Self.coarse))
                 let later = Self.recent(2, minutesAgo: 5, install: a, now: clock.now())
-                #expect(try await HTTP.upload(server, Self.recent(2, minutesAgo: 5, install: b, now: clock.now()), headers: Self.admin).status == 200)
+                #expect(
+                    try await HTTP.upload(server, Self.recent(2, minutesAgo: 5, install: b, now: clock.now()), headers: Self.admin).status
+                        == 200)
                 #expect(try await HTTP.upload(server, later, headers: Self.admin).status == 200)
                 let resumed = try await Live.fixes(server.base + "/v1/live?share=\(share.token)", after: streamed.last?.id, count: 2)
                 #expect(resumed.compactMap(Live.fixID) == later.locations.map { $0.id.wireString })

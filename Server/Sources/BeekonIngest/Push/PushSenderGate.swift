@@ -28,7 +28,8 @@ final class PushSenderGate: Sendable {
             return true
         }
         if first {
-            logger.error("\(provider) sender disabled: \(why) — no \(provider) pushes are sent until the server is restarted with \(remedy)")
+            logger.error(
+                "\(provider) sender disabled: \(why) — no \(provider) pushes are sent until the server is restarted with \(remedy)")
         }
     }
 
