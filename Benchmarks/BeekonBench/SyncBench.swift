@@ -14,6 +14,7 @@
 //     same work in both, so the ratio is what the SDK's durable queue adds. Without the server binary (BEEKON_INGEST_BINARY, else
 //     Server/.build/release/beekon-ingest) both go to a POSIX receiver answering 200 at once.
 
+import BeekonGzip
 import BeekonLoopback
 import BeekonWire
 import AsyncHTTPClient
@@ -81,7 +82,7 @@ func p2(dir: URL) async throws -> [Comparison] {
                 batchId: ids.next(), sessionId: chunk.first!.sessionId, sentAt: WireTimestamp(Date()), device: device,
                 extras: [:], locations: chunk.map(\.wire), geofenceEvents: [])
             let json = WireJSONWriter.encode(envelope)
-            gz.append(Double(try Gzip.compress(json).count) / Double(size))
+            gz.append(Double(Gzip.compress(json)?.count ?? 0) / Double(size))
             plain.append(Double(json.count) / Double(size))
         }
         let o = Stats(gz)

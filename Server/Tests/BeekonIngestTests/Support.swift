@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BeekonGzip
 import NIOCore
 import NIOHTTP1
 @testable import BeekonIngest
