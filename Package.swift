@@ -60,13 +60,15 @@ let package = Package(
         .testTarget(
             name: "BeekonTests",
             dependencies: [
-                "Beekon", "BeekonGzip", "BeekonTesting", "BeekonTestSupport", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift")]
+                "Beekon", "BeekonGzip", "BeekonTesting", "BeekonTestSupport", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         // The beacon fuzzers live here, next to the track-reader fuzzers whose knobs and tally they share.
         .testTarget(
             name: "BeekonSourcesTests",
             dependencies: [
-                "BeekonSources", "BeekonBeacons", "Beekon", "BeekonGzip", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonLoopback",
+                "BeekonSources", "BeekonBeacons", "Beekon", "BeekonGzip", "BeekonWire", "BeekonTesting", "BeekonTestSupport",
+                "BeekonLoopback",
             ]),
         .testTarget(name: "BeekonBeaconsTests", dependencies: ["BeekonBeacons", "Beekon", "BeekonGzip", "BeekonTesting"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
@@ -127,7 +129,8 @@ let package = Package(
         .executableTarget(
             name: "BeekonBench",
             dependencies: [
-                "Beekon", "BeekonGzip", "BeekonWire", "BeekonSources", "BeekonBeacons", "BeekonTesting", "BeekonHTTPClient", "BeekonLoopback",
+                "Beekon", "BeekonGzip", "BeekonWire", "BeekonSources", "BeekonBeacons", "BeekonTesting", "BeekonHTTPClient",
+                "BeekonLoopback",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -138,7 +141,8 @@ let package = Package(
         .testTarget(
             name: "BeekonAgentTests",
             dependencies: [
-                "BeekonAgent", "Beekon", "BeekonGzip", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonHTTPClient", "BeekonLoopback",
+                "BeekonAgent", "Beekon", "BeekonGzip", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonHTTPClient",
+                "BeekonLoopback",
                 "BeekonBeacons", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ]

@@ -79,7 +79,8 @@ let package = Package(
         .target(
             name: "BeekonChaos",
             dependencies: [
-                "BeekonIngest", "IngestLoopback", .product(name: "BeekonWire", package: "Beekon"), .product(name: "BeekonGzip", package: "Beekon"),
+                "BeekonIngest", "IngestLoopback", .product(name: "BeekonWire", package: "Beekon"),
+                .product(name: "BeekonGzip", package: "Beekon"),
             ]
         ),
         // The long chaos run (scripts/chaos.sh): real agents and servers, SIGKILLs, live viewers.

@@ -8,16 +8,26 @@ extension Ingest {
     /// Issue 31: the server's time-driven parts run on the injected clock and id source, so a
     /// test freezes them instead of racing the real clock on a loaded machine.
     @Suite struct ClockSeams {
+        /// A migrated SQLite store in a fresh file.
+        static func scratchStore() async throws -> (SQLiteLocationStore, String) {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "beekon-clock-\(Fixtures.ids.next().wireString).sqlite"
+            ).path
+            let store = try SQLiteLocationStore(path: path, logger: testLogger)
+            try await store.migrate()
+            return (store, path)
+        }
+
+        static func remove(_ path: String) {
+            for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) }
+        }
+
         /// BY-8: the device-status monitor waits on the injected sleep, for as long as the injected
         /// clock says: with an hour-long interval nothing but advancing the test clock can wake it.
         @Test(.timeLimit(.minutes(2)))
         func deviceStatusMonitorSleepsOnTheInjectedClock() async throws {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "beekon-monitor-\(Fixtures.ids.next().wireString).sqlite"
-            ).path
-            defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
-            let store = try SQLiteLocationStore(path: path, logger: testLogger)
-            try await store.migrate()
+            let (store, path) = try await Self.scratchStore()
+            defer { Self.remove(path) }
             let clock = TestClock()
             let asked = LockedBox<[Duration]>([])
             let monitor = DeviceStatusMonitor(
@@ -40,12 +50,8 @@ extension Ingest {
         /// XR-2: a new refresh-token chain is named by the injected id source.
         @Test func refreshFamilyComesFromTheInjectedIDSource() async throws {
             let family = UUID(uuidString: "01890000-0000-7000-8000-000000000042")!
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "beekon-family-\(Fixtures.ids.next().wireString).sqlite"
-            ).path
-            defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
-            let store = try SQLiteLocationStore(path: path, logger: testLogger)
-            try await store.migrate()
+            let (store, path) = try await Self.scratchStore()
+            defer { Self.remove(path) }
             let tokens = RecordingTokenStore(store.tokens)
             let clock = TestClock()
             let service = TokenService(
