@@ -23,6 +23,8 @@ let package = Package(
         .library(name: "BeekonTesting", targets: ["BeekonTesting"]),
         // Beacon ranging (SPEC BY-5) in its own module: an app that does not range links none of it.
         .library(name: "BeekonBeacons", targets: ["BeekonBeacons"]),
+        // gzip through the system zlib: one implementation for the SDK and the ingest server.
+        .library(name: "BeekonGzip", targets: ["BeekonGzip"]),
     ],
     // What an app adding the package resolves: only what the SDK's products link (and the DocC
     // plugin, which links nothing). The Linux agent's own dependencies are added below, on Linux.
@@ -37,10 +39,11 @@ let package = Package(
         .target(name: "BeekonWire"),
         // zlib from the system (gzip bodies); no NIO needed in the SDK.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "BeekonGzip", dependencies: ["CZlib"]),
         .target(
             name: "Beekon",
             dependencies: [
-                "BeekonWire", "CZlib",
+                "BeekonWire", "BeekonGzip",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -48,7 +51,7 @@ let package = Package(
         ),
         .target(name: "BeekonSources", dependencies: ["Beekon", "BeekonWire"]),
         .target(name: "BeekonTesting", dependencies: ["Beekon", "BeekonWire"]),
-        .target(name: "BeekonBeacons", dependencies: ["Beekon"]),
+        .target(name: "BeekonBeacons", dependencies: ["Beekon", "BeekonGzip"]),
         // Tags of the slow suites and the BEEKON_SKIP_TAGS switch, shared by the test targets (not a product).
         .target(name: "BeekonTestSupport", path: "Tests/BeekonTestSupport"),
         // POSIX loopback sockets for the fake servers and proxies of tests and benchmarks (not a product).
@@ -56,20 +59,23 @@ let package = Package(
         .testTarget(name: "BeekonWireTests", dependencies: ["BeekonWire", "BeekonTesting"], resources: [.copy("Golden")]),
         .testTarget(
             name: "BeekonTests",
-            dependencies: ["Beekon", "BeekonTesting", "BeekonTestSupport", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "Beekon", "BeekonGzip", "BeekonTesting", "BeekonTestSupport", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         // The beacon fuzzers live here, next to the track-reader fuzzers whose knobs and tally they share.
         .testTarget(
             name: "BeekonSourcesTests",
             dependencies: [
-                "BeekonSources", "BeekonBeacons", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonLoopback",
+                "BeekonSources", "BeekonBeacons", "Beekon", "BeekonGzip", "BeekonWire", "BeekonTesting", "BeekonTestSupport",
+                "BeekonLoopback",
             ]),
-        .testTarget(name: "BeekonBeaconsTests", dependencies: ["BeekonBeacons", "Beekon", "BeekonTesting"]),
+        .testTarget(name: "BeekonBeaconsTests", dependencies: ["BeekonBeacons", "Beekon", "BeekonGzip", "BeekonTesting"]),
         .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
         .testTarget(
             name: "BeekonPlatformTests",
             dependencies: [
-                "Beekon", "BeekonTesting", "BeekonWire", "BeekonLoopback", .product(name: "Logging", package: "swift-log"),
+                "Beekon", "BeekonGzip", "BeekonTesting", "BeekonWire", "BeekonLoopback", .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],
@@ -123,7 +129,8 @@ let package = Package(
         .executableTarget(
             name: "BeekonBench",
             dependencies: [
-                "Beekon", "BeekonWire", "BeekonSources", "BeekonBeacons", "BeekonTesting", "BeekonHTTPClient", "BeekonLoopback",
+                "Beekon", "BeekonGzip", "BeekonWire", "BeekonSources", "BeekonBeacons", "BeekonTesting", "BeekonHTTPClient",
+                "BeekonLoopback",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -134,7 +141,8 @@ let package = Package(
         .testTarget(
             name: "BeekonAgentTests",
             dependencies: [
-                "BeekonAgent", "Beekon", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonHTTPClient", "BeekonLoopback",
+                "BeekonAgent", "Beekon", "BeekonGzip", "BeekonWire", "BeekonTesting", "BeekonTestSupport", "BeekonHTTPClient",
+                "BeekonLoopback",
                 "BeekonBeacons", .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ]

@@ -33,8 +33,6 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", exact: "0.2.0"),
     ],
     targets: [
-        // System zlib, used for a strict, size-capped streaming gunzip (and gzip in tests/bench).
-        .systemLibrary(name: "CIngestZlib", path: "Sources/CIngestZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "BeekonIngest",
             dependencies: [
@@ -56,7 +54,8 @@ let package = Package(
                 // HTTP/2 to APNs and HTTPS to FCM (issue 30).
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                "CIngestZlib",
+                // The strict, size-capped gunzip of request bodies: the SDK's own gzip (one implementation).
+                .product(name: "BeekonGzip", package: "Beekon"),
             ],
             // The published contract, compiled into the binary and served at /openapi.json
             // and /schemas/envelope-v1.json (no resource bundle to ship beside the executable).
@@ -81,7 +80,10 @@ let package = Package(
         // and the chaos harness: one implementation for both (not a product).
         .target(
             name: "BeekonChaos",
-            dependencies: ["BeekonIngest", "IngestLoopback", .product(name: "BeekonWire", package: "Beekon")]
+            dependencies: [
+                "BeekonIngest", "IngestLoopback", .product(name: "BeekonWire", package: "Beekon"),
+                .product(name: "BeekonGzip", package: "Beekon"),
+            ]
         ),
         // The long chaos run (scripts/chaos.sh): real agents and servers, SIGKILLs, live viewers.
         .executableTarget(
@@ -159,6 +161,7 @@ let package = Package(
             dependencies: [
                 "BeekonIngest", "BeekonChaos", "PostgresTestCluster", "IngestLoopback",
                 .product(name: "BeekonWire", package: "Beekon"),
+                .product(name: "BeekonGzip", package: "Beekon"),
                 .product(name: "BeekonTesting", package: "Beekon"),
                 .product(name: "BeekonSources", package: "Beekon"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -20,6 +20,7 @@
 //     SELECT of the next 1,000 pending rows, the same JSON writer, gzip at the same level,
 //     one UPDATE marking them sent, commit (synchronous NORMAL, as the SDK's mark) — no network.
 
+import BeekonGzip
 import BeekonLoopback
 import BeekonWire
 import AsyncHTTPClient
@@ -87,7 +88,7 @@ func p2(dir: URL) async throws -> [Comparison] {
                 batchId: ids.next(), sessionId: chunk.first!.sessionId, sentAt: WireTimestamp(Date()), device: device,
                 extras: [:], locations: chunk.map(\.wire), geofenceEvents: [])
             let json = WireJSONWriter.encode(envelope)
-            gz.append(Double(try Gzip.compress(json).count) / Double(size))
+            gz.append(Double(Gzip.compress(json)?.count ?? 0) / Double(size))
             plain.append(Double(json.count) / Double(size))
         }
         let o = Stats(gz)

@@ -1,4 +1,5 @@
 import Beekon
+import BeekonGzip
 import Foundation
 
 /// A recording of beacon receptions on disk: a btsnoop capture or a JSON scan log,

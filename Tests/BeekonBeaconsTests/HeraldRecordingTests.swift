@@ -1,4 +1,5 @@
 import Beekon
+import BeekonGzip
 import Foundation
 import Testing
 @testable import BeekonBeacons

@@ -1,3 +1,4 @@
+import BeekonGzip
 import BeekonLoopback
 @testable import Beekon
 import BeekonTesting

@@ -1,3 +1,4 @@
+import BeekonGzip
 import BeekonTestSupport
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import BeekonGzip
 import BeekonWire
 @testable import Beekon
 import BeekonTesting

@@ -24,7 +24,7 @@ extension Ingest {
         func aCheckingInDeviceNeverFallsSilent() async throws {
             let db = try await Backend.sqlite.freshDatabase()
             defer { db.remove() }
-            let serverClock = TestNow()
+            let serverClock = TestClock()
             let config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
             let server = try await TestServer.start(config, now: { serverClock.now() })
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-e2e-\(UUID().uuidString)").path
@@ -45,7 +45,7 @@ extension Ingest {
                         RawFix(timestamp: here.addingTimeInterval(Double($0) * 10), latitude: 45.8, longitude: 15.97, accuracy: 5)
                     })
                 sdkClock.advance(by: .seconds(130))
-                serverClock.advance(seconds: 130)
+                serverClock.advance(by: .seconds(130))
                 try await beekon.sync()
                 let install = try await beekon.installID()
                 let (first, expected) = try await Self.status(server, install)
@@ -55,11 +55,11 @@ extension Ingest {
                 var positions = beekon.positions.makeAsyncIterator()
                 for round in 1...6 {
                     // Just before the next check-in: 899 s without a fix or an upload.
-                    serverClock.advance(seconds: 899)
+                    serverClock.advance(by: .seconds(899))
                     let (waiting, _) = try await Self.status(server, install)
                     #expect(waiting == "live" || waiting == "delayed", "round \(round): \(waiting ?? "none")")
                     // The check-in falls due: recorded from the cached position and uploaded at once.
-                    serverClock.advance(seconds: 1)
+                    serverClock.advance(by: .seconds(1))
                     sdkClock.advance(by: .seconds(900))
                     while let location = await positions.next(), location.trigger != .checkIn {}
                     try await beekon.sync()

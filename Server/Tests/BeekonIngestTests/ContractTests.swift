@@ -1,4 +1,5 @@
 @testable import BeekonIngest
+import BeekonTesting
 import BeekonWire
 import Foundation
 import Hummingbird
@@ -39,8 +40,9 @@ extension Ingest {
 
         @Test("every route the server registers is documented in openapi.json, and every documented route exists")
         func routesAndDocumentAgree() throws {
+            let clock = TestClock()
             let router = try withScratchStore { config, store, tokens in
-                IngestServer.makeRouter(config, store: store, tokens: tokens, now: { Date() }, logger: testLogger).router
+                IngestServer.makeRouter(config, store: store, tokens: tokens, now: { clock.now() }, logger: testLogger).router
             }
             let registered = Set(router.routes.map { "\($0.method.rawValue) \(Self.normalised($0.path.description))" })
             let documented = try Self.documentedRoutes()

@@ -1,4 +1,5 @@
 import BeekonChaos
+import BeekonGzip
 import BeekonIngest
 import BeekonWire
 import Foundation

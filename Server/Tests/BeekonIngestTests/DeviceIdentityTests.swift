@@ -258,12 +258,13 @@ extension Ingest {
         /// (the contract test keeps that list complete against openapi.json).
         @Test("XR-2: the role table, route by route, for admin, device and share", arguments: Backend.all)
         func roleTable(_ backend: Backend) async throws {
-            try await withServer(backend, configure: Self.required) { server, db in
+            let clock = TestClock()
+            try await withServer(backend, configure: Self.required, now: { clock.now() }) { server, db in
                 let a = Fixtures.ids.next()
                 let b = Fixtures.ids.next()
                 let c = Fixtures.ids.next()
                 let device = Self.bearer(try await Self.seed(db, subject: a.wireString, install: a).accessToken)
-                let envA = Fixtures.envelope(Fixtures.locations(2, startMillis: WireTimestamp(Date()).millis - 60_000), install: a)
+                let envA = Fixtures.envelope(Fixtures.locations(2, startMillis: WireTimestamp(clock.now()).millis - 60_000), install: a)
                 #expect(try await HTTP.upload(server, envA, headers: Self.admin).status == 200)
                 #expect(
                     try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: b), headers: Self.admin).status == 200)

@@ -1,5 +1,6 @@
 import BeekonIngest
 import BeekonSources
+import BeekonTesting
 import BeekonWire
 import Foundation
 import Testing
@@ -12,7 +13,7 @@ extension Ingest {
         func statusFollowsFixTimeAndDeclaredIntervalNotArrival(_ backend: Backend) async throws {
             let db = try await backend.freshDatabase()
             defer { db.remove() }
-            let clock = TestNow()
+            let clock = TestClock()
             var config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
             config.expectedIntervalSeconds = 60
             config.statusCheckSeconds = 0.05
@@ -26,7 +27,7 @@ extension Ingest {
             try await server.stop()
         }
 
-        static func run(_ server: TestServer, _ clock: TestNow) async throws {
+        static func run(_ server: TestServer, _ clock: TestClock) async throws {
             let a = Fixtures.ids.next()
             let b = Fixtures.ids.next()
             let nowMs = WireTimestamp(clock.now()).millis
@@ -58,7 +59,7 @@ extension Ingest {
 
             // Time passes without uploads: both fall silent, published once each.
             let resumeAt = first.last?.id
-            clock.advance(seconds: 700)
+            clock.advance(by: .seconds(700))
             let later = try await Live.collect(server.base + "/v1/live", lastEventID: resumeAt, kinds: ["device"]) {
                 statuses($0).count == 2
             }

@@ -1,4 +1,5 @@
 import BeekonIngest
+import BeekonTesting
 import BeekonWire
 import Foundation
 import Testing
@@ -12,7 +13,7 @@ extension Ingest {
 
         @Test("IN-6, BY-8: a fix stamped beyond the tolerance is stored but never becomes last_fix or status", arguments: Backend.all)
         func futureFixNeverPinsTheDevice(_ backend: Backend) async throws {
-            let clock = TestNow()
+            let clock = TestClock()
             try await withServer(
                 backend,
                 configure: {
@@ -38,7 +39,7 @@ extension Ingest {
                 #expect(first["status"] as? String == "live")
 
                 // Time passes without uploads: the device falls silent (a 9999 fix would keep it live for good).
-                clock.advance(seconds: 700)
+                clock.advance(by: .seconds(700))
                 #expect(try await device()["status"] as? String != "live")
 
                 // A fix a little ahead of the server (within the tolerance) is still the latest.

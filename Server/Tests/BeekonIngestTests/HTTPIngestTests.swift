@@ -1,20 +1,22 @@
+import BeekonGzip
 import BeekonIngest
 import BeekonWire
 import Foundation
+import Logging
 import PostgresTestCluster
 import Testing
 
 /// Runs `body` against a live server on a fresh database of `backend`.
 func withServer(
     _ backend: Backend, configure: (inout IngestConfiguration) -> Void = { _ in },
-    now: @escaping @Sendable () -> Date = { Date() },
+    now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = testLogger,
     _ body: @Sendable (TestServer, TestDatabase) async throws -> Void
 ) async throws {
     let db = try await backend.freshDatabase()
     defer { db.remove() }
     var config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
     configure(&config)
-    let server = try await TestServer.start(config, now: now)
+    let server = try await TestServer.start(config, now: now, logger: logger)
     do {
         try await body(server, db)
     } catch {

@@ -1,4 +1,5 @@
 import BeekonIngest
+import BeekonTesting
 import BeekonWire
 import Foundation
 import Testing
@@ -146,7 +147,7 @@ extension Ingest {
         /// where the test counts from, however long a loaded machine takes to get there.
         @Test(arguments: Backend.all)
         func historyEndpointFitsFromTheTierAndKeepsShareScope(_ backend: Backend) async throws {
-            let frozen = WireTimestamp(Date()).date
+            let frozen = TestClock().now()
             try await withServer(
                 backend,
                 configure: {

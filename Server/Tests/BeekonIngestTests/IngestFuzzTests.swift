@@ -1,4 +1,5 @@
-import BeekonIngest
+import BeekonGzip
+@testable import BeekonIngest
 import BeekonWire
 import Foundation
 import Hummingbird
@@ -46,8 +47,8 @@ struct IngestFuzzTests {
 
     @Test func ingestEndpointNeverAnswers500ToBadInput() async throws {
         try await withServer(.sqlite, configure: { $0.maxDecompressedBytes = 4 << 20 }) { server, _ in
-            let tally = Locked(IngestFuzzTally("ingest over HTTP (loopback)"))
-            let statuses = Locked<[Int: Int]>([:])
+            let tally = LockedBox(IngestFuzzTally("ingest over HTTP (loopback)"))
+            let statuses = LockedBox<[Int: Int]>([:])
             let workers = 4
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for w in 0..<workers {
@@ -82,8 +83,8 @@ struct IngestFuzzTests {
         var config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
         config.maxDecompressedBytes = 4 << 20
         let app = try IngestServer.buildApplication(config, logger: testLogger)
-        let tally = Locked(IngestFuzzTally("ingest in-process (router)"))
-        let statuses = Locked<[Int: Int]>([:])
+        let tally = LockedBox(IngestFuzzTally("ingest in-process (router)"))
+        let statuses = LockedBox<[Int: Int]>([:])
         try await app.test(.router) { client in
             let workers = 2
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -498,12 +499,4 @@ struct FuzzInput: Sendable, CustomTestStringConvertible {
             FuzzInput(kind: "identity body labelled gzip", body: Array(v.utf8), headers: h),
         ]
     }()
-}
-
-/// A value behind a lock, for concurrent test workers.
-final class Locked<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T { try lock.withLock { try body(&value) } }
 }

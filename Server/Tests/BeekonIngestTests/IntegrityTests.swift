@@ -1,4 +1,5 @@
 @testable import BeekonIngest
+import BeekonTesting
 import BeekonWire
 import Foundation
 import Testing
@@ -38,9 +39,10 @@ extension Ingest {
 
         @Test("BY-2: a locate request is answered only by a fix the upload stored", arguments: Backend.all)
         func onlyAStoredFixAnswers(_ backend: Backend) async throws {
-            try await withServer(backend) { server, _ in
+            let clock = TestClock()
+            try await withServer(backend, now: { clock.now() }) { server, _ in
                 let install = Fixtures.ids.next()
-                let now = WireTimestamp(Date()).millis
+                let now = WireTimestamp(clock.now()).millis
                 let stored = Fixtures.locations(1, startMillis: now - 60_000)
                 #expect(try await HTTP.upload(server, Fixtures.envelope(stored, install: install)).status == 200)
                 let created = try await HTTP.send("POST", server.base + "/v1/devices/\(install.wireString)/locate")

@@ -1,5 +1,6 @@
 @testable import BeekonIngest
 import Foundation
+import BeekonTesting
 import HummingbirdCore
 import NIOCore
 import NIOEmbedded
@@ -150,8 +151,9 @@ import Testing
     /// connection would keep `stop()` and SIGTERM waiting forever (a CI run of 2026-11-24 sat
     /// idle in the Server tests, no socket open and no thread busy).
     @Test func aClosedConnectionAlwaysEndsTheHandOver() throws {
+        let clock = TestClock()
         try withScratchStore { config, store, tokens in
-            let live = IngestServer.makeRoutes(config, store: store, tokens: tokens, now: { Date() }, logger: testLogger).live
+            let live = IngestServer.makeRoutes(config, store: store, tokens: tokens, now: { clock.now() }, logger: testLogger).live
             let server = LiveServerChannel(
                 http1: HTTP1Channel(responder: { _, _, _ in }), live: live, firstRequestTimeout: .seconds(30))
             try Self.closeEndsTheHandOver(server)

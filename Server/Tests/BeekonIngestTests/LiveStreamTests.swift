@@ -1,5 +1,6 @@
 import BeekonIngest
 import BeekonSources
+import BeekonTesting
 import BeekonWire
 import Foundation
 import Testing
@@ -75,13 +76,14 @@ extension Ingest {
         /// BY-8: a cursor behind the retention mark gets a `reset` event (id = the head), then live events.
         @Test(arguments: Backend.all)
         func cursorBeyondRetentionGetsReset(_ backend: Backend) async throws {
-            try await withServer(backend) { server, db in
+            let clock = TestClock()
+            try await withServer(backend, now: { clock.now() }) { server, db in
                 #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(4))).status == 200)
                 let store = try IngestServer.makeStore(
                     IngestConfiguration(database: db.location, databaseTimeoutSeconds: testDatabaseTimeout),
                     logger: testLogger)
                 let marks = try await IngestServer.withServices(store.services, logger: testLogger) {
-                    try await store.pruneEvents(receivedBefore: WireTimestamp(Date().addingTimeInterval(3600)))
+                    try await store.pruneEvents(receivedBefore: WireTimestamp(clock.now().addingTimeInterval(3600)))
                     return try await store.eventMarks()
                 }
                 #expect(marks.prunedThrough >= 4)

@@ -1,4 +1,5 @@
 import BeekonIngest
+import BeekonTesting
 import BeekonWire
 import Foundation
 import Testing
@@ -124,7 +125,8 @@ extension Ingest {
         /// ingest answer lists open requests; the third request in a burst of 2 gets 429 + Retry-After.
         @Test(arguments: Backend.all)
         func lifecycleOverHTTP(_ backend: Backend) async throws {
-            try await withServer(backend, configure: Self.configure) { server, _ in
+            let clock = TestClock()
+            try await withServer(backend, configure: Self.configure, now: { clock.now() }) { server, _ in
                 let install = Fixtures.ids.next()
                 let created = try await Self.post(server, install)
                 #expect(created.status == 202, "\(created.text)")
@@ -138,7 +140,7 @@ extension Ingest {
                 #expect(notices.map { $0["id"] as? String } == [id])
                 #expect(try await Self.get(server, install, id)["state"] as? String == "delivered")
 
-                var fix = Fixtures.locations(1, startMillis: WireTimestamp(Date()).millis)[0]
+                var fix = Fixtures.locations(1, startMillis: WireTimestamp(clock.now()).millis)[0]
                 fix.trigger = .manual
                 fix.locateRequestId = UUID(uuidString: id)
                 let upload = try await HTTP.upload(server, Fixtures.envelope([fix], install: install), headers: Self.admin)
@@ -170,8 +172,8 @@ extension Ingest {
         /// an expired request stays expired when a late answer arrives (the fix is stored).
         @Test(arguments: Backend.all)
         func refusalSharesAndExpiry(_ backend: Backend) async throws {
-            let clock = LockedClock()
-            try await withServer(backend, configure: Self.configure, now: { clock.now }) { server, _ in
+            let clock = TestClock()
+            try await withServer(backend, configure: Self.configure, now: { clock.now() }) { server, _ in
                 let a = Fixtures.ids.next()
                 let b = Fixtures.ids.next()
                 let id = try #require(try await Self.post(server, a).json()["id"] as? String)
@@ -192,9 +194,9 @@ extension Ingest {
                 let late = try #require(try byShare.json()["id"] as? String)
                 #expect(try byShare.json()["requested_by"] as? String == locating.id)
 
-                clock.advance(seconds: 121)
+                clock.advance(by: .seconds(121))
                 #expect(try await Self.get(server, a, late)["state"] as? String == "expired")
-                var fix = Fixtures.locations(1, startMillis: WireTimestamp(clock.now).millis)[0]
+                var fix = Fixtures.locations(1, startMillis: WireTimestamp(clock.now()).millis)[0]
                 fix.locateRequestId = UUID(uuidString: late)
                 #expect(try await HTTP.upload(server, Fixtures.envelope([fix], install: a), headers: Self.admin).status == 200)
                 let after = try await Self.get(server, a, late)
@@ -205,14 +207,4 @@ extension Ingest {
             }
         }
     }
-}
-
-/// A settable clock for the server's `now` (no sleeping to make time pass).
-final class LockedClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var offset: TimeInterval = 0
-
-    var now: Date { lock.withLock { Date().addingTimeInterval(offset) } }
-
-    func advance(seconds: TimeInterval) { lock.withLock { offset += seconds } }
 }

@@ -43,9 +43,9 @@ extension Ingest.Push {
             Ingest.DeviceIdentity.required(&$0)
         }
         let admin = Ingest.DeviceIdentity.admin
-        try await withServer(.sqlite, configure: configure, now: { rig.clock.now }) { server, _ in
+        try await withServer(.sqlite, configure: configure, now: { rig.clock.now() }) { server, _ in
             // The device: a real SDK, enrolled, that registers its FCM token with its own credential.
-            let device = try await WokenDevice.make(server, databasePath: rig.dir.path("device.sqlite"), now: rig.clock.now)
+            let device = try await WokenDevice.make(server, databasePath: rig.dir.path("device.sqlite"), now: rig.clock.now())
             let install = try await device.beekon.installID()
             let registration = "fcm-registration:token_0123456789"
             #expect(await device.beekon.setFCMToken(registration))
@@ -70,7 +70,7 @@ extension Ingest.Push {
             #expect(jwt.claims["scope"] as? String == "https://www.googleapis.com/auth/firebase.messaging")
             let iat = try #require((jwt.claims["iat"] as? NSNumber)?.int64Value)
             #expect((jwt.claims["exp"] as? NSNumber)?.int64Value == iat + 3600)
-            #expect(abs(iat - Int64(rig.clock.now.timeIntervalSince1970)) < 60)
+            #expect(abs(iat - Int64(rig.clock.now().timeIntervalSince1970)) < 60)
 
             let send = requests[1]
             #expect(send.path == "/v1/projects/beekon-test/messages:send")
@@ -86,11 +86,11 @@ extension Ingest.Push {
             try await WokenDevice.expectAnswered(server, device, id, push: WireLocatePush(userInfo: data), pushed: pushed)
 
             // The access token is reused 54 minutes on, and fetched anew within 5 minutes of its expiry.
-            rig.clock.advance(seconds: 54 * 60)
+            rig.clock.advance(by: .seconds(54 * 60))
             let second = try await Self.locate(server, install, headers: admin)
             _ = try await Self.wait(server, install, second, headers: admin) { $0["state"] as? String == "pushed" }
             #expect(rig.stub.requests.filter { $0.path == "/token" }.count == 1)
-            rig.clock.advance(seconds: 2 * 60)
+            rig.clock.advance(by: .seconds(2 * 60))
             let third = try await Self.locate(server, install, headers: admin)
             _ = try await Self.wait(server, install, third, headers: admin) { $0["state"] as? String == "pushed" }
             #expect(rig.stub.requests.filter { $0.path == "/token" }.count == 2)

@@ -19,7 +19,7 @@ extension Ingest.Push {
             return StubResponse(status: status, body: reason.map { #"{"reason":"\#($0)"}"# } ?? "")
         }
         defer { Task { try? await rig.stub.stop() } }
-        try await withServer(backend, configure: { rig.apns(&$0) }, now: { rig.clock.now }) { server, _ in
+        try await withServer(backend, configure: { rig.apns(&$0) }, now: { rig.clock.now() }) { server, _ in
             let install = Fixtures.ids.next()
             let old = String(repeating: "01", count: 32)
             #expect(try await Self.register(server, install, Self.apnsToken(old)).status == 204)
@@ -58,11 +58,13 @@ extension Ingest.Push {
     }
 
     /// XR-6: a key APNs refuses (403 InvalidProviderToken) disables the sender once: later
-    /// requests send nothing and carry the reason; an unreadable key disables it at start.
+    /// requests send nothing and carry the reason, and the reason is logged once, as an error;
+    /// an unreadable key disables it at start (one error logged).
     @Test func badKeyDisablesTheSender() async throws {
         let rig = try await Rig.make { _ in StubResponse(status: 403, body: #"{"reason":"InvalidProviderToken"}"#) }
         defer { Task { try? await rig.stub.stop() } }
-        try await withServer(.sqlite, configure: { rig.apns(&$0) }, now: { rig.clock.now }) { server, _ in
+        let refusedLog = LogCapture()
+        try await withServer(.sqlite, configure: { rig.apns(&$0) }, now: { rig.clock.now() }, logger: refusedLog.logger) { server, _ in
             let install = Fixtures.ids.next()
             #expect(try await Self.register(server, install, Self.apnsToken()).status == 204)
             let first = try await Self.locate(server, install)
@@ -74,8 +76,14 @@ extension Ingest.Push {
             #expect(rig.stub.requests.count == 1, "a disabled sender sends nothing")
             #expect(try await Self.metric(server, "apns", "disabled") == 2)
         }
+        #expect(
+            refusedLog.lines.filter { $0.contains("sender disabled") } == [
+                "error APNs sender disabled: apns 403 InvalidProviderToken — no APNs pushes are sent until the server is restarted with a valid key"
+            ], "\(refusedLog.lines)")
         try "not a key".write(toFile: rig.dir.path("bad.p8"), atomically: true, encoding: .utf8)
-        try await withServer(.sqlite, configure: { rig.apns(&$0, keyPath: rig.dir.path("bad.p8")) }) { server, _ in
+        let unreadableLog = LogCapture()
+        try await withServer(.sqlite, configure: { rig.apns(&$0, keyPath: rig.dir.path("bad.p8")) }, logger: unreadableLog.logger) {
+            server, _ in
             let install = Fixtures.ids.next()
             #expect(try await Self.register(server, install, Self.apnsToken()).status == 204)
             let id = try await Self.locate(server, install)
@@ -83,6 +91,12 @@ extension Ingest.Push {
             #expect((r["push_error"] as? String)?.contains("not a readable PKCS#8 P-256 (.p8) key") == true, "\(r)")
             #expect(rig.stub.requests.count == 1)
         }
+        let disabled = unreadableLog.lines.filter { $0.contains("sender disabled") }
+        #expect(disabled.count == 1, "\(unreadableLog.lines)")
+        #expect(
+            disabled.first?.hasPrefix(
+                "error APNs sender disabled: the key at \(rig.dir.path("bad.p8")) is not a readable PKCS#8 P-256 (.p8) key") == true)
+        #expect(disabled.first?.hasSuffix("no APNs pushes are sent until the server is restarted with a valid key") == true)
     }
 
     /// BY-7, XR-2, XR-6: a share can never read (or set) a push token: no route returns one, the
@@ -169,14 +183,14 @@ extension Ingest.Push {
             $0.locateIntervalSeconds = 60
             $0.locateBurst = 1
         }
-        try await withServer(.sqlite, configure: configure, now: { rig.clock.now }) { server, _ in
+        try await withServer(.sqlite, configure: configure, now: { rig.clock.now() }) { server, _ in
             let install = Fixtures.ids.next()
             #expect(try await Self.register(server, install, Self.apnsToken()).status == 204)
             let id = try await Self.locate(server, install)
             _ = try await Self.wait(server, install, id) { $0["state"] as? String == "pushed" }
             let limited = try await HTTP.send("POST", server.base + "/v1/devices/\(install.wireString)/locate")
             #expect(limited.status == 429)
-            rig.clock.advance(seconds: 61)
+            rig.clock.advance(by: .seconds(61))
             let next = try await Self.locate(server, install)
             _ = try await Self.wait(server, install, next) { $0["state"] as? String == "pushed" }
             #expect(rig.stub.requests.count == 2, "one push per created request, none for the refused one")

@@ -1,5 +1,6 @@
 import BeekonChaos
 @testable import BeekonIngest
+import BeekonTesting
 import BeekonWire
 import Crypto
 import Foundation
@@ -23,7 +24,7 @@ extension Ingest {
             let pki: TestPKI
             let stub: StubHTTP2Server
             let key: P256.Signing.PrivateKey
-            let clock = LockedClock()
+            let clock = TestClock()
 
             static func make(handle: @escaping @Sendable (StubRequest) -> StubResponse) async throws -> Rig {
                 let dir = try ChaosDir()
@@ -151,10 +152,10 @@ extension Ingest {
                 configure: {
                     rig.apns(&$0)
                     DeviceIdentity.required(&$0)
-                }, now: { rig.clock.now }
+                }, now: { rig.clock.now() }
             ) { server, _ in
                 // The device: a real SDK, enrolled, that registers its APNs token with its own credential.
-                let device = try await WokenDevice.make(server, databasePath: rig.dir.path("device.sqlite"), now: rig.clock.now)
+                let device = try await WokenDevice.make(server, databasePath: rig.dir.path("device.sqlite"), now: rig.clock.now())
                 let install = try await device.beekon.installID()
                 #expect(await device.beekon.setPushToken(Data(repeating: 0xab, count: 32), environment: .sandbox, topic: Self.topic))
                 let id = try await Self.locate(server, install, headers: admin)
@@ -163,7 +164,7 @@ extension Ingest {
                 #expect(pushed["pushed_at"] is String && pushed["push_error"] is NSNull)
 
                 let sent = try #require(rig.stub.requests.first)
-                let now = Int64(rig.clock.now.timeIntervalSince1970)
+                let now = Int64(rig.clock.now().timeIntervalSince1970)
                 #expect(Self.apnsProblem(sent, key: rig.key.publicKey, token: Self.deviceToken, nowSeconds: now) == nil)
                 #expect(
                     String(decoding: sent.body, as: UTF8.self)
@@ -174,10 +175,10 @@ extension Ingest {
                 try await WokenDevice.expectAnswered(server, device, id, push: WireLocatePush(json: Data(sent.body)), pushed: pushed)
 
                 // Reused provider token at 49 min, a new one (later iat) past 50 min.
-                rig.clock.advance(seconds: 49 * 60)
+                rig.clock.advance(by: .seconds(49 * 60))
                 let second = try await Self.locate(server, install, headers: admin)
                 _ = try await Self.wait(server, install, second, headers: admin) { $0["state"] as? String == "pushed" }
-                rig.clock.advance(seconds: 2 * 60)
+                rig.clock.advance(by: .seconds(2 * 60))
                 let third = try await Self.locate(server, install, headers: admin)
                 _ = try await Self.wait(server, install, third, headers: admin) { $0["state"] as? String == "pushed" }
                 let auths = rig.stub.requests.map { $0.header("authorization") ?? "" }

@@ -1,4 +1,5 @@
 import BeekonIngest
+import BeekonTesting
 import BeekonWire
 import Foundation
 import Testing
@@ -8,10 +9,11 @@ extension Ingest {
     @Suite struct ReadAPI {
         @Test(arguments: Backend.all)
         func devicesSessionsTrackAndFixes(_ backend: Backend) async throws {
-            try await withServer(backend) { server, _ in
+            let clock = TestClock()
+            try await withServer(backend, now: { clock.now() }) { server, _ in
                 let install = Fixtures.ids.next()
                 let session = Fixtures.ids.next()
-                let fixes = Fixtures.locations(5, startMillis: WireTimestamp(Date()).millis - 3_600_000)
+                let fixes = Fixtures.locations(5, startMillis: WireTimestamp(clock.now()).millis - 3_600_000)
                 #expect(try await HTTP.upload(server, Fixtures.envelope(fixes, session: session, install: install)).status == 200)
                 let devices = try await HTTP.send("GET", server.base + "/v1/devices").json()
                 let device = try #require((devices["devices"] as? [[String: Any]])?.first)

@@ -1,5 +1,6 @@
 import BeekonIngest
 import BeekonSources
+import BeekonTesting
 import BeekonWire
 import Foundation
 import Testing
@@ -9,9 +10,9 @@ extension Ingest {
     @Suite struct Shares {
         static let admin = ["X-API-Key": "admin-k"]
 
-        /// Fixes from `minutesAgo` minutes before now, one a minute.
-        static func recent(_ count: Int, minutesAgo: Int, install: UUID, session: UUID = Fixtures.ids.next()) -> WireEnvelope {
-            let start = WireTimestamp(Date()).millis - Int64(minutesAgo) * 60_000
+        /// Fixes from `minutesAgo` minutes before `now` (the server's clock), one a minute.
+        static func recent(_ count: Int, minutesAgo: Int, install: UUID, session: UUID = Fixtures.ids.next(), now: Date) -> WireEnvelope {
+            let start = WireTimestamp(now).millis - Int64(minutesAgo) * 60_000
             return Fixtures.envelope(Fixtures.locations(count, startMillis: start, stepMillis: 60_000), session: session, install: install)
         }
 
@@ -44,19 +45,20 @@ extension Ingest {
         /// use is recorded; /metrics needs the admin key when auth is required.
         @Test(arguments: Backend.all)
         func shareScopeWindowAndPrecisionOnEveryEndpoint(_ backend: Backend) async throws {
+            let clock = TestClock()
             try await withServer(
                 backend,
                 configure: {
                     $0.authMode = .required
                     $0.apiKeys = ["admin-k"]
-                }
+                }, now: { clock.now() }
             ) { server, db in
                 let a = Fixtures.ids.next()
                 let b = Fixtures.ids.next()
                 let sessionA = Fixtures.ids.next()
-                let old = Self.recent(2, minutesAgo: 180, install: a, session: sessionA)
-                let fresh = Self.recent(3, minutesAgo: 30, install: a, session: sessionA)
-                let other = Self.recent(3, minutesAgo: 30, install: b)
+                let old = Self.recent(2, minutesAgo: 180, install: a, session: sessionA, now: clock.now())
+                let fresh = Self.recent(3, minutesAgo: 30, install: a, session: sessionA, now: clock.now())
+                let other = Self.recent(3, minutesAgo: 30, install: b, now: clock.now())
                 for e in [old, fresh, other] { #expect(try await HTTP.upload(server, e, headers: Self.admin).status == 200) }
                 let share = try await Self.createShare(
                     server,
@@ -90,8 +92,10 @@ extension Ingest {
                 let streamed = try await Live.fixes(server.base + "/v1/live", headers: auth, after: "0", count: 3)
                 #expect(streamed.compactMap(Live.fixID) == fresh.locations.map { $0.id.wireString })
                 #expect(streamed.map(Live.object).allSatisfy(Self.coarse))
-                let later = Self.recent(2, minutesAgo: 5, install: a)
-                #expect(try await HTTP.upload(server, Self.recent(2, minutesAgo: 5, install: b), headers: Self.admin).status == 200)
+                let later = Self.recent(2, minutesAgo: 5, install: a, now: clock.now())
+                #expect(
+                    try await HTTP.upload(server, Self.recent(2, minutesAgo: 5, install: b, now: clock.now()), headers: Self.admin).status
+                        == 200)
                 #expect(try await HTTP.upload(server, later, headers: Self.admin).status == 200)
                 let resumed = try await Live.fixes(server.base + "/v1/live?share=\(share.token)", after: streamed.last?.id, count: 2)
                 #expect(resumed.compactMap(Live.fixID) == later.locations.map { $0.id.wireString })
@@ -132,7 +136,7 @@ extension Ingest {
         func revokedAndExpiredSharesAreClosedAndRefused(_ backend: Backend) async throws {
             let db = try await backend.freshDatabase()
             defer { db.remove() }
-            let clock = TestNow()
+            let clock = TestClock()
             var config = IngestConfiguration(
                 database: db.location, authMode: .required, apiKeys: ["admin-k"],
                 databaseTimeoutSeconds: testDatabaseTimeout)
@@ -147,7 +151,7 @@ extension Ingest {
             try await server.stop()
         }
 
-        static func closeOnRevokeAndExpiry(_ server: TestServer, _ clock: TestNow) async throws {
+        static func closeOnRevokeAndExpiry(_ server: TestServer, _ clock: TestClock) async throws {
             for (index, end) in ["revoke", "expire"].enumerated() {
                 let share = try await Self.createShare(server, "{\"all\":true,\"live\":true,\"expires_in_seconds\":7200}")
                 let viewer = LiveViewer(
@@ -162,7 +166,7 @@ extension Ingest {
                             #expect(
                                 try await HTTP.send("DELETE", server.base + "/v1/shares/\(share.id)", headers: Self.admin).status == 200)
                         } else {
-                            clock.advance(seconds: 7201)
+                            clock.advance(by: .seconds(7201))
                         }
                     case .disconnected: seen.append("disconnected")
                     case .refused(let status): seen.append("refused \(status)")
@@ -173,13 +177,4 @@ extension Ingest {
             }
         }
     }
-}
-
-/// A settable wall clock for the server under test.
-final class TestNow: @unchecked Sendable {
-    private let lock = NSLock()
-    private var offset: TimeInterval = 0
-
-    func now() -> Date { lock.withLock { Date().addingTimeInterval(offset) } }
-    func advance(seconds: TimeInterval) { lock.withLock { offset += seconds } }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BeekonGzip
 import NIOCore
 import NIOHTTP1
 @testable import BeekonIngest
@@ -65,6 +66,32 @@ let testLogger: Logger = {
     return l
 }()
 
+/// The lines a logger wrote (`LEVEL message`), for tests that promise a log line.
+final class LogCapture: Sendable {
+    private let storage = LockedBox<[String]>([])
+
+    /// Every line so far.
+    var lines: [String] { storage.get() }
+
+    /// A logger writing here, every level.
+    var logger: Logger {
+        var l = Logger(label: "beekon-ingest-test") { _ in Handler(capture: self) }
+        l.logLevel = .trace
+        return l
+    }
+
+    struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) { capture.storage.withLock { $0.append("\(event.level) \(event.message)") } }
+    }
+}
+
 /// A server on 127.0.0.1 with a port picked by the OS, run in its own ServiceGroup.
 final class TestServer: Sendable {
     let base: String
@@ -79,7 +106,7 @@ final class TestServer: Sendable {
 
     static func start(
         _ config: IngestConfiguration, store: (any LocationStore)? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = testLogger
     ) async throws -> TestServer {
         var config = config
         config.port = 0
@@ -87,9 +114,9 @@ final class TestServer: Sendable {
         let onListening: @Sendable (String, Int) async -> Void = { _, port in continuation.yield(port) }
         let app: any Service
         if let store {
-            app = IngestServer.buildApplication(config, store: store, logger: testLogger, now: now, onListening: onListening)
+            app = IngestServer.buildApplication(config, store: store, logger: logger, now: now, onListening: onListening)
         } else {
-            app = try IngestServer.buildApplication(config, logger: testLogger, now: now, onListening: onListening)
+            app = try IngestServer.buildApplication(config, logger: logger, now: now, onListening: onListening)
         }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: testLogger))
         let task = Task {
@@ -213,7 +240,8 @@ enum Fixtures {
         events: [WireGeofenceEvent] = [], extras: [String: String] = [:]
     ) -> WireEnvelope {
         WireEnvelope(
-            batchId: ids.next(), sessionId: session, sentAt: WireTimestamp(Date()),
+            // Sent when its newest fix was taken: no real clock in a fixture the server stores.
+            batchId: ids.next(), sessionId: session, sentAt: locations.last?.timestamp ?? WireTimestamp(millis: 1_767_225_600_000),
             device: WireDevice(installId: install, platform: "linux", sdkVersion: "0.1.0", model: "test-rig"),
             extras: extras, locations: locations, geofenceEvents: events)
     }

@@ -1,3 +1,4 @@
+import BeekonGzip
 import BeekonWire
 import Foundation
 
@@ -17,7 +18,7 @@ struct PreparedBatch: Sendable {
             extras: batch.extras, locations: locations, geofenceEvents: batch.events.map(\.wire))
         envelope.proximityEvents = batch.proximity.map(\.wire)
         let json = WireJSONWriter.encode(envelope)
-        if let compressed = try? Gzip.compress(json) {
+        if let compressed = Gzip.compress(json) {
             body = compressed
             gzipped = true
         } else {

@@ -15,14 +15,22 @@ public final class TokenService: Sendable {
     let accessTTL: Int64
     let refreshTTL: Int64
     let now: @Sendable () -> Date
+    /// A new refresh-token family's id (injected in tests; UUIDv7 on the service's clock by default).
+    let makeFamilyID: @Sendable () -> UUID
     private let signerBox = LockedBox<AccessTokenSigner?>(nil)
 
-    /// Creates the service; call `loadKey()` after migrations before serving.
-    public init(store: any TokenStore, accessTTLSeconds: Int, refreshTTLSeconds: Int, now: @escaping @Sendable () -> Date = { Date() }) {
+    /// Creates the service; call `loadKey()` after migrations before serving. `makeFamilyID`
+    /// names each new refresh-token chain (default: UUIDv7 ids on `now`).
+    public init(
+        store: any TokenStore, accessTTLSeconds: Int, refreshTTLSeconds: Int, now: @escaping @Sendable () -> Date = { Date() },
+        makeFamilyID: (@Sendable () -> UUID)? = nil
+    ) {
         self.store = store
         self.accessTTL = Int64(accessTTLSeconds)
         self.refreshTTL = Int64(refreshTTLSeconds)
         self.now = now
+        let ids = UUIDv7Generator(now: now)
+        self.makeFamilyID = makeFamilyID ?? { ids.next() }
     }
 
     /// Loads (or creates) the shared signing key from the store.
@@ -106,7 +114,7 @@ public final class TokenService: Sendable {
 
     private func newRecord(_ refresh: String, subject: String, nowMillis: Int64) -> RefreshTokenRecord {
         RefreshTokenRecord(
-            hash: Self.hash(refresh), subject: subject, family: UUID().uuidString.lowercased(),
+            hash: Self.hash(refresh), subject: subject, family: makeFamilyID().wireString,
             issuedMillis: nowMillis, expiresMillis: nowMillis + refreshTTL * 1000)
     }
 

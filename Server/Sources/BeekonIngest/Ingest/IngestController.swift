@@ -1,3 +1,4 @@
+import BeekonGzip
 import BeekonWire
 import Foundation
 import Hummingbird

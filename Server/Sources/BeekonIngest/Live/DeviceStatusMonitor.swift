@@ -21,6 +21,8 @@ final class DeviceStatusMonitor: Service, Sendable {
     let interval: Duration
     let resyncInterval: Duration
     let now: @Sendable () -> Date
+    /// Waits out the timer; the server's injected clock (tests drive it).
+    let sleep: @Sendable (Duration) async throws -> Void
     let logger: Logger
     let onPublished: @Sendable () -> Void
     private let state = LockedBox(State())
@@ -44,13 +46,15 @@ final class DeviceStatusMonitor: Service, Sendable {
 
     init(
         store: any LocationStore, defaultExpectedSeconds: Int, interval: Duration, now: @escaping @Sendable () -> Date,
-        logger: Logger, onPublished: @escaping @Sendable () -> Void
+        logger: Logger, onPublished: @escaping @Sendable () -> Void,
+        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
     ) {
         self.store = store
         self.defaultExpectedSeconds = defaultExpectedSeconds
         self.interval = interval
         resyncInterval = interval * 60
         self.now = now
+        self.sleep = sleep
         self.logger = logger
         self.onPublished = onPublished
         (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -71,7 +75,7 @@ final class DeviceStatusMonitor: Service, Sendable {
         await withDiscardingTaskGroup { group in
             group.addTask { [wake] in
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: self.nextSleep())
+                    try? await self.sleep(self.nextSleep())
                     wake.yield()
                 }
             }

@@ -21,15 +21,14 @@ final class APNsSender: PushSender {
     private let productionURL: String
     private let sandboxURL: String
     private let now: @Sendable () -> Date
-    private let logger: Logger
-    private let state: LockedBox<State>
+    private let gate: PushSenderGate
+    private let state = LockedBox(State())
     /// Age (seconds) at which the provider token is replaced.
     static let refreshAfterSeconds: Int64 = 50 * 60
 
     private struct State {
         var token: String?
         var issuedAt: Int64 = 0
-        var disabled: String?
     }
 
     /// Reads the key; a key that cannot be read leaves the sender disabled (one error logged).
@@ -40,32 +39,16 @@ final class APNsSender: PushSender {
         productionURL = config.productionURL
         sandboxURL = config.sandboxURL
         self.now = now
-        self.logger = logger
-        var failure: String?
-        var key: Data?
-        do {
-            let pem = try String(contentsOfFile: config.keyPath, encoding: .utf8)
-            key = try P256.Signing.PrivateKey(pemRepresentation: pem).rawRepresentation
-        } catch {
-            failure = "the key at \(config.keyPath) is not a readable PKCS#8 P-256 (.p8) key: \(error)"
+        gate = PushSenderGate(provider: "APNs", remedy: "a valid key", logger: logger)
+        key = gate.load("the key at \(config.keyPath) is not a readable PKCS#8 P-256 (.p8) key") {
+            try P256.Signing.PrivateKey(pemRepresentation: String(contentsOfFile: config.keyPath, encoding: .utf8)).rawRepresentation
         }
-        self.key = key
-        state = LockedBox(State())
-        if let failure { disable(failure) }
     }
 
     /// Why the sender is disabled, if it is.
-    var disabledReason: String? { state.get().disabled }
+    var disabledReason: String? { gate.disabledReason }
 
-    /// Disables the sender, logging the reason once.
-    private func disable(_ why: String) {
-        let first = state.withLock { s in
-            guard s.disabled == nil else { return false }
-            s.disabled = why
-            return true
-        }
-        if first { logger.error("APNs sender disabled: \(why) — no APNs pushes are sent until the server is restarted with a valid key") }
-    }
+    private func disable(_ why: String) { gate.disable(why) }
 
     /// The current provider token, made anew when it is 50 minutes old (or was refused as expired).
     func providerToken(forceNew: Bool = false) throws -> String {

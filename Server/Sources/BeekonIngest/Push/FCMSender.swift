@@ -16,8 +16,8 @@ final class FCMSender: PushSender {
     private let key: Data?
     private let endpoint: String
     private let now: @Sendable () -> Date
-    private let logger: Logger
-    private let state: LockedBox<State>
+    private let gate: PushSenderGate
+    private let state = LockedBox(State())
     static let scope = "https://www.googleapis.com/auth/firebase.messaging"
 
     /// The fields of a Google service-account key file that FCM needs.
@@ -40,7 +40,6 @@ final class FCMSender: PushSender {
     private struct State {
         var accessToken: String?
         var expiresAtMillis: Int64 = 0
-        var disabled: String?
     }
 
     /// Reads the service account; one that cannot be read leaves the sender disabled (one error logged).
@@ -48,36 +47,19 @@ final class FCMSender: PushSender {
         self.client = client
         endpoint = config.endpoint
         self.now = now
-        self.logger = logger
-        var failure: String?
-        var account: ServiceAccount?
-        var key: Data?
-        do {
+        gate = PushSenderGate(provider: "FCM", remedy: "a valid service account", logger: logger)
+        let loaded = gate.load("the service account at \(config.serviceAccountPath) is not a readable Google service-account key") {
             let a = try JSONDecoder().decode(ServiceAccount.self, from: Data(contentsOf: URL(fileURLWithPath: config.serviceAccountPath)))
-            key = try _RSA.Signing.PrivateKey(pemRepresentation: a.privateKey).derRepresentation
-            account = a
-        } catch {
-            failure = "the service account at \(config.serviceAccountPath) is not a readable Google service-account key: \(error)"
+            return (account: a, key: try _RSA.Signing.PrivateKey(pemRepresentation: a.privateKey).derRepresentation)
         }
-        self.account = account
-        self.key = key
-        state = LockedBox(State())
-        if let failure { disable(failure) }
+        account = loaded?.account
+        key = loaded?.key
     }
 
     /// Why the sender is disabled, if it is.
-    var disabledReason: String? { state.get().disabled }
+    var disabledReason: String? { gate.disabledReason }
 
-    private func disable(_ why: String) {
-        let first = state.withLock { s in
-            guard s.disabled == nil else { return false }
-            s.disabled = why
-            return true
-        }
-        if first {
-            logger.error("FCM sender disabled: \(why) — no FCM pushes are sent until the server is restarted with a valid service account")
-        }
-    }
+    private func disable(_ why: String) { gate.disable(why) }
 
     private var nowMillis: Int64 { WireTimestamp(now()).millis }
 

@@ -1,10 +1,12 @@
-import CIngestZlib
+import CZlib
 import Foundation
 
-/// Strict gzip for request bodies: inflates in fixed-size steps and stops as
-/// soon as the output passes a limit, so a gzip bomb costs at most `limit`
-/// bytes of memory; requires the gzip trailer (a truncated stream is an
-/// error) and rejects trailing bytes after it.
+/// gzip (RFC 1952) through the system zlib, the one implementation the SDK (upload bodies,
+/// recorded scan logs) and the ingest server (request bodies) share.
+///
+/// Inflating is strict: it runs in fixed-size steps and stops as soon as the output passes
+/// a limit, so a gzip bomb costs at most `limit` bytes of memory; it requires the gzip
+/// trailer (a truncated stream is an error) and rejects trailing bytes after it.
 public enum Gzip {
     /// Why a gzip body could not be inflated.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
@@ -13,6 +15,7 @@ public enum Gzip {
         /// Not a gzip stream, corrupt, or cut short.
         case corrupt(String)
 
+        /// The reason, as logs and error answers show it.
         public var description: String {
             switch self {
             case .tooLarge(let limit): return "decompressed body exceeds \(limit) bytes"
@@ -42,7 +45,7 @@ public enum Gzip {
                 let produced: Int = chunk.withUnsafeMutableBufferPointer { out in
                     stream.next_out = out.baseAddress
                     stream.avail_out = UInt32(step)
-                    status = CIngestZlib.inflate(&stream, Z_NO_FLUSH)
+                    status = CZlib.inflate(&stream, Z_NO_FLUSH)
                     return step - Int(stream.avail_out)
                 }
                 if output.count + produced > limit {
@@ -68,26 +71,44 @@ public enum Gzip {
         }
     }
 
-    /// Compresses `input` as one gzip member (used by tests and the benchmark).
+    /// Compresses `input` as one gzip member (default level 6); zlib cannot fail here but
+    /// for want of memory, which stops the process.
     public static func deflate(_ input: [UInt8], level: Int32 = 6) -> [UInt8] {
+        guard let out = input.withUnsafeBytes({ gzip($0, level: level) }) else { preconditionFailure("zlib deflate failed") }
+        return out
+    }
+
+    /// Compresses `data` as one gzip member (default level 6); nil when zlib fails (out of
+    /// memory), so that an upload can go uncompressed rather than stop the app.
+    public static func compress(_ data: Data, level: Int32 = 6) -> Data? {
+        data.withUnsafeBytes { gzip($0, level: level) }.map { Data($0) }
+    }
+
+    /// Inflates one complete gzip member, failing once the output would exceed `limit` bytes.
+    public static func decompress(_ data: Data, limit: Int = 64 << 20) throws(Failure) -> Data {
+        Data(try inflate([UInt8](data), limit: limit))
+    }
+
+    private static func gzip(_ input: UnsafeRawBufferPointer, level: Int32) -> [UInt8]? {
         var stream = z_stream()
-        precondition(
+        // windowBits 15 + 16: gzip wrapper.
+        guard
             deflateInit2_(
-                &stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
-                Int32(MemoryLayout<z_stream>.size)) == Z_OK, "zlib deflateInit2 failed")
+                &stream, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else { return nil }
         defer { deflateEnd(&stream) }
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(input.count))) + 32)
-        let written: Int = input.withUnsafeBufferPointer { inBuf in
-            output.withUnsafeMutableBufferPointer { outBuf in
-                stream.next_in = UnsafeMutablePointer(mutating: inBuf.baseAddress)
-                stream.avail_in = UInt32(inBuf.count)
-                stream.next_out = outBuf.baseAddress
-                stream.avail_out = UInt32(outBuf.count)
-                let status = CIngestZlib.deflate(&stream, Z_FINISH)
-                precondition(status == Z_STREAM_END, "deflate with a deflateBound buffer must finish")
-                return outBuf.count - Int(stream.avail_out)
-            }
+        let written: Int? = output.withUnsafeMutableBufferPointer { outBuf in
+            stream.next_in = UnsafeMutablePointer(mutating: input.bindMemory(to: Bytef.self).baseAddress)
+            stream.avail_in = UInt32(input.count)
+            stream.next_out = outBuf.baseAddress
+            stream.avail_out = UInt32(outBuf.count)
+            // A deflateBound buffer always finishes in one call.
+            guard CZlib.deflate(&stream, Z_FINISH) == Z_STREAM_END else { return nil }
+            return outBuf.count - Int(stream.avail_out)
         }
-        return Array(output[0..<written])
+        guard let written else { return nil }
+        output.removeSubrange(written...)
+        return output
     }
 }
