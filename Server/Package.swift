@@ -146,6 +146,7 @@ let package = Package(
                 "BeekonLoad",
                 "BeekonIngest",
                 .product(name: "BeekonWire", package: "Beekon"),
+                .product(name: "BeekonGzip", package: "Beekon"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

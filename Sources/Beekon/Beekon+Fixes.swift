@@ -99,4 +99,8 @@ extension Beekon {
 /// file can make one, and `LocationStore.insert` requires it.
 struct FixWrite: Sendable {
     fileprivate init() {}
+
+    /// For the store's own tests, which seed rows without a `Beekon` (`BatchRangeTests`). No
+    /// code under `Sources` may use it: `FixDeciderTests.onlyTheInterpreterWritesFixes` checks.
+    static var storeTestsOnly: FixWrite { FixWrite() }
 }

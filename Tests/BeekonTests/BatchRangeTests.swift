@@ -80,14 +80,14 @@ struct BatchRangeTests {
                 longitude: 11)
         }
         let stored = [location(10), location(11), location(5)]
-        for l in stored { try await store.insert(l, syncOn: true) }
+        for l in stored { try await store.insert(l, syncOn: true, by: .storeTestsOnly) }
         let now = WireTimestamp(millis: Self.t0 + 60_000).date
         let batch = try #require(try await store.nextBatch(limit: 10, now: now, makeID: { UUID() }))
         #expect(batch.locations.map(\.id) == [stored[2].id, stored[0].id, stored[1].id])
         // Deletes the batch's last row (rowid 3); the next insert takes rowid 3 again.
         #expect(try await store.deleteLocations(before: WireTimestamp(millis: Self.t0 + 6000).date) == 1)
         let later = location(20)
-        try await store.insert(later, syncOn: true)
+        try await store.insert(later, syncOn: true, by: .storeTestsOnly)
         let reused = try await store.pool.read { db in
             try Int64.fetchOne(db, sql: "SELECT rowid FROM location WHERE id = ?", arguments: [later.id.wireString])
         }
@@ -113,7 +113,7 @@ struct BatchRangeTests {
                 id: UUID(), sessionId: session, timestamp: WireTimestamp(millis: Self.t0 + Int64(i) * 1000).date, latitude: 48,
                 longitude: 11)
         }
-        for l in fixes { try await store.insert(l, syncOn: true) }
+        for l in fixes { try await store.insert(l, syncOn: true, by: .storeTestsOnly) }
         let now = WireTimestamp(millis: Self.t0 + 60_000).date
         let b1 = try #require(try await store.nextBatch(limit: 2, now: now, makeID: { UUID() }))
         let b2 = try #require(try await store.nextBatch(limit: 2, now: now, excluding: [b1.id], makeID: { UUID() }))

@@ -30,6 +30,22 @@ struct FixDeciderTests {
     /// FX-7: a stored fix moves the gate, is emitted, counted by the upload and may prune, in that order.
     func standard(_ l: Location) -> [FixEffect] { [.commit(l), .publish(l), .notifySync, .prune] }
 
+    /// No other code path writes a fix (issue 31): under `Sources`, a `FixWrite` is made only by
+    /// the interpreter's file, and the store tests' door (`storeTestsOnly`) is used by no source.
+    @Test func onlyTheInterpreterWritesFixes() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Sources")
+        let files = try #require(FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil))
+            .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+        #expect(files.count > 50)
+        var makers: [String] = []
+        for file in files {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            if text.contains("FixWrite()") || text.contains(".storeTestsOnly)") { makers.append(file.lastPathComponent) }
+        }
+        #expect(makers == ["Beekon+Fixes.swift"])
+    }
+
     @Test func aTrackedFixIsIgnoredUnlessTracking() {
         var m = TrackingMachine(config: BeekonConfig())
         let e1 = m.decide(.tracked(fix(0), id: UUID(), motion: .moving, trigger: .interval, bypassGate: false, crossing: .none))

@@ -1,3 +1,4 @@
+import BeekonGzip
 import BeekonIngest
 import BeekonLoad
 import BeekonWire

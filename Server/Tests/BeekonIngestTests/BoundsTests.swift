@@ -1,4 +1,5 @@
 import BeekonIngest
+import BeekonTesting
 import BeekonWire
 import Foundation
 import Testing
@@ -93,7 +94,7 @@ extension Ingest {
         /// rows older than the age bound go as new ones come.
         @Test(arguments: Backend.all)
         func shareAccessLogStaysBounded(_ backend: Backend) async throws {
-            let clock = TestNow()
+            let clock = TestClock()
             let admin = ["X-API-Key": "admin-k"]
             try await withServer(
                 backend,
@@ -108,7 +109,7 @@ extension Ingest {
                 let dead = try await Shares.createShare(server, "{\"all\":true}")
                 let expiring = try await Shares.createShare(server, "{\"all\":true,\"expires_in_seconds\":60}")
                 #expect(try await HTTP.send("DELETE", server.base + "/v1/shares/\(dead.id)", headers: admin).status == 200)
-                clock.advance(seconds: 61)
+                clock.advance(by: .seconds(61))
                 let longPath = "/v1/devices/" + String(repeating: "x", count: 6_000) + "/fixes"
                 func read(_ token: String, _ path: String = "/v1/devices") async throws -> Int {
                     try await HTTP.send("GET", server.base + path, headers: ["Authorization": "Bearer \(token)"]).status
@@ -140,7 +141,7 @@ extension Ingest {
                 #expect(kept.contains { ($0["path"] as? String)?.utf8.count == 256 }, "a long path is kept, cut")
 
                 // Two hours later, one use: the 40 rows past the one-hour bound go.
-                clock.advance(seconds: 7_200)
+                clock.advance(by: .seconds(7_200))
                 _ = try await read(live.token)
                 let after = try #require(
                     try await HTTP.send("GET", server.base + "/v1/shares/access", headers: admin).json()["access"] as? [[String: Any]])
