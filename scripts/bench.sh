@@ -10,6 +10,7 @@
 #      interleaved run by run) on CPU 1 (`taskset`); the unpinned P3 stays as the second row.
 #      P3-cpu: the SDK's CPU per batch vs the same work done directly (SELECT, writer, gzip, UPDATE)
 #   W1 the server's decode of a 1,000-fix upload (one-pass reader) vs JSONDecoder alone
+#   S  /healthz p99 and server RSS while 1,000 slow-head connections are held vs idle (issue 28)
 #   P5 one day of history vs raw SQL               P6 geofence evaluation 1k/10k/100k vs brute force
 #   P6-page Apple region re-page at 100k fences (target < 1 ms) vs a scan of every fence
 #   P7 peak RSS: agent tracking vs agent idle; server under load vs server idle
@@ -71,6 +72,9 @@ python3 scripts/ingest_rate.py --binary ingest="$(pwd)/$bin/beekon-ingest" --dev
 python3 scripts/ingest_rate.py --database postgres --binary pg-group="$(pwd)/$bin/beekon-ingest" \
   --binary "pg-single=$(pwd)/$bin/beekon-ingest --no-group-commit" --devices 10 --requests "$irequests" --concurrency 16 \
   --runs "$iruns" | tee "$out/rate-pg.txt"
+
+stage "S /healthz and RSS while 1,000 slow connections are held (scripts/slow_conns.py)"
+python3 scripts/slow_conns.py --binary "$(pwd)/$bin/beekon-ingest" --connections 1000 --probes 400 | tee "$out/slow.txt"
 
 stage "L live stream (LiveBench)"
 viewers=1000; backfill=100000; [ "$quick" = 1 ] && viewers=200 && backfill=20000
@@ -155,6 +159,15 @@ for line in open(os.path.join(out, "rate-pg.txt")):
 if "pg-group" in pg and "pg-single" in pg:
     rows.append(("I PG group commit on vs off", "req/s", pg["pg-group"], None, None, pg["pg-single"], None, None,
                  pg["pg-group"] / pg["pg-single"]))
+slow = {}
+for line in open(os.path.join(out, "slow.txt")):
+    m = re.match(r"slow-conns (idle|held).*healthz p50 ([\d.]+) p99 ([\d.]+) rss_mib ([\d.]+)", line)
+    if m: slow[m.group(1)] = (float(m.group(3)), float(m.group(4)))
+if "idle" in slow and "held" in slow:  # issue 28: the server keeps answering while its accept path is held
+    rows.append(("S /healthz p99, 1,000 slow conns", "ms", slow["held"][0], None, None, slow["idle"][0], None, None,
+                 slow["held"][0] / slow["idle"][0]))
+    rows.append(("S server RSS, 1,000 slow conns", "MiB", slow["held"][1], None, None, slow["idle"][1], None, None,
+                 slow["held"][1] / slow["idle"][1]))
 def rss(name): return json.load(open(os.path.join(out, name)))["peak_kib"] / 1024
 p7 = [("P7 agent tracking", rss("agent-track.json"), rss("agent-idle.json")),
       ("P7 server under load", rss("srv-load.json"), rss("srv-idle.json"))]
