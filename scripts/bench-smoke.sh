@@ -39,9 +39,10 @@ python3 scripts/ingest_rate.py --database postgres --binary pg-group="$(pwd)/$bi
   --binary "pg-single=$(pwd)/$bin/beekon-ingest --no-group-commit" --devices 2 --requests 20 --runs 1 > "$out/rate-pg.txt"
 expect "$out/rate-pg.txt" "^pg-group devices=2 req/s [0-9]+ cpu_ms_per_req" "^pg-single devices=2 req/s [0-9]+ cpu_ms_per_req"
 
-python3 scripts/slow_conns.py --binary "$(pwd)/$bin/beekon-ingest" --connections 20 --probes 10 > "$out/slow.txt" ||
+python3 scripts/slow_conns.py --binary "$(pwd)/$bin/beekon-ingest" --connections 20 --probes 10 --exhaust 400 > "$out/slow.txt" ||
   { echo "bench smoke: slow_conns.py exited non-zero" >&2; fail=1; }
-expect "$out/slow.txt" "^slow-conns idle: healthz p50 [0-9.]+ p99 [0-9.]+ rss_mib" "^slow-conns held 20 \(open 20\): healthz p50"
+expect "$out/slow.txt" "^slow-conns idle: healthz p50 [0-9.]+ p99 [0-9.]+ rss_mib" "^slow-conns held 20 \(open 20\): healthz p50" \
+  "^slow-conns exhaust 400 at nofile 256: recovered_ms [0-9]+"
 
 # scripts/load.sh (issue 32): devices stepped twice on SQLite with the read-back, then viewers
 # over two instances on one PostgreSQL with the delivery check; each exits non-zero on a loss.

@@ -10,7 +10,8 @@
 #      interleaved run by run) on CPU 1 (`taskset`); the unpinned P3 stays as the second row.
 #      P3-cpu: the SDK's CPU per batch vs the same work done directly (SELECT, writer, gzip, UPDATE)
 #   W1 the server's decode of a 1,000-fix upload (one-pass reader) vs JSONDecoder alone
-#   S  /healthz p99 and server RSS while 1,000 slow-head connections are held vs idle (issue 28)
+#   S  /healthz p99 and server RSS while 1,000 slow-head connections are held vs idle (issue 28),
+#      and the recovery time after descriptor exhaustion (nofile 256, 400 connections; target 2 s)
 #   P5 one day of history vs raw SQL               P6 geofence evaluation 1k/10k/100k vs brute force
 #   P6-page Apple region re-page at 100k fences (target < 1 ms) vs a scan of every fence
 #   P7 peak RSS: agent tracking vs agent idle; server under load vs server idle
@@ -183,6 +184,8 @@ for r in rows:
     o = n(r[2]) + ("" if r[3] is None else f" ({n(r[3])}–{n(r[4])})")
     b = n(r[5]) + ("" if r[6] is None else f" ({n(r[6])}–{n(r[7])})")
     print("%-34s %-12s %22s %22s %7.2f×" % (r[0], r[1], o, b, r[8]))
+for line in open(os.path.join(out, "slow.txt")):
+    if line.startswith("slow-conns exhaust"): print("\n" + line.rstrip())
 print("\nlive stream (LiveBench; targets: p99 < 100 ms at 1,000 viewers, backfill ≥ 50,000 events/s, < 20 MiB per 1,000 idle viewers)")
 for line in open(os.path.join(out, "live.txt")):
     if line.startswith("(") or line.startswith("    baseline"): print("  " + line.rstrip())
