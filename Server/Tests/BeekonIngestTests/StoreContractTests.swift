@@ -177,6 +177,13 @@ extension Ingest {
                 let sessions = try await store.sessions(installId: install)
                 #expect(sessions.map(\.sessionId) == [s2, s1])
                 #expect(sessions[1].firstFixAt == older[0].timestamp && sessions[1].fixCount == 3)
+                // Issue 28: the list is bounded in the database, newest first, and a window leaves out
+                // a session with nothing in it before the limit is applied.
+                #expect(try await store.sessions(installId: install, sinceMillis: nil, limit: 1).map(\.sessionId) == [s2])
+                #expect(try await store.sessions(installId: install, sinceMillis: nil, limit: 5).map(\.sessionId) == [s2, s1])
+                let windowed = try await store.sessions(installId: install, sinceMillis: newer[0].timestamp.millis, limit: 1)
+                #expect(windowed.map(\.sessionId) == [s2] && windowed[0].fixCount == 3)
+                #expect(try await store.sessions(installId: install, sinceMillis: older[2].timestamp.millis + 1, limit: 2).map(\.sessionId) == [s2])
                 // BY-8, issue 32: what device status is judged from, for one device or all, agrees.
                 let times = DeviceTimes(
                     installId: install, lastFixMillis: newer[2].timestamp.millis, lastContactMillis: Self.now.millis + 60_000,

@@ -137,7 +137,7 @@ struct ReadController: Sendable {
 
     func sessions(_ installId: UUID, _ scope: ViewerScope = .everything, limit: Int = maxList) async throws(StoreError) -> Response {
         let since = scope.windowStart(nowMillis: WireTimestamp(now()).millis)
-        let all = try await store.sessions(installId: installId, sinceMillis: since)
+        let all = try await store.sessions(installId: installId, sinceMillis: since, limit: limit + 1)
         let sessions = all.prefix(limit)
         var w = WireJSONWriter(capacity: 128 + sessions.count * 200)
         w.raw("{\"install_id\":")

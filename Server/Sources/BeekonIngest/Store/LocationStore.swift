@@ -27,8 +27,9 @@ public protocol LocationStore: Sendable {
     /// a few indexed reads per device, nothing that grows with its history.
     func deviceTimes(installId: UUID?) async throws(StoreError) -> [DeviceTimes]
     /// The sessions of one device, newest first; with `sinceMillis`, only what lies in that
-    /// window (times, counts; sessions with nothing in it are left out), for a share's window.
-    func sessions(installId: UUID, sinceMillis: Int64?) async throws(StoreError) -> [SessionSummary]
+    /// window (times, counts; sessions with nothing in it are left out), for a share's window;
+    /// at most `limit` (issue 28: the read is bounded in the database, not cut after it).
+    func sessions(installId: UUID, sinceMillis: Int64?, limit: Int?) async throws(StoreError) -> [SessionSummary]
     /// One page of a session's fixes in (timestamp, id) order, at most `query.limit` (issue 28:
     /// a track is paged, never read whole, however long the session).
     func track(_ query: TrackQuery) async throws(StoreError) -> FixPage
@@ -117,7 +118,7 @@ public struct IngestResult: Sendable, Equatable, Codable {
 extension LocationStore {
     /// Every session of one device, newest first.
     public func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary] {
-        try await sessions(installId: installId, sinceMillis: nil)
+        try await sessions(installId: installId, sinceMillis: nil, limit: nil)
     }
 }
 

@@ -89,17 +89,21 @@ extension PostgresLocationStore {
         }
     }
 
-    public func sessions(installId: UUID, sinceMillis: Int64?) async throws(StoreError) -> [SessionSummary] {
+    public func sessions(installId: UUID, sinceMillis: Int64?, limit: Int?) async throws(StoreError) -> [SessionSummary] {
         let since = sinceMillis ?? .min
         return try await perform { conn in
             let rows = try await conn.query(
                 """
-                SELECT b.session_id,
-                       (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= \(since)),
-                       (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= \(since)),
-                       (SELECT count(*) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= \(since)),
-                       (SELECT count(*) FROM geofence_events g WHERE g.session_id = b.session_id AND g.ts >= \(since))
-                FROM (SELECT DISTINCT session_id FROM batches WHERE install_id = \(installId)) b
+                SELECT session_id, first_ms, last_ms, fixes, events FROM (
+                    SELECT b.session_id,
+                           (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= \(since)) AS first_ms,
+                           (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= \(since)) AS last_ms,
+                           (SELECT count(*) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= \(since)) AS fixes,
+                           (SELECT count(*) FROM geofence_events g WHERE g.session_id = b.session_id AND g.ts >= \(since)) AS events
+                    FROM (SELECT DISTINCT session_id FROM batches WHERE install_id = \(installId)) b) s
+                WHERE \(sinceMillis == nil) OR fixes > 0 OR events > 0
+                ORDER BY last_ms IS NULL, last_ms DESC, session_id::text DESC
+                LIMIT \(Int64(limit ?? Int(Int32.max)))
                 """, logger: self.logger
             ).decode((UUID, Int64?, Int64?, Int64, Int64).self)
             var out: [SessionSummary] = []

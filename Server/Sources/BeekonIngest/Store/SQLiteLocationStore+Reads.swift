@@ -75,21 +75,26 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func sessions(installId: UUID, sinceMillis: Int64?) async throws(StoreError) -> [SessionSummary] {
+    public func sessions(installId: UUID, sinceMillis: Int64?, limit: Int?) async throws(StoreError) -> [SessionSummary] {
         let since = sinceMillis ?? .min
         return try await run { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT b.session_id,
-                           (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= :since),
-                           (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= :since),
-                           (SELECT COUNT(*) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= :since),
-                           (SELECT COUNT(*) FROM geofence_events g WHERE g.session_id = b.session_id AND g.ts >= :since)
-                    FROM (SELECT DISTINCT session_id FROM batches WHERE install_id = :install) b
-                    """, arguments: ["since": since, "install": installId.wireString])
-            // A share's window: a session with nothing in it is not listed at all.
-            return rows.filter { sinceMillis == nil || ($0[3] as Int) > 0 || ($0[4] as Int) > 0 }.map { row in
+                    SELECT * FROM (
+                        SELECT b.session_id AS session_id,
+                               (SELECT MIN(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= :since) AS first_ms,
+                               (SELECT MAX(ts) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= :since) AS last_ms,
+                               (SELECT COUNT(*) FROM locations l WHERE l.session_id = b.session_id AND l.ts >= :since) AS fixes,
+                               (SELECT COUNT(*) FROM geofence_events g WHERE g.session_id = b.session_id AND g.ts >= :since) AS events
+                        FROM (SELECT DISTINCT session_id FROM batches WHERE install_id = :install) b)
+                    WHERE :all OR fixes > 0 OR events > 0
+                    ORDER BY last_ms IS NULL, last_ms DESC, session_id DESC
+                    LIMIT :limit
+                    """,
+                arguments: ["since": since, "install": installId.wireString, "all": sinceMillis == nil, "limit": limit ?? -1])
+            // A share's window: a session with nothing in it is not listed at all (the WHERE).
+            return rows.map { row in
                 SessionSummary(
                     sessionId: UUID(uuidString: row[0])!, installId: installId,
                     firstFixAt: (row[1] as Int64?).map(WireTimestamp.init(millis:)),
