@@ -183,7 +183,8 @@ extension Ingest {
                 #expect(try await store.sessions(installId: install, sinceMillis: nil, limit: 5).map(\.sessionId) == [s2, s1])
                 let windowed = try await store.sessions(installId: install, sinceMillis: newer[0].timestamp.millis, limit: 1)
                 #expect(windowed.map(\.sessionId) == [s2] && windowed[0].fixCount == 3)
-                #expect(try await store.sessions(installId: install, sinceMillis: older[2].timestamp.millis + 1, limit: 2).map(\.sessionId) == [s2])
+                let afterOlder = older[2].timestamp.millis + 1
+                #expect(try await store.sessions(installId: install, sinceMillis: afterOlder, limit: 2).map(\.sessionId) == [s2])
                 // BY-8, issue 32: what device status is judged from, for one device or all, agrees.
                 let times = DeviceTimes(
                     installId: install, lastFixMillis: newer[2].timestamp.millis, lastContactMillis: Self.now.millis + 60_000,
