@@ -87,7 +87,7 @@ struct IngestFuzzTests {
         let statuses = LockedBox<[Int: Int]>([:])
         // On a thread of its own (the router runs in the calling task): two workers on the
         // cooperative pool were the whole pool of a 2-core machine for the run.
-        try await OwnThreadExecutor.run("ingest router fuzz") {
+        try await OffPoolExecutor.run("ingest router fuzz") {
             try await Self.routerFuzz(app, tally: tally, statuses: statuses)
         }
         let seen = statuses.withLock { $0 }

@@ -1,4 +1,4 @@
-@testable import BeekonIngest
+import BeekonIngest
 import BeekonSources
 import BeekonWire
 import Foundation
@@ -40,10 +40,8 @@ extension Ingest {
                 let viewer = try await Self.unreadViewer(server)
                 let uploaded = try await Self.upload(server, batches: 6)
                 // Generous: a loaded 2-core box; the cut itself takes two 0.1 s heartbeats.
-                let cut = try await Deadline.run(.seconds(120), onExpiry: { TestFailure("the stalled viewer was not cut within 120 s") }) {
-                    await cuts.first()
-                }
-                #expect(cut?.hasPrefix("the viewer stopped reading") == true)
+                let cut = try await cuts.first(within: .seconds(120))
+                #expect(cut.hasPrefix("the viewer stopped reading"))
                 #expect(try await Self.metric(server, "beekon_live_viewers_stalled_total") == 1)
                 let before: FixIDScanner = await blocking {
                     var scanner = FixIDScanner()
@@ -70,7 +68,7 @@ extension Ingest {
 
         /// An open stream (from the head) on a socket with a 4 KiB receive buffer that the test does not read yet.
         static func unreadViewer(_ server: TestServer) async throws -> RawHTTPConnection {
-            let viewer = try RawHTTPConnection(server.base, receiveBuffer: 4_096, timeout: 30)
+            let viewer = try RawHTTPConnection(server.base, receiveBuffer: 4_096, timeout: 90)
             let opened = await blocking {
                 viewer.send("GET /v1/live HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 return viewer.readHead().map(RawHTTPConnection.status)
@@ -105,10 +103,24 @@ extension Ingest {
                 return l
             }
 
-            /// The first stall cut's reason (nil if the stream ended first).
-            func first() async -> String? {
-                for await reason in reasons { return reason }
-                return nil
+            /// The first stall cut's reason; a failure if none comes within `limit` (a deadline,
+            /// not a synchronisation: the cut itself ends the wait).
+            func first(within limit: Duration) async throws -> String {
+                try await withThrowingTaskGroup(of: String?.self) { group in
+                    group.addTask { [reasons] in
+                        for await reason in reasons { return reason }
+                        return nil
+                    }
+                    group.addTask {
+                        try? await Task.sleep(for: limit)
+                        return nil
+                    }
+                    defer { group.cancelAll() }
+                    guard let first = try await group.next(), let reason = first else {
+                        throw TestFailure("the stalled viewer was not cut within \(limit)")
+                    }
+                    return reason
+                }
             }
 
             struct Handler: LogHandler {
