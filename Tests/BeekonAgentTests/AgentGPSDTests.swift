@@ -107,19 +107,21 @@ struct AgentGPSDTests {
                 "track", "--source", "replay:\(Fixtures.walkGPX)", "--speed", "1",
                 "--db", tmp.path("n.sqlite"),
             ], environment: env)
-        let ready = try listener.next(timeout: 30) { $0.contains("READY=1") }
+        // The waits block in poll(2): off the cooperative pool, which the agent's reader
+        // threads and the other tests need meanwhile (generous limits: a loaded 2-core box).
+        let ready = try await OffPoolExecutor.run("notify: ready") { try listener.next(timeout: 90) { $0.contains("READY=1") } }
         #expect(ready.contains("STATUS=tracking session "))
-        let ping = try listener.next(timeout: 10) { $0.contains("WATCHDOG=1") }
+        let ping = try await OffPoolExecutor.run("notify: watchdog") { try listener.next(timeout: 60) { $0.contains("WATCHDOG=1") } }
         #expect(ping.contains("STATUS=tracking;"))
         agent.send(SIGTERM)
-        _ = try listener.next(timeout: 30) { $0.contains("STOPPING=1") }
+        _ = try await OffPoolExecutor.run("notify: stopping") { try listener.next(timeout: 90) { $0.contains("STOPPING=1") } }
         let outcome = try await agent.waitForExit(timeout: .seconds(30))
         #expect(outcome.status == 0)
     }
 }
 
 /// A datagram socket standing in for systemd's notify socket.
-final class NotifyListener {
+final class NotifyListener: Sendable {
     let path: String
     private let fd: Int32
 

@@ -33,17 +33,19 @@ struct ConfigFuzzTests {
         }
     }
 
-    @Test func mutatedConfigsParseOrFailWithOneLine() {
-        var tally = ConfigFuzz.Tally("config parser (in-process)")
-        var parsed = 0
-        for i in 0..<Self.inputs {
-            let m = AgentHardeningTests.mutant(i, base: AgentHardeningTests.secretBase)
-            let (ok, problems) = Self.check(m.text)
-            if ok { parsed += 1 }
-            tally.input(m.label, problems)
+    @Test func mutatedConfigsParseOrFailWithOneLine() async {
+        await OffPoolExecutor.run("config fuzz: mutatedConfigsParseOrFailWithOneLine") {
+            var tally = ConfigFuzz.Tally("config parser (in-process)")
+            var parsed = 0
+            for i in 0..<Self.inputs {
+                let m = AgentHardeningTests.mutant(i, base: AgentHardeningTests.secretBase)
+                let (ok, problems) = Self.check(m.text)
+                if ok { parsed += 1 }
+                tally.input(m.label, problems)
+            }
+            tally.finish()
+            #expect(parsed > 0 && parsed < Self.inputs / 2, "most mutants are refused, some still parse: \(parsed) of \(Self.inputs)")
         }
-        tally.finish()
-        #expect(parsed > 0 && parsed < Self.inputs / 2, "most mutants are refused, some still parse: \(parsed) of \(Self.inputs)")
     }
 
     /// Inputs on an edge of the parser: whole-number limits, denormals, NUL, cut files; and the

@@ -54,67 +54,73 @@ struct BeaconFuzzTests {
     }
 
     @Test("random and mutated advertising data: no crash, one-line errors, sane frames")
-    func frames() {
-        var tally = FuzzTally("beacons: frames")
-        for i in 0..<1_000 * Fuzz.scale {
-            var rng = Fuzz.rng(0xBEAC, i)
-            let data =
-                i % 2 == 0
-                ? (0..<Int.random(in: 0...62, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
-                : Self.mutate(Self.frames[i / 2 % Self.frames.count], &rng)
-            do {
-                tally.input("#\(i) \(data)", Self.sane(try BeaconFrame.parse(advertisingData: data)))
-            } catch {
-                tally.input("#\(i) \(data)", Self.oneLine(error.description))
+    func frames() async {
+        await OffPoolExecutor.run("beacon fuzz: frames") {
+            var tally = FuzzTally("beacons: frames")
+            for i in 0..<1_000 * Fuzz.scale {
+                var rng = Fuzz.rng(0xBEAC, i)
+                let data =
+                    i % 2 == 0
+                    ? (0..<Int.random(in: 0...62, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                    : Self.mutate(Self.frames[i / 2 % Self.frames.count], &rng)
+                do throws(BeaconParseError) {
+                    tally.input("#\(i) \(data)", Self.sane(try BeaconFrame.parse(advertisingData: data)))
+                } catch {
+                    tally.input("#\(i) \(data)", Self.oneLine(error.description))
+                }
             }
+            tally.finish()
         }
-        tally.finish()
     }
 
     @Test("random and mutated HCI LE advertising report events: no crash, one-line errors, RSSI in range")
-    func hciEvents() {
-        var tally = FuzzTally("beacons: HCI events")
-        let seeds: [[UInt8]] = Self.frames.map { f in
-            let params: [UInt8] = [0x02, 0x01, 0x03, 0x01, 1, 2, 3, 4, 5, 6, UInt8(f.count)] + f + [0xC3]
-            return [0x3E, UInt8(params.count)] + params
-        }
-        for i in 0..<1_000 * Fuzz.scale {
-            var rng = Fuzz.rng(0x4C3E, i)
-            var event = Self.mutate(seeds[i % seeds.count], &rng)
-            if i % 3 == 0, event.count > 2 { event[2] = 0x0D }
-            do {
-                let reports = try AdvertisingReport.parse(hciEvent: event) ?? []
-                let bad = reports.filter { r in r.rssi.map { !(-128...126).contains($0) } ?? false || r.address.count != 6 }
-                tally.input("#\(i) \(event)", bad.isEmpty ? [] : ["bad report \(bad)"])
-            } catch {
-                tally.input("#\(i) \(event)", Self.oneLine(error.description))
+    func hciEvents() async {
+        await OffPoolExecutor.run("beacon fuzz: hciEvents") {
+            var tally = FuzzTally("beacons: HCI events")
+            let seeds: [[UInt8]] = Self.frames.map { f in
+                let params: [UInt8] = [0x02, 0x01, 0x03, 0x01, 1, 2, 3, 4, 5, 6, UInt8(f.count)] + f + [0xC3]
+                return [0x3E, UInt8(params.count)] + params
             }
+            for i in 0..<1_000 * Fuzz.scale {
+                var rng = Fuzz.rng(0x4C3E, i)
+                var event = Self.mutate(seeds[i % seeds.count], &rng)
+                if i % 3 == 0, event.count > 2 { event[2] = 0x0D }
+                do throws(BeaconParseError) {
+                    let reports = try AdvertisingReport.parse(hciEvent: event) ?? []
+                    let bad = reports.filter { r in r.rssi.map { !(-128...126).contains($0) } ?? false || r.address.count != 6 }
+                    tally.input("#\(i) \(event)", bad.isEmpty ? [] : ["bad report \(bad)"])
+                } catch {
+                    tally.input("#\(i) \(event)", Self.oneLine(error.description))
+                }
+            }
+            tally.finish()
         }
-        tally.finish()
     }
 
     @Test("mutated whole recordings (btsnoop capture, JSON scan log): no crash, one-line messages, sane readings")
-    func recordings() throws {
-        let log = try SharedData.data("beacons/starksm64_two_scanners_2015-03-03.json.gz")
-        let text = Array(try Gzip.decompress(log).prefix(6_000))
-        let capture = [UInt8](
-            Self.btsnoop(
-                events: Self.frames.map { f in
-                    let params: [UInt8] = [0x02, 0x01, 0x00, 0x00, 1, 2, 3, 4, 5, 6, UInt8(f.count)] + f + [0xB0]
-                    return [0x3E, UInt8(params.count)] + params
-                }))
-        var tally = FuzzTally("beacons: recordings")
-        for i in 0..<100 * Fuzz.fileScale {
-            var rng = Fuzz.rng(0xB7, i)
-            var data = i % 2 == 0 ? capture : text
-            for _ in 0..<Int.random(in: 1...8, using: &rng) { data = Self.mutate(data, &rng) }
-            let result = BeaconRecording.read(Data(data))
-            var problems = result.messages.flatMap(Self.oneLine)
-            problems += result.readings.filter { !(-128...127).contains($0.rssi) }.map { "rssi \($0.rssi)" }
-            if result.messages.count != min(result.errorCount, BeaconReadResult.maxMessages) { problems.append("uncounted errors") }
-            tally.input("#\(i)", problems)
+    func recordings() async throws {
+        try await OffPoolExecutor.run("beacon fuzz: recordings") {
+            let log = try SharedData.data("beacons/starksm64_two_scanners_2015-03-03.json.gz")
+            let text = Array(try Gzip.decompress(log).prefix(6_000))
+            let capture = [UInt8](
+                Self.btsnoop(
+                    events: Self.frames.map { f in
+                        let params: [UInt8] = [0x02, 0x01, 0x00, 0x00, 1, 2, 3, 4, 5, 6, UInt8(f.count)] + f + [0xB0]
+                        return [0x3E, UInt8(params.count)] + params
+                    }))
+            var tally = FuzzTally("beacons: recordings")
+            for i in 0..<100 * Fuzz.fileScale {
+                var rng = Fuzz.rng(0xB7, i)
+                var data = i % 2 == 0 ? capture : text
+                for _ in 0..<Int.random(in: 1...8, using: &rng) { data = Self.mutate(data, &rng) }
+                let result = BeaconRecording.read(Data(data))
+                var problems = result.messages.flatMap(Self.oneLine)
+                problems += result.readings.filter { !(-128...127).contains($0.rssi) }.map { "rssi \($0.rssi)" }
+                if result.messages.count != min(result.errorCount, BeaconReadResult.maxMessages) { problems.append("uncounted errors") }
+                tally.input("#\(i)", problems)
+            }
+            tally.finish()
         }
-        tally.finish()
     }
 
     /// A btsnoop (datalink 1002) capture of `events`.

@@ -36,20 +36,22 @@ struct FuzzTests {
     }
 
     @Test("random bytes: no crash, no fix", arguments: [TrackFormat.gpx, .nmea, .csv, .ndjson])
-    func randomInput(_ format: TrackFormat) {
-        let reader = Self.readers.first { $0.0 == format }!.1
-        var tally = FuzzTally("readers: random \(format.rawValue)")
-        for i in 0..<400 * Fuzz.scale {
-            var rng = Fuzz.rng(0xBEE0 + UInt64(format.rawValue.count), i)
-            let data = Self.randomBytes(&rng, maxCount: 600)
-            do {
-                let r = try reader(data)
-                tally.input("#\(i)", ["random bytes produced \(r.fixes.count) fixes as \(format): \(data.base64EncodedString())"])
-            } catch {
-                tally.input("#\(i) base64 \(data.base64EncodedString())", Self.oneLine(error))
+    func randomInput(_ format: TrackFormat) async {
+        await OffPoolExecutor.run("readers fuzz: randomInput") {
+            let reader = Self.readers.first { $0.0 == format }!.1
+            var tally = FuzzTally("readers: random \(format.rawValue)")
+            for i in 0..<400 * Fuzz.scale {
+                var rng = Fuzz.rng(0xBEE0 + UInt64(format.rawValue.count), i)
+                let data = Self.randomBytes(&rng, maxCount: 600)
+                do throws(TrackReadError) {
+                    let r = try reader(data)
+                    tally.input("#\(i)", ["random bytes produced \(r.fixes.count) fixes as \(format): \(data.base64EncodedString())"])
+                } catch {
+                    tally.input("#\(i) base64 \(data.base64EncodedString())", Self.oneLine(error))
+                }
             }
+            tally.finish()
         }
-        tally.finish()
     }
 
     /// Inputs the fuzzers found (random CSV, seed 8 #72 and #101): a quoted header field held
@@ -133,61 +135,67 @@ struct FuzzTests {
     }
 
     @Test("mutated real NMEA lines: no crash, sane fixes, never more than the clean file")
-    func mutatedNMEA() throws {
-        var tally = FuzzTally("readers: mutated NMEA")
-        for (n, file) in SharedData.nmeaFiles.enumerated() {
-            let data = try SharedData.data(file)
-            let lines = 400
-            var none = SeededRandom(seed: 0)
-            let cleanCount = (try? NMEAReader.read(Self.mutatedFile(data, lines: lines, rate: 0, &none)).fixes.count) ?? 0
-            for round in 0..<4 * Fuzz.fileScale {
-                var rng = Fuzz.rng(2024 + UInt64(n), round)
-                let mutated = Self.mutatedFile(data, lines: lines, rate: 0.3, &rng)
-                var p = NMEAParser()
-                let fixes = p.feed(mutated) + p.finish()
-                var problems: [String] = []
-                if !allSane(fixes) { problems.append("an insane fix") }
-                if fixes.count > cleanCount + 1 { problems.append("\(fixes.count) fixes from a file whose clean lines give \(cleanCount)") }
-                if p.diagnostics.skipped == 0 { problems.append("nothing skipped") }
-                tally.input("\(file) round \(round)", problems)
+    func mutatedNMEA() async throws {
+        try await OffPoolExecutor.run("readers fuzz: mutatedNMEA") {
+            var tally = FuzzTally("readers: mutated NMEA")
+            for (n, file) in SharedData.nmeaFiles.enumerated() {
+                let data = try SharedData.data(file)
+                let lines = 400
+                var none = SeededRandom(seed: 0)
+                let cleanCount = (try? NMEAReader.read(Self.mutatedFile(data, lines: lines, rate: 0, &none)).fixes.count) ?? 0
+                for round in 0..<4 * Fuzz.fileScale {
+                    var rng = Fuzz.rng(2024 + UInt64(n), round)
+                    let mutated = Self.mutatedFile(data, lines: lines, rate: 0.3, &rng)
+                    var p = NMEAParser()
+                    let fixes = p.feed(mutated) + p.finish()
+                    var problems: [String] = []
+                    if !allSane(fixes) { problems.append("an insane fix") }
+                    if fixes.count > cleanCount + 1 {
+                        problems.append("\(fixes.count) fixes from a file whose clean lines give \(cleanCount)")
+                    }
+                    if p.diagnostics.skipped == 0 { problems.append("nothing skipped") }
+                    tally.input("\(file) round \(round)", problems)
+                }
             }
+            tally.finish()
         }
-        tally.finish()
     }
 
     @Test("mutated real GPX, CSV and NDJSON lines: no crash, sane fixes")
-    func mutatedOthers() throws {
-        let gpx = try SharedData.data("gpx/togeojson_apple_watch_walk_1hz.gpx")
-        let clean = try GPXReader.read(gpx).fixes
-        let csvText =
-            "time,lat,lon,accuracy,speed,bearing,altitude\n"
-            + clean.prefix(300).map {
-                "\(WireTimestamp($0.timestamp)),\($0.latitude),\($0.longitude),\($0.accuracy ?? 0),\($0.speed ?? 0),\($0.bearing ?? 0),\($0.altitude ?? 0)"
+    func mutatedOthers() async throws {
+        try await OffPoolExecutor.run("readers fuzz: mutatedOthers") {
+            let gpx = try SharedData.data("gpx/togeojson_apple_watch_walk_1hz.gpx")
+            let clean = try GPXReader.read(gpx).fixes
+            let csvText =
+                "time,lat,lon,accuracy,speed,bearing,altitude\n"
+                + clean.prefix(300).map {
+                    "\(WireTimestamp($0.timestamp)),\($0.latitude),\($0.longitude),\($0.accuracy ?? 0),\($0.speed ?? 0),\($0.bearing ?? 0),\($0.altitude ?? 0)"
+                }.joined(separator: "\n")
+            let ndjsonText = clean.prefix(300).map {
+                "{\"timestamp\":\"\(WireTimestamp($0.timestamp))\",\"latitude\":\($0.latitude),\"longitude\":\($0.longitude),\"speed\":\($0.speed ?? 0)}"
             }.joined(separator: "\n")
-        let ndjsonText = clean.prefix(300).map {
-            "{\"timestamp\":\"\(WireTimestamp($0.timestamp))\",\"latitude\":\($0.latitude),\"longitude\":\($0.longitude),\"speed\":\($0.speed ?? 0)}"
-        }.joined(separator: "\n")
-        let inputs: [(String, Data, (Data) throws(TrackReadError) -> TrackReadResult)] = [
-            ("gpx", gpx, { d throws(TrackReadError) in try GPXReader.read(d) }),
-            ("csv", Data(csvText.utf8), { d throws(TrackReadError) in try CSVTrackReader.read(d) }),
-            ("ndjson", Data(ndjsonText.utf8), { d throws(TrackReadError) in try NDJSONTrackReader.read(d) }),
-        ]
-        var tally = FuzzTally("readers: mutated GPX/CSV/NDJSON")
-        for (k, (name, data, reader)) in inputs.enumerated() {
-            for round in 0..<6 * Fuzz.fileScale {
-                var rng = Fuzz.rng(7 + UInt64(k), round)
-                let mutated = Self.mutatedFile(data, lines: 300, rate: 0.2, &rng)
-                do {
-                    let r = try reader(mutated)
-                    var problems: [String] = []
-                    if !allSane(r.fixes) { problems.append("an insane fix") }
-                    if r.fixes.count > 300 { problems.append("\(r.fixes.count) fixes from 300 lines") }
-                    tally.input("\(name) round \(round)", problems)
-                } catch {
-                    tally.input("\(name) round \(round)", Self.oneLine(error))
+            let inputs: [(String, Data, (Data) throws(TrackReadError) -> TrackReadResult)] = [
+                ("gpx", gpx, { d throws(TrackReadError) in try GPXReader.read(d) }),
+                ("csv", Data(csvText.utf8), { d throws(TrackReadError) in try CSVTrackReader.read(d) }),
+                ("ndjson", Data(ndjsonText.utf8), { d throws(TrackReadError) in try NDJSONTrackReader.read(d) }),
+            ]
+            var tally = FuzzTally("readers: mutated GPX/CSV/NDJSON")
+            for (k, (name, data, reader)) in inputs.enumerated() {
+                for round in 0..<6 * Fuzz.fileScale {
+                    var rng = Fuzz.rng(7 + UInt64(k), round)
+                    let mutated = Self.mutatedFile(data, lines: 300, rate: 0.2, &rng)
+                    do throws(TrackReadError) {
+                        let r = try reader(mutated)
+                        var problems: [String] = []
+                        if !allSane(r.fixes) { problems.append("an insane fix") }
+                        if r.fixes.count > 300 { problems.append("\(r.fixes.count) fixes from 300 lines") }
+                        tally.input("\(name) round \(round)", problems)
+                    } catch {
+                        tally.input("\(name) round \(round)", Self.oneLine(error))
+                    }
                 }
             }
+            tally.finish()
         }
-        tally.finish()
     }
 }

@@ -85,6 +85,23 @@ struct IngestFuzzTests {
         let app = try IngestServer.buildApplication(config, logger: testLogger)
         let tally = LockedBox(IngestFuzzTally("ingest in-process (router)"))
         let statuses = LockedBox<[Int: Int]>([:])
+        // On a thread of its own (the router runs in the calling task): two workers on the
+        // cooperative pool were the whole pool of a 2-core machine for the run.
+        try await OffPoolExecutor.run("ingest router fuzz") {
+            try await Self.routerFuzz(app, tally: tally, statuses: statuses)
+        }
+        let seen = statuses.withLock { $0 }
+        print("ingest router fuzz: \(Self.routerIterations) requests, statuses \(seen.sorted { $0.key < $1.key })")
+        tally.withLock { $0.finish() }
+        #expect(
+            seen[200, default: 0] > 0 && seen[400, default: 0] > 0 && seen[422, default: 0] > 0,
+            "the fuzzer reaches every outcome: \(seen)")
+    }
+
+    /// The in-process fuzzer's requests, two at a time, and the checks that the app still ingests.
+    static func routerFuzz(
+        _ app: some ApplicationProtocol, tally: LockedBox<IngestFuzzTally>, statuses: LockedBox<[Int: Int]>
+    ) async throws {
         try await app.test(.router) { client in
             let workers = 2
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -110,17 +127,21 @@ struct IngestFuzzTests {
             #expect(ok.status == .ok, "still ingesting")
             #expect(try await client.execute(uri: "/healthz", method: .get).status == .ok)
         }
-        let seen = statuses.withLock { $0 }
-        print("ingest router fuzz: \(Self.routerIterations) requests, statuses \(seen.sorted { $0.key < $1.key })")
-        tally.withLock { $0.finish() }
-        #expect(
-            seen[200, default: 0] > 0 && seen[400, default: 0] > 0 && seen[422, default: 0] > 0,
-            "the fuzzer reaches every outcome: \(seen)")
     }
 
     /// The same generator in volume, just the decoding: inflate + decode never crash or hang,
     /// every error is one line, and every envelope that decodes holds only sane values.
-    @Test func decoderSurvivesMutatedBodiesInVolume() throws {
+    /// Pure CPU work, so it runs on a thread of its own, off the cooperative pool.
+    /// The checks run back on the test's task, where `#expect` knows its test.
+    @Test func decoderSurvivesMutatedBodiesInVolume() async throws {
+        let (outcomes, tally) = await blocking { Self.decodeFuzz() }
+        print("decode fuzz: \(Self.decodeIterations) inputs: \(outcomes.sorted { $0.key < $1.key })")
+        tally.finish()
+        #expect(outcomes["ok", default: 0] > 0 && outcomes["malformed", default: 0] > 0 && outcomes["invalid", default: 0] > 0)
+    }
+
+    /// Inflates and decodes every generated body: the outcomes counted, the problems tallied.
+    static func decodeFuzz() -> (outcomes: [String: Int], tally: IngestFuzzTally) {
         var outcomes: [String: Int] = [:]
         var tally = IngestFuzzTally("ingest decoder (gunzip + decode)")
         for i in 0..<Self.decodeIterations {
@@ -150,9 +171,7 @@ struct IngestFuzzTests {
                 tally.input(Self.label(i, input), error.description.contains(where: \.isNewline) ? ["decode error is not one line"] : [])
             }
         }
-        print("decode fuzz: \(Self.decodeIterations) inputs: \(outcomes.sorted { $0.key < $1.key })")
-        tally.finish()
-        #expect(outcomes["ok", default: 0] > 0 && outcomes["malformed", default: 0] > 0 && outcomes["invalid", default: 0] > 0)
+        return (outcomes, tally)
     }
 
     /// Regression inputs found or suspected while fuzzing, each over HTTP.

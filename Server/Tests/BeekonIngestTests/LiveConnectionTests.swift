@@ -78,7 +78,7 @@ extension Ingest {
         @Test func silentConnectionIsClosed() async throws {
             try await withServer(.sqlite, configure: { $0.firstRequestTimeoutSeconds = 3 }) { server, _ in
                 #expect(try await HTTP.send("GET", server.base + "/healthz").status == 200)  // accepting connections
-                let silent = try RawHTTPConnection(server.base, timeout: 25)
+                let silent = try RawHTTPConnection(server.base, timeout: 90)
                 #expect(await blocking { silent.readsToEOF() })
             }
         }

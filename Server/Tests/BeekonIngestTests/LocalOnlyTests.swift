@@ -120,7 +120,7 @@ struct LocalOnlyTests {
         _ server: TestServer, _ method: String, _ path: String, _ body: String?, _ headers: [String: String],
         host: String? = nil
     ) async throws -> (status: Int, body: String) {
-        let connection = try RawHTTPConnection(server.base, timeout: 30)
+        let connection = try RawHTTPConnection(server.base, timeout: 90)
         let hostValue = host ?? String(server.base.dropFirst("http://".count))
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(hostValue)\r\nConnection: close\r\n"
         for (k, v) in headers { head += "\(k): \(v)\r\n" }
