@@ -37,7 +37,8 @@ struct SourceOptions: ParsableArguments {
         _ spec: SourceSpec, replay: ReplayOptions.Pace, clock: ReplayClock, grace: Double, events: SourceEventLog
     ) throws -> any LocationProvider {
         do {
-            return try LiveSources.provider(for: spec, pace: replay.speed, rebase: replay.rebase, clock: clock, grace: grace, events: events)
+            return try LiveSources.provider(
+                for: spec, pace: replay.speed, rebase: replay.rebase, clock: clock, grace: grace, events: events)
         } catch {
             Terminal.error("\(error)")
             throw ExitCode(1)

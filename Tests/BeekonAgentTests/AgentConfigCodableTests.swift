@@ -20,7 +20,8 @@ struct AgentConfigCodableTests {
                 responseMapping: .init(accessToken: "data.at", refreshToken: "data.rt", expiresIn: "data.ttl"), skewMarginSeconds: 30),
             requestTimeoutSeconds: 12, trustedCertificates: ["/etc/beekon/ca.pem"],
             privacy: PrivacyConfig(
-                blurRadiusMeters: 200, zones: [PrivacyZone(id: "home", latitude: 52.5, longitude: 13.4, radiusMeters: 150, action: .withhold)])),
+                blurRadiusMeters: 200,
+                zones: [PrivacyZone(id: "home", latitude: 52.5, longitude: 13.4, radiusMeters: 150, action: .withhold)])),
         whenStationary: .pauseWithCheckIns, stationaryRadiusMeters: 25, checkInIntervalSeconds: 300, turnThresholdDegrees: 30,
         turnMinTimeSeconds: 3, maxDeviationMeters: 20, maxIntervalBetweenLocationsSeconds: 120, classifyActivity: true,
         heartbeatSeconds: 45, foregroundProfile: .foreground, backgroundProfile: .background, diagnosticLogLevel: .debug,
@@ -110,7 +111,9 @@ struct AgentConfigCodableTests {
             #"{"sync":{"url":"https://x.org","auth":{"accessToken":"SECRET-AT","strategy":"SECRET-AT"}}}"#,
             #"{"sync":{"url":"https://x.org","auth":{"accessToken":"SECRET-AT","expiresAt":"SECRET-AT"}}}"#,
         ] {
-            do { _ = try AgentConfig.parse(Data(text.utf8)) } catch { #expect(!error.description.contains("SECRET"), "\(error.description)") }
+            do { _ = try AgentConfig.parse(Data(text.utf8)) } catch {
+                #expect(!error.description.contains("SECRET"), "\(error.description)")
+            }
         }
     }
 
@@ -125,18 +128,22 @@ struct AgentConfigCodableTests {
         #expect(config.geofences?.first?.notifyOnExit == false && config.locate?.timeoutSeconds == 20)
         #expect(config.extras == ["vehicle": "van-7"])
 
-        let section = try #require(readme.components(separatedBy: "### Configuration keys").dropFirst().first?.components(separatedBy: "\n### ").first)
+        let section = try #require(
+            readme.components(separatedBy: "### Configuration keys").dropFirst().first?.components(separatedBy: "\n### ").first)
         var tableKeys = Set<String>()
         for line in section.split(separator: "\n") where line.hasPrefix("| `") {
             let cell = line.split(separator: "|").first ?? ""
-            for part in cell.split(separator: "`") where !part.trimmingCharacters(in: .whitespaces).isEmpty && part.trimmingCharacters(in: .whitespaces) != "/" {
+            for part in cell.split(separator: "`")
+            where !part.trimmingCharacters(in: .whitespaces).isEmpty && part.trimmingCharacters(in: .whitespaces) != "/" {
                 tableKeys.insert(String(part))
             }
         }
         let decoderKeys = Set(
             BeekonConfig.keyNames.filter { $0 != "sync" } + ["extras", "geofences", "appState"]
                 + SyncConfig.keyNames.map { "sync.\($0)" } + LocatePolicy.keyNames.map { "locate.\($0)" })
-        #expect(tableKeys == decoderKeys, "README only: \(tableKeys.subtracting(decoderKeys)); decoder only: \(decoderKeys.subtracting(tableKeys))")
+        #expect(
+            tableKeys == decoderKeys,
+            "README only: \(tableKeys.subtracting(decoderKeys)); decoder only: \(decoderKeys.subtracting(tableKeys))")
         // A one-key example in the README's admission section decodes too.
         #expect(try AgentConfig.parse(Data(#"{"preset": "precision", "maxDeviationMeters": 25}"#.utf8)).sdk.maxDeviationMeters == 25)
     }

@@ -37,7 +37,9 @@ public struct LocatePolicy: Sendable, Equatable, Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = LocatePolicy()
         let interval = try c.decodeIfPresent(Double.self, forKey: .minIntervalSeconds) ?? d.minIntervalSeconds
-        guard interval >= 0 else { throw DecodingError.configValue(decoder.codingPath, CodingKeys.minIntervalSeconds, "must be at least 0") }
+        guard interval >= 0 else {
+            throw DecodingError.configValue(decoder.codingPath, CodingKeys.minIntervalSeconds, "must be at least 0")
+        }
         let timeout = try c.decodeIfPresent(Double.self, forKey: .timeoutSeconds) ?? d.timeoutSeconds
         guard timeout > 0, timeout <= 600 else {
             throw DecodingError.configValue(decoder.codingPath, CodingKeys.timeoutSeconds, "must be in (0, 600]")
