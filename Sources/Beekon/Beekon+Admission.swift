@@ -6,12 +6,6 @@ import Foundation
 /// the machine's actions), and the fix held when the process died stored at the next start.
 /// The decisions are the machine's (`TrackingMachine.decide(_:)`), the effects `apply`'s.
 extension Beekon {
-    /// Stores the held fix now (the stationary pause closes the window before the source sleeps).
-    func storeHeld() async {
-        let held = machine.flushHeld()
-        await apply(machine.decide(.windowClosed(held)))
-    }
-
     /// At `start()` or a resume: a fix held when the process died (kill -9) is stored into its
     /// session, unless a fix at or after its time is already stored there (it was stored
     /// before the marker was cleared). Emitted on `positions` once stored.

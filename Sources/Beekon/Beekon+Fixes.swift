@@ -62,6 +62,13 @@ extension Beekon {
                 case .tooClose: stats.tooClose += 1
                 case .admit, .turn: break
                 }
+            case .setPowerMode(let mode):
+                await deps.provider.setPowerMode(mode)
+            case .setMotion(let motion):
+                logger.info("motion changed", metadata: ["motion": "\(motion.rawValue)"])
+                try? await ready().setMotion(motion)
+            case .armProbe, .cancelProbe, .armCheckIn, .cancelCheckIn:
+                runTimer(effect)
             }
         }
     }

@@ -28,7 +28,7 @@ extension Beekon {
     /// makes any fix still in flight a no-op. The consume task is not cancelled: this may
     /// run on it (a source failure), and the writes that follow must not see a cancelled task.
     func stopSource() async {
-        runTimers(stationary.sourceStopped())
+        await apply(TrackingMachine.effects(of: stationary.sourceStopped()))
         source.heartbeatTimer?.cancel()
         source.heartbeatTimer = nil
         source.generation += 1

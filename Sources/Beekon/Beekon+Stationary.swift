@@ -11,59 +11,44 @@ extension Beekon {
         await runStationary(actions, previousMotion: stationary.detector.motion)
     }
 
-    /// Runs the detector's provider actions, persists motion changes and (re)arms the timers.
+    /// Runs the detector's provider actions, persists a motion change and (re)arms the timers,
+    /// all as fix effects (`TrackingMachine.decide(_:)` for the detector's actions).
     func runStationary(_ actions: [StationaryDetector.Action], previousMotion: Motion) async {
-        for action in actions {
-            switch action {
-            case .pauseProvider:
-                await storeHeld()
-                if machine.session != nil { await deps.provider.setPowerMode(.paused) }
-            case .resumeProvider:
-                if machine.session != nil { await deps.provider.setPowerMode(machine.config.preset.powerMode) }
-            case .becameStationary, .resumedMoving, .checkIn:
-                break
-            }
-        }
-        let probe = stationary.settleProbe(tracking: machine.session != nil)
-        if probe.contains(.pauseSource) { await deps.provider.setPowerMode(.paused) }
-        runTimers(probe)
+        await apply(machine.decide(actions))
+        var effects = TrackingMachine.effects(of: stationary.settleProbe(tracking: machine.session != nil))
         let motion = stationary.detector.motion
-        if motion != previousMotion {
-            logger.info("motion changed", metadata: ["motion": "\(motion.rawValue)"])
-            try? await ready().setMotion(motion)
-        }
-        runTimers(stationary.rearmCheckIn(tracking: machine.session != nil))
+        if motion != previousMotion { effects.append(.setMotion(motion)) }
+        await apply(effects)
+        await apply(TrackingMachine.effects(of: stationary.rearmCheckIn(tracking: machine.session != nil)))
     }
 
-    /// Starts and cancels the probe and check-in timers (`pauseSource` is the caller's).
-    func runTimers(_ actions: [StationaryTiming.Action]) {
+    /// Starts or cancels the probe or the check-in timer (the interpreter's timer effects).
+    func runTimer(_ effect: FixEffect) {
         let clock = deps.clock
-        for action in actions {
-            switch action {
-            case .pauseSource:
-                break
-            case .armProbe:
-                source.probeTimer?.cancel()
-                // The heartbeat, when shorter, wakes the paused source more often (BY-4).
-                let interval = FixPipeline.probeInterval(default: StationaryTiming.probeInterval, config: machine.config)
-                source.probeTimer = Task { [weak self] in
-                    do { try await clock.sleep(for: interval) } catch { return }
-                    await self?.probeDue()
-                }
-            case .cancelProbe:
-                source.probeTimer?.cancel()
-                source.probeTimer = nil
-            case .armCheckIn(let due):
-                source.checkInTimer?.cancel()
-                let delay = max(0, due.timeIntervalSince(clock.now()))
-                source.checkInTimer = Task { [weak self] in
-                    do { try await clock.sleep(for: .milliseconds(Int64(delay * 1000))) } catch { return }
-                    await self?.checkInDue()
-                }
-            case .cancelCheckIn:
-                source.checkInTimer?.cancel()
-                source.checkInTimer = nil
+        switch effect {
+        case .armProbe:
+            source.probeTimer?.cancel()
+            // The heartbeat, when shorter, wakes the paused source more often (BY-4).
+            let interval = FixPipeline.probeInterval(default: StationaryTiming.probeInterval, config: machine.config)
+            source.probeTimer = Task { [weak self] in
+                do { try await clock.sleep(for: interval) } catch { return }
+                await self?.probeDue()
             }
+        case .cancelProbe:
+            source.probeTimer?.cancel()
+            source.probeTimer = nil
+        case .armCheckIn(let due):
+            source.checkInTimer?.cancel()
+            let delay = max(0, due.timeIntervalSince(clock.now()))
+            source.checkInTimer = Task { [weak self] in
+                do { try await clock.sleep(for: .milliseconds(Int64(delay * 1000))) } catch { return }
+                await self?.checkInDue()
+            }
+        case .cancelCheckIn:
+            source.checkInTimer?.cancel()
+            source.checkInTimer = nil
+        default:
+            break
         }
     }
 
@@ -79,7 +64,7 @@ extension Beekon {
         source.checkInTimer = nil
         stationary.checkInFired()
         await recordDueCheckIns()
-        runTimers(stationary.rearmCheckIn(tracking: machine.session != nil))
+        await apply(TrackingMachine.effects(of: stationary.rearmCheckIn(tracking: machine.session != nil)))
     }
 
     /// The background refresh task's work (BY-4, iOS `BGAppRefresh`): a suspended app's

@@ -16,8 +16,7 @@ struct LocateCommand: AsyncParsableCommand {
             false, locate.minIntervalSeconds, no fix within locate.timeoutSeconds).
             """)
 
-    @Option(name: .long, help: "Location source: replay:PATH, gpsd[://HOST:PORT] or nmea:DEVICE[?baud=N].")
-    var source: String
+    @OptionGroup var sourceOptions: SourceOptions
 
     @OptionGroup var state: StateOptions
 
@@ -40,21 +39,12 @@ struct LocateCommand: AsyncParsableCommand {
             Terminal.error("--wait must be 0 to 60 seconds")
             throw ExitCode(2)
         }
-        let spec: SourceSpec
-        do { spec = try SourceSpec(argument: source) } catch {
-            Terminal.error(error.description)
-            throw ExitCode(2)
-        }
+        let spec = try sourceOptions.spec()
         let dbPath = try state.databasePath()
+        let grace = try sourceOptions.grace(default: 10)
         let clock = ReplayClock()
-        let provider: any LocationProvider
-        do {
-            provider = try LiveSources.provider(
-                for: spec, pace: .asFastAsPossible, rebase: true, clock: clock, grace: 10, events: SourceEventLog(logger: logger))
-        } catch {
-            Terminal.error("\(error)")
-            throw ExitCode(1)
-        }
+        let provider = try sourceOptions.provider(
+            spec, replay: .oneShot, clock: clock, grace: grace, events: SourceEventLog(logger: logger))
         let beekon = Beekon(
             dependencies: BeekonDependencies(
                 databasePath: dbPath, provider: provider, logger: logger,

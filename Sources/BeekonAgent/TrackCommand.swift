@@ -15,17 +15,9 @@ struct TrackCommand: AsyncParsableCommand {
             so the next start resumes the same session. Exit 0 on a clean end.
             """)
 
-    @Option(name: .long, help: "Location source: replay:PATH (GPX, TCX, NMEA, CSV, NDJSON), gpsd[://HOST:PORT] or nmea:DEVICE[?baud=N].")
-    var source: String
+    @OptionGroup var sourceOptions: SourceOptions
 
-    @Option(name: .long, help: "gpsd/nmea: seconds the source may stay unreachable before the agent gives up (exit 1).")
-    var sourceTimeout: Double = 60
-
-    @Option(name: .long, help: "Replay pace: 1 (real time), N (N× faster) or max.")
-    var speed: String = "max"
-
-    @Flag(name: .long, help: "Shift a replayed track so it starts now.")
-    var rebase = false
+    @OptionGroup var replay: ReplayOptions
 
     @OptionGroup var state: StateOptions
 
@@ -43,34 +35,16 @@ struct TrackCommand: AsyncParsableCommand {
         let logger = log.bootstrap()
         let agentConfig = try loadConfig(config)
         var beaconFeed = try beaconOptions.feed(logger: logger)
-        let spec: SourceSpec
-        do { spec = try SourceSpec(argument: source) } catch {
-            Terminal.error(error.description)
-            throw ExitCode(2)
-        }
-        guard let pace = ReplaySpeed(argument: speed) else {
-            Terminal.error("--speed must be a positive number or 'max' (got '\(speed)')")
-            throw ExitCode(2)
-        }
+        let spec = try sourceOptions.spec()
+        let pace = try replay.pace()
         let dbPath = try state.databasePath()
-        guard sourceTimeout.isFinite, sourceTimeout > 0 else {
-            Terminal.error("--source-timeout must be a positive number of seconds")
-            throw ExitCode(2)
-        }
+        let grace = try sourceOptions.grace(default: 60)
         let clock = ReplayClock()
         // A replayed beacon log follows --speed on the track replay's real clock (SRC-4).
-        beaconFeed?.pace = pace
+        beaconFeed?.pace = pace.speed
         beaconFeed?.realClock = clock.realClock
         let events = SourceEventLog(logger: logger)
-        let provider: any LocationProvider
-        do {
-            provider = try LiveSources.provider(
-                for: spec, pace: pace, rebase: rebase, clock: clock,
-                grace: sourceTimeout, events: events)
-        } catch {
-            Terminal.error("\(error)")
-            throw ExitCode(1)
-        }
+        let provider = try sourceOptions.provider(spec, replay: pace, clock: clock, grace: grace, events: events)
         let beekon = Beekon(
             dependencies: BeekonDependencies(
                 databasePath: dbPath, provider: provider, clock: clock, logger: logger,

@@ -45,6 +45,21 @@ public struct AuthConfig: Sendable, Hashable, Codable {
             self.expiresAt = expiresAt
             self.expiresIn = expiresIn
         }
+
+        private enum CodingKeys: String, CodingKey, CaseIterable {
+            case accessToken, refreshToken, expiresAt, expiresIn
+        }
+
+        /// Decodes a mapping; every path is optional.
+        public init(from decoder: any Decoder) throws {
+            try decoder.checkConfigKeys(CodingKeys.self)
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(
+                accessToken: try c.decodeIfPresent(String.self, forKey: .accessToken),
+                refreshToken: try c.decodeIfPresent(String.self, forKey: .refreshToken),
+                expiresAt: try c.decodeIfPresent(String.self, forKey: .expiresAt),
+                expiresIn: try c.decodeIfPresent(String.self, forKey: .expiresIn))
+        }
     }
 
     /// The default refresh headers: `Authorization: Bearer {accessToken}`.
@@ -117,6 +132,7 @@ public struct AuthConfig: Sendable, Hashable, Codable {
 
     /// Decodes every field, each optional with its default.
     public init(from decoder: any Decoder) throws {
+        try decoder.checkConfigKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         accessToken = try c.decodeIfPresent(String.self, forKey: .accessToken)
         refreshToken = try c.decodeIfPresent(String.self, forKey: .refreshToken)

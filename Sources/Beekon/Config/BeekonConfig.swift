@@ -104,7 +104,9 @@ public struct BeekonConfig: Sendable, Hashable, Codable {
     @usableFromInline static let defaults = BeekonConfig()
 
     /// Decodes a persisted configuration; fields added by later versions take their defaults.
+    /// Under `ConfigDecoding.strict` (a config file) an unknown key or a `null` is an error.
     public init(from decoder: any Decoder) throws {
+        try decoder.checkConfigKeys(CodingKeys.self, topLevel: true)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let d = Self.defaults
         self.init(

@@ -66,6 +66,28 @@ public struct SyncConfig: Sendable, Hashable, Codable {
     /// The names of the sync configuration's keys, in declaration order.
     package static var keyNames: [String] { CodingKeys.allCases.map(\.rawValue) }
 
+    /// Decodes a sync configuration: `url` is required, every other field takes its default.
+    /// In a config file (`ConfigDecoding.strict`) `trustedCertificates` must list at least one path.
+    public init(from decoder: any Decoder) throws {
+        try decoder.checkConfigKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = SyncConfig(url: URL(fileURLWithPath: "/"))
+        self.init(
+            url: try c.decode(URL.self, forKey: .url),
+            headers: try c.decodeIfPresent([String: String].self, forKey: .headers) ?? d.headers,
+            intervalSeconds: try c.decodeIfPresent(Double.self, forKey: .intervalSeconds) ?? d.intervalSeconds,
+            batchSize: try c.decodeIfPresent(Int.self, forKey: .batchSize) ?? d.batchSize,
+            syncThreshold: try c.decodeIfPresent(Int.self, forKey: .syncThreshold) ?? d.syncThreshold,
+            keepUploadedLocations: try c.decodeIfPresent(Bool.self, forKey: .keepUploadedLocations) ?? d.keepUploadedLocations,
+            auth: try c.decodeIfPresent(AuthConfig.self, forKey: .auth),
+            requestTimeoutSeconds: try c.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds),
+            trustedCertificates: try c.decodeIfPresent([String].self, forKey: .trustedCertificates),
+            privacy: try c.decodeIfPresent(PrivacyConfig.self, forKey: .privacy))
+        if decoder.isStrictConfig, trustedCertificates?.isEmpty == true {
+            throw DecodingError.configValue(decoder.codingPath, CodingKeys.trustedCertificates, "must list at least one PEM file path")
+        }
+    }
+
     /// Checks the URL rule (SY-2) and the numbers; throws naming the field.
     public func validate() throws(BeekonError) {
         try EndpointRule.check(url, field: "sync.url")

@@ -46,6 +46,7 @@ public struct Geofence: Sendable, Hashable, Codable, Identifiable {
 
     /// Decodes a fence; missing `notifyOnEntry`/`notifyOnExit` default to `true`.
     public init(from decoder: any Decoder) throws {
+        try decoder.checkConfigKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             id: try c.decode(String.self, forKey: .id),

@@ -2,7 +2,7 @@ import Foundation
 
 /// The device-side guards for locate requests (SPEC BY-2, BY-3), configurable with
 /// `Beekon.setLocatePolicy(_:)`.
-public struct LocatePolicy: Sendable, Equatable {
+public struct LocatePolicy: Sendable, Equatable, Codable {
     /// Whether this device shares its position on request; off: every request is refused
     /// with the reason `sharing_off`.
     public var sharingEnabled: Bool
@@ -19,6 +19,34 @@ public struct LocatePolicy: Sendable, Equatable {
         self.sharingEnabled = sharingEnabled
         self.minIntervalSeconds = max(0, minIntervalSeconds)
         self.timeoutSeconds = max(0.1, timeoutSeconds)
+    }
+
+    /// The config-file keys: `sharing`, `minIntervalSeconds`, `timeoutSeconds`.
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case sharingEnabled = "sharing"
+        case minIntervalSeconds, timeoutSeconds
+    }
+
+    /// The names of the policy's config-file keys.
+    package static var keyNames: [String] { CodingKeys.allCases.map(\.rawValue) }
+
+    /// Decodes a policy (every key optional); `minIntervalSeconds` must be ≥ 0 and
+    /// `timeoutSeconds` in (0, 600].
+    public init(from decoder: any Decoder) throws {
+        try decoder.checkConfigKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = LocatePolicy()
+        let interval = try c.decodeIfPresent(Double.self, forKey: .minIntervalSeconds) ?? d.minIntervalSeconds
+        guard interval >= 0 else {
+            throw DecodingError.configValue(decoder.codingPath, CodingKeys.minIntervalSeconds, "must be at least 0")
+        }
+        let timeout = try c.decodeIfPresent(Double.self, forKey: .timeoutSeconds) ?? d.timeoutSeconds
+        guard timeout > 0, timeout <= 600 else {
+            throw DecodingError.configValue(decoder.codingPath, CodingKeys.timeoutSeconds, "must be in (0, 600]")
+        }
+        self.init(
+            sharingEnabled: try c.decodeIfPresent(Bool.self, forKey: .sharingEnabled) ?? d.sharingEnabled,
+            minIntervalSeconds: interval, timeoutSeconds: timeout)
     }
 }
 

@@ -18,8 +18,13 @@ public struct PrivacyConfig: Sendable, Hashable, Codable {
         self.zones = zones
     }
 
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case blurRadiusMeters, zones
+    }
+
     /// Decodes a configuration; both fields are optional.
     public init(from decoder: any Decoder) throws {
+        try decoder.checkConfigKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             blurRadiusMeters: try c.decodeIfPresent(Double.self, forKey: .blurRadiusMeters),

@@ -6,7 +6,7 @@ import Foundation
 /// withheld altogether. Local history keeps the precise fix (it is the user's own device).
 public struct PrivacyZone: Sendable, Hashable, Codable {
     /// What an upload shows for a fix inside the zone.
-    public enum Action: String, Sendable, Hashable, Codable {
+    public enum Action: String, Sendable, Hashable, Codable, CaseIterable {
         /// The zone's centre and id; accuracy at least the radius; no speed, bearing or altitude.
         case replaceWithCentre
         /// Nothing: the fix is not uploaded (the batch still goes, refreshing last contact).
@@ -33,8 +33,13 @@ public struct PrivacyZone: Sendable, Hashable, Codable {
         self.action = action
     }
 
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case id, latitude, longitude, radiusMeters, action
+    }
+
     /// Decodes a zone; `action` defaults to `replaceWithCentre`.
     public init(from decoder: any Decoder) throws {
+        try decoder.checkConfigKeys(CodingKeys.self)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             id: try c.decode(String.self, forKey: .id), latitude: try c.decode(Double.self, forKey: .latitude),

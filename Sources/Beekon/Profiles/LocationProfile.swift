@@ -33,6 +33,25 @@ public struct LocationProfile: Sendable, Hashable, Codable {
         self.heartbeatSeconds = heartbeatSeconds
     }
 
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case preset, minTimeBetweenLocationsSeconds, minDistanceBetweenLocationsMeters, whenStationary
+        case stationaryRadiusMeters, checkInIntervalSeconds, heartbeatSeconds
+    }
+
+    /// Decodes a profile; every field is optional.
+    public init(from decoder: any Decoder) throws {
+        try decoder.checkConfigKeys(CodingKeys.self)
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            preset: try c.decodeIfPresent(Preset.self, forKey: .preset),
+            minTimeBetweenLocationsSeconds: try c.decodeIfPresent(Double.self, forKey: .minTimeBetweenLocationsSeconds),
+            minDistanceBetweenLocationsMeters: try c.decodeIfPresent(Double.self, forKey: .minDistanceBetweenLocationsMeters),
+            whenStationary: try c.decodeIfPresent(StationaryPolicy.self, forKey: .whenStationary),
+            stationaryRadiusMeters: try c.decodeIfPresent(Double.self, forKey: .stationaryRadiusMeters),
+            checkInIntervalSeconds: try c.decodeIfPresent(Double.self, forKey: .checkInIntervalSeconds),
+            heartbeatSeconds: try c.decodeIfPresent(Double.self, forKey: .heartbeatSeconds))
+    }
+
     /// The field report's foreground profile: balanced, 20 s and 25 m, a fix at least every 30 s.
     public static let foreground = LocationProfile(
         preset: .balanced, minTimeBetweenLocationsSeconds: 20, minDistanceBetweenLocationsMeters: 25, heartbeatSeconds: 30)

@@ -58,6 +58,58 @@ enum FixEffect: Sendable, Equatable {
     case persistHeld(Location?)
     /// Count a fix the gate rejected (statistics, BY-6).
     case rejected(GateDecision)
+    /// Set the provider's power mode (FX-6: `paused` while stationary, else the preset's).
+    case setPowerMode(PowerMode)
+    /// The motion state changed: log it and persist it on the session (FX-6).
+    case setMotion(Motion)
+    /// (Re)start the stationary probe timer; when it fires, the paused source is woken for one fix.
+    case armProbe
+    /// Cancel the probe timer.
+    case cancelProbe
+    /// Cancel any check-in timer and arm one for this time (`pauseWithCheckIns`).
+    case armCheckIn(Date)
+    /// Cancel the check-in timer.
+    case cancelCheckIn
+}
+
+/// The stationary vocabularies (FX-6) in the fix decider's one list of effects: the
+/// detector's provider actions and the timers' actions become `FixEffect`s, run by the same
+/// interpreter (`Beekon.apply(_:)`).
+extension TrackingMachine {
+    /// The detector's actions as effects. `pauseProvider` first closes the admission window
+    /// (its held fix is stored before the source sleeps), then pauses the source while
+    /// tracking; `resumeProvider` gives it the preset's power mode back. The fix-marking
+    /// actions (`becameStationary`, `resumedMoving`: the detector already marked the fix's
+    /// motion) and `checkIn` (recorded when its timer fires, `FixEvent.checkIn`) have no effect.
+    mutating func decide(_ actions: [StationaryDetector.Action]) -> [FixEffect] {
+        var effects: [FixEffect] = []
+        for action in actions {
+            switch action {
+            case .pauseProvider:
+                effects += decide(.windowClosed(flushHeld()))
+                if session != nil { effects.append(.setPowerMode(.paused)) }
+            case .resumeProvider:
+                if session != nil { effects.append(.setPowerMode(config.preset.powerMode)) }
+            case .becameStationary, .resumedMoving, .checkIn:
+                break
+            }
+        }
+        return effects
+    }
+
+    /// The stationary timers' actions as effects (`pauseSource`: the probe's fix found the
+    /// device still inside the radius, so the source sleeps again).
+    static func effects(of timing: [StationaryTiming.Action]) -> [FixEffect] {
+        timing.map { action in
+            switch action {
+            case .pauseSource: .setPowerMode(.paused)
+            case .armProbe: .armProbe
+            case .cancelProbe: .cancelProbe
+            case .armCheckIn(let due): .armCheckIn(due)
+            case .cancelCheckIn: .cancelCheckIn
+            }
+        }
+    }
 }
 
 extension TrackingMachine {
