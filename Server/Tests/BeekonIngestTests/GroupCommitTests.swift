@@ -405,6 +405,32 @@ extension Ingest {
             }
         }
 
+        /// Issue 32: an upload never waits for an overview rebuild (it would wait holding the
+        /// event log's lock, stalling every instance's uploads). A rebuild claims a bucket with an
+        /// advisory lock, held here by the test as a rebuild in another instance would: another
+        /// rebuild skips the bucket, and an upload into it is stored and marks it at once; once
+        /// the claim is gone the bucket is rebuilt with every fix and is no longer stale.
+        @Test func anUploadDoesNotWaitForAnOverviewRebuild() async throws {
+            try await Self.withStore { store, side in
+                let e = Fixtures.envelope(Fixtures.locations(3))
+                let stored = try await store.ingest(IngestBatch(envelope: e, receivedAt: Self.now))
+                #expect(stored.locationsStored == 3)
+                let bucketOf = "FROM track_overview_buckets WHERE install_id = '\(e.device.installId.wireString)'"
+                let claim = "74657003, hashtext(install_id::text || ':' || bucket::text)"
+                #expect(try await Self.value(side, "SELECT count(pg_advisory_lock(\(claim)))::int8 \(bucketOf)", as: Int64.self) == 1)
+                #expect(try await store.rebuildOverview(limit: 32) == 0)
+                // Thirty seconds after the last fix: the same ten-minute bucket.
+                let more = Fixtures.envelope(
+                    Fixtures.locations(2, startMillis: Fixtures.base + 90_000), session: e.sessionId, install: e.device.installId)
+                #expect(try await store.ingest(IngestBatch(envelope: more, receivedAt: Self.now)).locationsStored == 2)
+                #expect(try await Self.value(side, "SELECT dirty::int8 \(bucketOf)", as: Int64.self) == 2)
+                #expect(try await Self.value(side, "SELECT count(pg_advisory_unlock(\(claim)))::int8 \(bucketOf)", as: Int64.self) == 1)
+                #expect(try await store.rebuildOverview(limit: 32) == 1)
+                #expect(try await Self.value(side, "SELECT dirty::int8 \(bucketOf)", as: Int64.self) == 0)
+                #expect(try await Self.value(side, "SELECT fixes::int8 \(bucketOf)", as: Int64.self) == 5)
+            }
+        }
+
         /// The switch: without group commit every upload is its own transaction.
         @Test func offMeansOneTransactionPerUpload() async throws {
             try await Self.withStore(groupCommit: false) { store, side in

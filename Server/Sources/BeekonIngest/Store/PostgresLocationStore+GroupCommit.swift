@@ -54,9 +54,16 @@ extension PostgresLocationStore.Writer {
     func run(_ uploads: [PostgresIngestUpload]) async throws -> [PostgresIngestUpload.Outcome] {
         let statement = PostgresIngestStatement(uploads)
         let rows = try await client.withConnection { conn in
-            var rows: [PostgresIngestStatement.Row] = []
-            for try await row in try await conn.execute(statement, logger: logger) { rows.append(row) }
-            return rows
+            do {
+                var rows: [PostgresIngestStatement.Row] = []
+                for try await row in try await conn.execute(statement, logger: logger) { rows.append(row) }
+                return rows
+            } catch {
+                // A connection the server dropped is closed, not handed back to the pool: a
+                // query sent to it might never be answered.
+                if !Self.mayBeOneUploads((error as? PSQLError)?.serverInfo?[.sqlState]) { try? await conn.close() }
+                throw error
+            }
         }
         return PostgresIngestStatement.outcomes(of: uploads, rows: rows)
     }
