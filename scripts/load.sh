@@ -86,4 +86,11 @@ done
 echo "load.sh: $instances beekon-ingest ($config, $backend${server_args[*]:+, ${server_args[*]}}) at ${shown[*]}"
 status=0
 "$bin/beekon-load" "${urls[@]}" "${pid_args[@]}" --admin-key "$key" "${load_args[@]}" || status=$?
+# A failed run shows what the servers logged (errors only), so a refused upload can be traced.
+if [ "$status" != 0 ]; then
+  for i in $(seq 1 "$instances"); do
+    echo "load.sh: server $i log (errors, last 20 lines):" >&2
+    tail -n 20 "$work/server$i.log" >&2
+  done
+fi
 exit $status

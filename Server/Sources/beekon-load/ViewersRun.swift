@@ -32,7 +32,7 @@ struct ViewersRun {
         say(String(format: "viewers: %d streams open in %.1f s", viewers, now() - opened))
         // Warm-up: one event reaches every stream, so each is delivering, then idle.
         let warm = fleet.upload(device: 0, fixes: 1, gzip: false)
-        guard try await post(warm, to: urls[0]) == 200 else { throw LoadHTTP.Failure(description: "warm-up upload failed") }
+        guard try await post(warm, to: urls[0]).status == 200 else { throw LoadHTTP.Failure(description: "warm-up upload failed") }
         fleet.acknowledged(warm)
         try await waitUntil("the warm-up event at every viewer") { fleets.reduce(0) { $0 + $1.received } >= viewers }
         let rssIdle = options.serverPid.map(Self.rssKiB)
@@ -53,12 +53,13 @@ struct ViewersRun {
             let upload = uploads[index]
             let t0 = now()
             do {
-                let status = try await post(upload, to: urls[index % urls.count])
+                let (status, message) = try await post(upload, to: urls[index % urls.count])
                 if status == 200 {
                     fleet.acknowledged(upload)
                     sentAt.note(upload.fixIDs, t0)
                 } else {
-                    failed.note("HTTP \(status)")
+                    // The server's own reason, so a failure can be traced to the step that refused it.
+                    failed.note("HTTP \(status) \(message)")
                 }
             } catch {
                 failed.note("\(error)")
@@ -97,10 +98,13 @@ struct ViewersRun {
         return check.isClean && failed.value == 0
     }
 
-    private func post(_ upload: DeviceFleet.Upload, to base: String) async throws -> Int {
-        try await http.call(
-            .POST, base + "/v1/locations", body: upload.body, headers: fleet.headers(upload), authorization: fleet.authorization(upload)
-        ).status
+    /// The upload's status and, when it was not 200, the answer's `message` (the server's reason).
+    private func post(_ upload: DeviceFleet.Upload, to base: String) async throws -> (status: Int, message: String) {
+        let (status, body) = try await http.call(
+            .POST, base + "/v1/locations", body: upload.body, headers: fleet.headers(upload), authorization: fleet.authorization(upload))
+        guard status != 200 else { return (status, "") }
+        let object = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
+        return (status, (object?["message"] as? String) ?? String(buffer: body).prefix(120).description)
     }
 
     private func waitUntil(_ what: String, timeout: Double = 300, _ condition: () -> Bool) async throws {

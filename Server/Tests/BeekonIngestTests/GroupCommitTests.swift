@@ -111,7 +111,7 @@ extension Ingest {
 
 extension Ingest {
     /// Issue 32: group commit on PostgreSQL — the same gathering as SQLite's; a group is one
-    /// transaction of multi-row statements; dedupe, 2xx-only-after-commit and per-upload
+    /// statement (one multi-row insert per table); dedupe, 2xx-only-after-commit and per-upload
     /// errors stay; a lost connection acknowledges nothing of its group.
     @Suite(.tags(.postgres), .skippable(.postgres)) struct GroupCommitPostgres {
         static let now = WireTimestamp(millis: Fixtures.base + 3_600_000)
@@ -261,6 +261,67 @@ extension Ingest {
             }
         }
 
+        /// A group is folded into one statement (one multi-row insert per table); each upload
+        /// still gets exactly its own answer: uploads of different sizes, one with geofence
+        /// events, one already stored (a duplicate), one whose fixes are partly stored already,
+        /// and two new batches sharing a fix (the first in (install, batch) order stores it, as
+        /// one after the other would). The live log holds one event per stored row, in order.
+        @Test func aFoldedGroupAnswersEachUploadWithItsOwnCounts() async throws {
+            try await Self.withStore { store, side in
+                let stored = Fixtures.envelope(Fixtures.locations(3))
+                #expect(try await store.ingest(IngestBatch(envelope: stored, receivedAt: Self.now)).locationsStored == 3)
+                let partly = Fixtures.envelope(Array(stored.locations.prefix(2)) + Fixtures.locations(4))
+                let shared = Fixtures.locations(1)[0]
+                // Fixture ids grow, so `a`'s install sorts before `b`'s.
+                let a = Fixtures.envelope(Fixtures.locations(5) + [shared])
+                let b = Fixtures.envelope([shared] + Fixtures.locations(2))
+                let fences = (0..<3).map { i in
+                    WireGeofenceEvent(
+                        id: Fixtures.ids.next(), geofenceId: "home-\(i)", type: i == 1 ? .exit : .enter,
+                        timestamp: WireTimestamp(millis: Fixtures.base + Int64(i) * 1_000))
+                }
+                let withEvents = Fixtures.envelope(Fixtures.locations(1), events: fences)
+                let sized = (1...6).map { Fixtures.envelope(Fixtures.locations($0)) }
+                try await side.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock(\(Self.eventLock))"), logger: testLogger)
+                let first = Fixtures.envelope(Fixtures.locations(2))
+                let rest = [stored, partly, a, b, withEvents] + sized
+                let (firstOutcome, outcomes) = try await Self.send(store, first: first, then: rest) {
+                    try await side.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(\(Self.eventLock))"), logger: testLogger)
+                }
+                #expect(store.groupCommitCounts == GroupCommitCounts(groups: 3, uploads: 13, waiting: 0))
+                #expect(try firstOutcome.get().locationsStored == 2)
+                let r = try outcomes.map { try $0.get() }
+                #expect(r[0].duplicateBatch && r[0].locationsStored == 0 && r[0].locationsDuplicate == 3)
+                #expect(!r[1].duplicateBatch && r[1].locationsStored == 4 && r[1].locationsDuplicate == 2)
+                #expect(!r[2].duplicateBatch && r[2].locationsStored == 6 && r[2].locationsDuplicate == 0)
+                #expect(!r[3].duplicateBatch && r[3].locationsStored == 2 && r[3].locationsDuplicate == 1)
+                #expect(r[4].locationsStored == 1 && r[4].eventsStored == 3 && r[4].eventsDuplicate == 0)
+                for (i, result) in r.dropFirst(5).enumerated() {
+                    #expect(!result.duplicateBatch && result.locationsStored == i + 1 && result.eventsStored == 0)
+                }
+                // One transaction for the group's new batches.
+                let ids = rest.dropFirst().map { "'\($0.batchId.wireString)'" }.joined(separator: ",")
+                #expect(
+                    try await Self.value(
+                        side, "SELECT count(DISTINCT xmin::text)::int8 FROM batches WHERE batch_id IN (\(ids))", as: Int64.self) == 1)
+                let expectedFixes: Int64 = 39  // 3 + 2 + 4 + 6 + 2 + 1 + (1 + 2 + … + 6)
+                #expect(try await Self.value(side, "SELECT count(*)::int8 FROM locations", as: Int64.self) == expectedFixes)
+                #expect(
+                    try await Self.value(
+                        side, "SELECT batch_id::text FROM locations WHERE id = '\(shared.id.wireString)'", as: String.self)
+                        == a.batchId.wireString)
+                for e in sized + [withEvents] {
+                    #expect(try await store.track(sessionId: e.sessionId).map(\.location) == e.locations)
+                }
+                // The live log: one event per stored fix and geofence event, in increasing sequence.
+                let events = try await store.events(after: 0, limit: 1_000)
+                let expectedEvents = 42  // the 39 fixes and 3 geofence events
+                #expect(events.count == expectedEvents)
+                #expect(zip(events, events.dropFirst()).allSatisfy { $0.seq < $1.seq })
+                #expect(try await store.eventMarks().head == events.last?.seq)
+            }
+        }
+
         /// One upload that the database refuses (an injected trigger) in a group of seven: it
         /// alone fails and stores nothing; its six neighbours are stored; sent again once the
         /// fault is gone, it is stored.
@@ -341,6 +402,32 @@ extension Ingest {
                     for try await r in group { #expect(!r.duplicateBatch && r.locationsDuplicate == 0) }
                 }
                 #expect(try await Self.value(side, "SELECT count(*)::int8 FROM locations", as: Int64.self) == 22)
+            }
+        }
+
+        /// Issue 32: an upload never waits for an overview rebuild (it would wait holding the
+        /// event log's lock, stalling every instance's uploads). A rebuild claims a bucket with an
+        /// advisory lock, held here by the test as a rebuild in another instance would: another
+        /// rebuild skips the bucket, and an upload into it is stored and marks it at once; once
+        /// the claim is gone the bucket is rebuilt with every fix and is no longer stale.
+        @Test func anUploadDoesNotWaitForAnOverviewRebuild() async throws {
+            try await Self.withStore { store, side in
+                let e = Fixtures.envelope(Fixtures.locations(3))
+                let stored = try await store.ingest(IngestBatch(envelope: e, receivedAt: Self.now))
+                #expect(stored.locationsStored == 3)
+                let bucketOf = "FROM track_overview_buckets WHERE install_id = '\(e.device.installId.wireString)'"
+                let claim = "74657003, hashtext(install_id::text || ':' || bucket::text)"
+                #expect(try await Self.value(side, "SELECT count(pg_advisory_lock(\(claim)))::int8 \(bucketOf)", as: Int64.self) == 1)
+                #expect(try await store.rebuildOverview(limit: 32) == 0)
+                // Thirty seconds after the last fix: the same ten-minute bucket.
+                let more = Fixtures.envelope(
+                    Fixtures.locations(2, startMillis: Fixtures.base + 90_000), session: e.sessionId, install: e.device.installId)
+                #expect(try await store.ingest(IngestBatch(envelope: more, receivedAt: Self.now)).locationsStored == 2)
+                #expect(try await Self.value(side, "SELECT dirty::int8 \(bucketOf)", as: Int64.self) == 2)
+                #expect(try await Self.value(side, "SELECT count(pg_advisory_unlock(\(claim)))::int8 \(bucketOf)", as: Int64.self) == 1)
+                #expect(try await store.rebuildOverview(limit: 32) == 1)
+                #expect(try await Self.value(side, "SELECT dirty::int8 \(bucketOf)", as: Int64.self) == 0)
+                #expect(try await Self.value(side, "SELECT fixes::int8 \(bucketOf)", as: Int64.self) == 5)
             }
         }
 

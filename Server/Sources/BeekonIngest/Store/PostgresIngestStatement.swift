@@ -2,129 +2,197 @@ import BeekonWire
 import Foundation
 import PostgresNIO
 
-/// The whole of one `ingest` as one statement, prepared once per connection and run
-/// in one round trip (autocommit: one statement is one transaction).
-///
-/// Data-modifying CTEs: `b` inserts the batch row (`ON CONFLICT (batch_id) DO NOTHING`);
-/// `l` and `g` insert the fixes and geofence events from column arrays (`unnest`) only
-/// when `b` inserted (`WHERE EXISTS (SELECT FROM b)`), each `ON CONFLICT (id) DO NOTHING`.
-/// A concurrent transaction inserting the same batch id makes `b` wait for its commit
-/// and then insert nothing, so a replay stores nothing; a fix id already stored is
-/// skipped. Rows arrive in the arrays in id order (see `PostgresLocationStore.ingest`),
-/// so overlapping batches take their row locks in the same order.
-///
-/// The overview tier: `o` marks the time buckets of the new fixes stale (see
-/// `TrackOverview`; a replay stores no fix, so it marks nothing).
-///
-/// The event log: `k` takes a transaction-scoped advisory lock once the rows are in
-/// (only when something new was stored, so a replay takes no lock and emits nothing);
-/// `e` draws the sequence values for the new rows only after that lock is held (the
-/// rows of `e` are joined with `k`), and the lock is released only after the commit
-/// has become visible. So sequence values become visible in allocation order: a
-/// reader that sees `seq = n` already sees every committed `seq < n`. `n` wakes the
-/// live streams of every instance (NOTIFY is delivered at commit).
-struct PostgresIngestStatement: PostgresPreparedStatement {
-    static let name = "beekon_ingest_v4"
-
-    static let sql = """
-        WITH b AS (
-            INSERT INTO batches (batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
-                                 model, extras, principal, location_count, event_count, expected_interval)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $32)
-            ON CONFLICT (batch_id) DO NOTHING RETURNING 1),
-        l AS (
-            INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy,
-                                   speed, bearing, altitude, trigger, motion, is_mock, activity, quality, received_at,
-                                   privacy_zone)
-            SELECT u.id, $3, $2, $1, u.ts, u.lat, u.lon, u.acc, u.spd, u.brg, u.alt, u.trg, u.mot, u.mock, u.act, u.qual, $5,
-                   u.zone
-            FROM unnest($13::uuid[], $14::int8[], $15::float8[], $16::float8[], $17::float8[], $18::float8[],
-                        $19::float8[], $20::float8[], $21::text[], $22::text[], $23::bool[], $24::text[], $25::text[],
-                        $33::text[])
-                 AS u(id, ts, lat, lon, acc, spd, brg, alt, trg, mot, mock, act, qual, zone)
-            WHERE EXISTS (SELECT FROM b)
-            ON CONFLICT (id) DO NOTHING RETURNING id, ts),
-        g AS (
-            INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts, received_at)
-            SELECT v.id, $3, $2, $1, v.gid, v.typ, v.ts, $5
-            FROM unnest($26::uuid[], $27::text[], $28::text[], $29::int8[]) AS v(id, gid, typ, ts)
-            WHERE EXISTS (SELECT FROM b)
-            ON CONFLICT (id) DO NOTHING RETURNING id, ts),
-        o AS (
-            INSERT INTO track_overview_buckets (install_id, bucket, dirty)
-            SELECT $3, x.bucket, 1 FROM (SELECT DISTINCT \(TrackOverview.bucketSQL("l.ts")) AS bucket FROM l) x ORDER BY x.bucket
-            ON CONFLICT (install_id, bucket) DO UPDATE SET dirty = track_overview_buckets.dirty + 1
-            RETURNING 1),
-        k AS (
-            SELECT pg_advisory_xact_lock(74657002) AS locked FROM b
-            WHERE (SELECT count(*) FROM l) + (SELECT count(*) FROM g) > 0),
-        e AS (
-            INSERT INTO events (kind, install_id, ts, received_at, payload)
-            SELECT x.kind, $3, x.ts, $5, x.payload FROM (
-                SELECT 'fix' AS kind, l.id, l.ts, p.payload FROM l JOIN unnest($13::uuid[], $30::text[]) AS p(id, payload) ON p.id = l.id
-                UNION ALL
-                SELECT 'geofence_event', g.id, g.ts, q.payload FROM g JOIN unnest($26::uuid[], $31::text[]) AS q(id, payload) ON q.id = g.id
-            ) x CROSS JOIN k
-            ORDER BY x.ts, x.id
-            RETURNING seq),
-        n AS (SELECT pg_notify('beekon_events', '') FROM k)
-        SELECT (SELECT count(*) FROM b), (SELECT count(*) FROM l), (SELECT count(*) FROM g),
-               (SELECT count(*) FROM e) + (SELECT count(*) FROM n)
-        """
-
-    static let bindingDataTypes: [PostgresDataType] = [
-        .uuid, .uuid, .uuid, .int8, .int8, .text, .text, .text, .text, .text, .int4, .int4,
-        .uuidArray, .int8Array, .float8Array, .float8Array, .float8Array, .float8Array, .float8Array, .float8Array,
-        .textArray, .textArray, .boolArray, .textArray, .textArray,
-        .uuidArray, .textArray, .textArray, .int8Array,
-        .textArray, .textArray, .int4, .textArray,
-    ]
-
-    /// (batch rows inserted: 0 or 1, locations inserted, events inserted, log rows + notifications)
-    typealias Row = (Int64, Int64, Int64, Int64)
-
+/// One upload as the ingest statement takes it: the batch, its rows sorted by id (the uuid
+/// order PostgreSQL uses), so overlapping batches lock rows in the same order.
+struct PostgresIngestUpload: Sendable {
     let batch: IngestBatch
     /// The envelope's rows, sorted by id.
     let locations: [WireLocation]
     let events: [WireGeofenceEvent]
 
+    init(_ batch: IngestBatch) {
+        self.batch = batch
+        locations = batch.envelope.locations.sorted { PostgresLocationStore.orderKey($0.id) < PostgresLocationStore.orderKey($1.id) }
+        events = batch.envelope.geofenceEvents.sorted { PostgresLocationStore.orderKey($0.id) < PostgresLocationStore.orderKey($1.id) }
+    }
+
+    /// (batch stored: 0 or 1, locations stored, events stored)
+    typealias Outcome = (Int64, Int64, Int64)
+}
+
+/// Every upload of a group (or one upload alone) as one statement, prepared once per
+/// connection and run in one round trip (autocommit: one statement is one transaction, so
+/// the group shares one commit and one fsync). Issue 32: a group is folded into one
+/// multi-row insert per table, not one statement per upload.
+///
+/// Column arrays, unnested: `bs` one row per batch, `u` one row per fix and `v` one per
+/// geofence event, each fix and event naming its batch. Data-modifying CTEs: `b` inserts the
+/// batch rows (`ON CONFLICT (batch_id) DO NOTHING`); `l` and `g` insert the fixes and geofence
+/// events only of the batches `b` inserted (the join with `b`), each `ON CONFLICT (id) DO
+/// NOTHING`. A concurrent transaction inserting the same batch id makes `b` wait for its
+/// commit and then insert nothing, so a replay stores nothing; a fix id already stored (or
+/// stored by an earlier batch of the same group) is skipped. Batches arrive in (install,
+/// batch id) order and rows are inserted in id order, so two instances' overlapping groups
+/// take their row locks in the same order. A batch id twice in one group is sent once
+/// (`init(_:)`): the other copy is answered as a duplicate, as it would be one after the other.
+///
+/// The overview tier: `o` marks the time buckets of the new fixes stale (see `TrackOverview`;
+/// a replay stores no fix, so it marks nothing), each (install, bucket) once.
+///
+/// The event log: `k` takes a transaction-scoped advisory lock once the rows are in (only
+/// when something new was stored, so a replay takes no lock and emits nothing); `e` draws
+/// the sequence values for the new rows only after that lock is held (the rows of `e` are
+/// joined with `k`), and the lock is released only after the commit has become visible. So
+/// sequence values become visible in allocation order across instances: a reader that sees
+/// `seq = n` already sees every committed `seq < n`. Within a group, events are numbered
+/// upload by upload (install, batch id), each upload's in (time, id) order. `n` wakes the
+/// live streams of every instance (NOTIFY is delivered at commit).
+///
+/// The answer: one row per stored batch with its stored fix and event counts (a batch
+/// missing from it was a duplicate); see `outcomes`.
+struct PostgresIngestStatement: PostgresPreparedStatement {
+    static let name = "beekon_ingest_v5"
+
+    static let sql = """
+        WITH bs AS (
+            SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int8[], $5::int8[], $6::text[], $7::text[],
+                                 $8::text[], $9::text[], $10::text[], $11::int4[], $12::int4[], $13::int4[])
+                WITH ORDINALITY AS t(batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
+                                     model, extras, principal, location_count, event_count, expected_interval, ord)),
+        b AS (
+            INSERT INTO batches (batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
+                                 model, extras, principal, location_count, event_count, expected_interval)
+            SELECT batch_id, session_id, install_id, sent_at, received_at, platform, sdk_version,
+                   model, extras::jsonb, principal, location_count, event_count, expected_interval
+            FROM bs ORDER BY ord
+            ON CONFLICT (batch_id) DO NOTHING RETURNING batch_id, session_id, install_id, received_at),
+        u AS (
+            SELECT * FROM unnest($14::uuid[], $15::uuid[], $16::int8[], $17::float8[], $18::float8[], $19::float8[],
+                                 $20::float8[], $21::float8[], $22::float8[], $23::text[], $24::text[], $25::bool[],
+                                 $26::text[], $27::text[], $28::text[], $29::text[])
+                AS u(bid, id, ts, lat, lon, acc, spd, brg, alt, trg, mot, mock, act, qual, zone, payload)),
+        l AS (
+            INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy,
+                                   speed, bearing, altitude, trigger, motion, is_mock, activity, quality, received_at,
+                                   privacy_zone)
+            SELECT u.id, b.install_id, b.session_id, b.batch_id, u.ts, u.lat, u.lon, u.acc, u.spd, u.brg, u.alt,
+                   u.trg, u.mot, u.mock, u.act, u.qual, b.received_at, u.zone
+            FROM u JOIN b ON b.batch_id = u.bid
+            ORDER BY u.id, b.install_id, b.batch_id
+            ON CONFLICT (id) DO NOTHING RETURNING id, install_id, batch_id, ts, received_at),
+        v AS (
+            SELECT * FROM unnest($30::uuid[], $31::uuid[], $32::text[], $33::text[], $34::int8[], $35::text[])
+                AS v(bid, id, gid, typ, ts, payload)),
+        g AS (
+            INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts, received_at)
+            SELECT v.id, b.install_id, b.session_id, b.batch_id, v.gid, v.typ, v.ts, b.received_at
+            FROM v JOIN b ON b.batch_id = v.bid
+            ORDER BY v.id, b.install_id, b.batch_id
+            ON CONFLICT (id) DO NOTHING RETURNING id, install_id, batch_id, ts, received_at),
+        o AS (
+            INSERT INTO track_overview_buckets (install_id, bucket, dirty)
+            SELECT x.install_id, x.bucket, 1
+            FROM (SELECT DISTINCT l.install_id, \(TrackOverview.bucketSQL("l.ts")) AS bucket FROM l) x
+            ORDER BY x.install_id, x.bucket
+            ON CONFLICT (install_id, bucket) DO UPDATE SET dirty = track_overview_buckets.dirty + 1
+            RETURNING 1),
+        k AS (
+            SELECT pg_advisory_xact_lock(74657002) AS locked
+            WHERE (SELECT count(*) FROM l) + (SELECT count(*) FROM g) > 0),
+        e AS (
+            INSERT INTO events (kind, install_id, ts, received_at, payload)
+            SELECT x.kind, x.install_id, x.ts, x.received_at, x.payload FROM (
+                SELECT 'fix' AS kind, l.install_id, l.batch_id, l.id, l.ts, l.received_at, u.payload
+                FROM l JOIN u ON u.id = l.id AND u.bid = l.batch_id
+                UNION ALL
+                SELECT 'geofence_event', g.install_id, g.batch_id, g.id, g.ts, g.received_at, v.payload
+                FROM g JOIN v ON v.id = g.id AND v.bid = g.batch_id
+            ) x CROSS JOIN k
+            ORDER BY x.install_id, x.batch_id, x.ts, x.id
+            RETURNING seq),
+        n AS (SELECT pg_notify('beekon_events', '') FROM k)
+        SELECT b.batch_id, coalesce(lc.c, 0), coalesce(gc.c, 0), (SELECT count(*) FROM e) + (SELECT count(*) FROM n)
+        FROM b
+        LEFT JOIN (SELECT batch_id, count(*) AS c FROM l GROUP BY batch_id) lc ON lc.batch_id = b.batch_id
+        LEFT JOIN (SELECT batch_id, count(*) AS c FROM g GROUP BY batch_id) gc ON gc.batch_id = b.batch_id
+        """
+
+    static let bindingDataTypes: [PostgresDataType] = [
+        .uuidArray, .uuidArray, .uuidArray, .int8Array, .int8Array, .textArray, .textArray, .textArray, .textArray,
+        .textArray, .int4Array, .int4Array, .int4Array,
+        .uuidArray, .uuidArray, .int8Array, .float8Array, .float8Array, .float8Array, .float8Array, .float8Array,
+        .float8Array, .textArray, .textArray, .boolArray, .textArray, .textArray, .textArray, .textArray,
+        .uuidArray, .uuidArray, .textArray, .textArray, .int8Array, .textArray,
+    ]
+
+    /// (a stored batch, its locations stored, its events stored, log rows + notifications of the whole statement)
+    typealias Row = (UUID, Int64, Int64, Int64)
+
+    /// The uploads sent: (install, batch id) order, each batch id once.
+    let uploads: [PostgresIngestUpload]
+
+    /// The statement for `uploads` (any order; a batch id repeated is sent once).
+    init(_ uploads: [PostgresIngestUpload]) {
+        var seen = Set<UUID>()
+        self.uploads = uploads.sorted {
+            let (a, b) = ($0.batch.envelope, $1.batch.envelope)
+            let (ia, ib) = (PostgresLocationStore.orderKey(a.device.installId), PostgresLocationStore.orderKey(b.device.installId))
+            return ia != ib ? ia < ib : PostgresLocationStore.orderKey(a.batchId) < PostgresLocationStore.orderKey(b.batchId)
+        }.filter { seen.insert($0.batch.envelope.batchId).inserted }
+    }
+
+    /// Each of `uploads`' own answer from the statement's `rows`, by position: a batch stored
+    /// here gets its counts; one not stored (already stored, or sent earlier in the same group)
+    /// is a duplicate.
+    static func outcomes(of uploads: [PostgresIngestUpload], rows: [Row]) -> [PostgresIngestUpload.Outcome] {
+        var stored = Dictionary(rows.map { ($0.0, ($0.1, $0.2)) }, uniquingKeysWith: { a, _ in a })
+        return uploads.map { upload in
+            // `removeValue`: a second copy of a batch id in the group is the duplicate.
+            guard let (locations, events) = stored.removeValue(forKey: upload.batch.envelope.batchId) else { return (0, 0, 0) }
+            return (1, locations, events)
+        }
+    }
+
     func makeBindings() throws -> PostgresBindings {
-        let e = batch.envelope
-        var b = PostgresBindings(capacity: 32)
-        b.append(e.batchId)
-        b.append(e.sessionId)
-        b.append(e.device.installId)
-        b.append(e.sentAt.millis)
-        b.append(batch.receivedAt.millis)
-        b.append(e.device.platform)
-        b.append(e.device.sdkVersion)
-        b.append(e.device.model)
-        b.append(ExtrasJSON.encode(e.extras))
-        b.append(batch.principal)
-        b.append(Int32(e.locations.count))
-        b.append(Int32(e.geofenceEvents.count))
-        let ls = locations
-        b.append(ls.map(\.id))
-        b.append(ls.map(\.timestamp.millis))
-        b.append(ls.map(\.latitude))
-        b.append(ls.map(\.longitude))
-        b.append(NullableArray(ls.map(\.accuracy)))
-        b.append(NullableArray(ls.map(\.speed)))
-        b.append(NullableArray(ls.map(\.bearing)))
-        b.append(NullableArray(ls.map(\.altitude)))
-        b.append(ls.map(\.trigger.rawValue))
-        b.append(ls.map(\.motion.rawValue))
-        b.append(ls.map(\.isMock))
-        b.append(NullableArray(ls.map(\.activity?.rawValue)))
-        b.append(NullableArray(ls.map(\.quality?.rawValue)))
-        b.append(events.map(\.id))
-        b.append(events.map(\.geofenceId))
-        b.append(events.map(\.type.rawValue))
-        b.append(events.map(\.timestamp.millis))
-        b.append(ls.map { PendingEvent.fixPayload($0, batch) })
-        b.append(events.map { PendingEvent.geofencePayload($0, batch) })
-        b.append(batch.declaredInterval.map(Int32.init))
-        b.append(NullableArray(ls.map(\.privacyZone)))
+        let bs = uploads.map(\.batch)
+        var b = PostgresBindings(capacity: 35)
+        b.append(bs.map(\.envelope.batchId))
+        b.append(bs.map(\.envelope.sessionId))
+        b.append(bs.map(\.envelope.device.installId))
+        b.append(bs.map(\.envelope.sentAt.millis))
+        b.append(bs.map(\.receivedAt.millis))
+        b.append(bs.map(\.envelope.device.platform))
+        b.append(bs.map(\.envelope.device.sdkVersion))
+        b.append(NullableArray(bs.map(\.envelope.device.model)))
+        b.append(NullableArray(bs.map { ExtrasJSON.encode($0.envelope.extras) }))
+        b.append(NullableArray(bs.map(\.principal)))
+        b.append(bs.map { Int32($0.envelope.locations.count) })
+        b.append(bs.map { Int32($0.envelope.geofenceEvents.count) })
+        b.append(NullableArray(bs.map { $0.declaredInterval.map(Int32.init) }))
+        let ls = uploads.flatMap { upload in upload.locations.map { (upload.batch, $0) } }
+        b.append(ls.map(\.0.envelope.batchId))
+        b.append(ls.map(\.1.id))
+        b.append(ls.map(\.1.timestamp.millis))
+        b.append(ls.map(\.1.latitude))
+        b.append(ls.map(\.1.longitude))
+        b.append(NullableArray(ls.map(\.1.accuracy)))
+        b.append(NullableArray(ls.map(\.1.speed)))
+        b.append(NullableArray(ls.map(\.1.bearing)))
+        b.append(NullableArray(ls.map(\.1.altitude)))
+        b.append(ls.map(\.1.trigger.rawValue))
+        b.append(ls.map(\.1.motion.rawValue))
+        b.append(ls.map(\.1.isMock))
+        b.append(NullableArray(ls.map(\.1.activity?.rawValue)))
+        b.append(NullableArray(ls.map(\.1.quality?.rawValue)))
+        b.append(NullableArray(ls.map(\.1.privacyZone)))
+        b.append(ls.map { PendingEvent.fixPayload($0.1, $0.0) })
+        let gs = uploads.flatMap { upload in upload.events.map { (upload.batch, $0) } }
+        b.append(gs.map(\.0.envelope.batchId))
+        b.append(gs.map(\.1.id))
+        b.append(gs.map(\.1.geofenceId))
+        b.append(gs.map(\.1.type.rawValue))
+        b.append(gs.map(\.1.timestamp.millis))
+        b.append(gs.map { PendingEvent.geofencePayload($0.1, $0.0) })
         return b
     }
 

@@ -11,70 +11,61 @@ extension PostgresLocationStore {
 extension PostgresLocationStore.Writer {
     /// One upload in its own transaction (autocommit: the statement is the transaction); the
     /// path without group commit, and each upload's own path when a group had to be split.
-    func single(_ statement: PostgresIngestStatement) async throws(StoreError) -> PostgresIngestStatement.Row {
-        try await retryingConflicts {
-            try await client.withConnection { conn in try await Self.run(statement, on: conn, logger: logger) }
-        }
+    func single(_ upload: PostgresIngestUpload) async throws(StoreError) -> PostgresIngestUpload.Outcome {
+        let outcomes = try await retryingConflicts { try await run([upload]) }
+        return outcomes[0]
     }
 
-    /// One group's transaction: `BEGIN`, each upload's statement (the same multi-row
-    /// statement as `single`, see `PostgresIngestStatement`), `COMMIT`; then every upload is
-    /// answered, so nothing is acknowledged before the shared commit.
+    /// One group: all its uploads folded into one statement (`PostgresIngestStatement`, one
+    /// multi-row insert per table), which is one transaction and one commit; every upload is
+    /// answered with its own outcome, and only after that commit.
     ///
-    /// Order: by install, then batch id, so two instances' groups holding the same uploads
-    /// take their locks in the same order. The live sequence stays gap-free across
-    /// instances: the first statement that stores something takes the event log's advisory
-    /// lock (`k` in `PostgresIngestStatement`), which the transaction holds to its commit.
+    /// The live sequence stays gap-free across instances: the statement takes the event log's
+    /// advisory lock (`k` in `PostgresIngestStatement`) before it draws sequence values and
+    /// holds it to its commit.
     ///
-    /// Errors: a failed statement aborts the whole transaction, so the group is rolled back
-    /// and, when the failure may be the fault of one upload (a statement error, not a lost
-    /// connection), each upload is run again on its own (`single`) and answered with its own
-    /// outcome: one bad batch fails alone. Replaying is safe, as every upload is deduped by
-    /// its ids. When the connection or server failed (the commit's fate unknown), every upload
-    /// of the group gets the error (503), and devices resend; dedupe makes that harmless.
-    func commitGroup(_ statements: [PostgresIngestStatement]) async -> [Result<PostgresIngestStatement.Row, StoreError>] {
-        let order = statements.indices.sorted {
-            let (a, b) = (statements[$0].batch.envelope, statements[$1].batch.envelope)
-            let (ia, ib) = (PostgresLocationStore.orderKey(a.device.installId), PostgresLocationStore.orderKey(b.device.installId))
-            return ia != ib ? ia < ib : PostgresLocationStore.orderKey(a.batchId) < PostgresLocationStore.orderKey(b.batchId)
-        }
+    /// Errors: a failed statement stores nothing of the group, so when the failure may be the
+    /// fault of one upload (a statement error, not a lost connection), each upload is run again
+    /// on its own (`single`) and answered with its own outcome: one bad batch fails alone.
+    /// Replaying is safe, as every upload is deduped by its ids. When the connection or server
+    /// failed (the commit's fate unknown), every upload of the group gets the error (503), and
+    /// devices resend; dedupe makes that harmless.
+    func commitGroup(_ uploads: [PostgresIngestUpload]) async -> [Result<PostgresIngestUpload.Outcome, StoreError>] {
         do {
-            let rows = try await retrying {
-                try await client.withConnection { conn in
-                    try await conn.query("BEGIN", logger: logger)
-                    do {
-                        var rows = [PostgresIngestStatement.Row](repeating: (0, 0, 0, 0), count: statements.count)
-                        for i in order { rows[i] = try await Self.run(statements[i], on: conn, logger: logger) }
-                        try await conn.query("COMMIT", logger: logger)
-                        return rows
-                    } catch {
-                        // Leaves the pooled connection out of the failed transaction; one that
-                        // the server dropped is closed (a query sent to it might never be answered).
-                        if Self.mayBeOneUploads((error as? PSQLError)?.serverInfo?[.sqlState]) {
-                            _ = try? await conn.query("ROLLBACK", logger: logger)
-                        } else {
-                            try? await conn.close()
-                        }
-                        throw error
-                    }
-                }
-            }
-            return rows.map { .success($0) }
+            return try await retrying { try await run(uploads) }.map { .success($0) }
         } catch let failure {
-            guard statements.count > 1, Self.mayBeOneUploads(failure.sqlState) else {
-                return statements.map { _ in .failure(failure.error) }
+            guard uploads.count > 1, Self.mayBeOneUploads(failure.sqlState) else {
+                return uploads.map { _ in .failure(failure.error) }
             }
-            logger.debug("group commit split", metadata: ["uploads": "\(statements.count)", "error": "\(failure.error)"])
-            var answers: [Result<PostgresIngestStatement.Row, StoreError>] = []
-            for statement in statements {
+            logger.debug("group commit split", metadata: ["uploads": "\(uploads.count)", "error": "\(failure.error)"])
+            var answers: [Result<PostgresIngestUpload.Outcome, StoreError>] = []
+            for upload in uploads {
                 do {
-                    answers.append(.success(try await single(statement)))
+                    answers.append(.success(try await single(upload)))
                 } catch {
                     answers.append(.failure(error))
                 }
             }
             return answers
         }
+    }
+
+    /// Runs `uploads` as one statement on a pooled connection; each upload's outcome by position.
+    func run(_ uploads: [PostgresIngestUpload]) async throws -> [PostgresIngestUpload.Outcome] {
+        let statement = PostgresIngestStatement(uploads)
+        let rows = try await client.withConnection { conn in
+            do {
+                var rows: [PostgresIngestStatement.Row] = []
+                for try await row in try await conn.execute(statement, logger: logger) { rows.append(row) }
+                return rows
+            } catch {
+                // A connection the server dropped is closed, not handed back to the pool: a
+                // query sent to it might never be answered.
+                if !Self.mayBeOneUploads((error as? PSQLError)?.serverInfo?[.sqlState]) { try? await conn.close() }
+                throw error
+            }
+        }
+        return PostgresIngestStatement.outcomes(of: uploads, rows: rows)
     }
 
     /// Whether a failure with this SQLSTATE may be one upload's fault, so that its neighbours
@@ -84,14 +75,6 @@ extension PostgresLocationStore.Writer {
     static func mayBeOneUploads(_ sqlState: String?) -> Bool {
         guard let sqlState else { return false }
         return !["08", "57", "53", "58", "XX"].contains(String(sqlState.prefix(2)))
-    }
-
-    static func run(
-        _ statement: PostgresIngestStatement, on conn: PostgresConnection, logger: Logger
-    ) async throws -> PostgresIngestStatement.Row {
-        var row: PostgresIngestStatement.Row = (0, 0, 0, 0)
-        for try await r in try await conn.execute(statement, logger: logger) { row = r }
-        return row
     }
 
     /// A failure of `retryingConflicts`, with the SQLSTATE it carried (if the server answered).

@@ -71,24 +71,35 @@ extension PostgresLocationStore: HistoryStore {
     }
 
     /// Rebuilds up to `limit` stale buckets of the overview tier; how many it rebuilt (`HistoryStore`).
+    ///
+    /// An ingest marking a bucket (`o` in `PostgresIngestStatement`) must not wait for a
+    /// rebuild: it would wait holding the event log's lock, so every instance's ingest would
+    /// queue behind one bucket's simplification (issue 32: uploads answered 503 after the
+    /// operation timeout under load). So a rebuild claims its buckets with transaction-scoped
+    /// advisory locks (one rebuilder per bucket across instances), not row locks; it reads
+    /// each bucket's mark count `d` first, its fixes after, and only at the very end, just
+    /// before its commit, lowers each mark by `d`: a mark made meanwhile keeps the bucket
+    /// stale, so it is rebuilt again. The bucket rows are updated in (install, bucket) order,
+    /// the order an ingest marks them in.
     public func rebuildOverview(limit: Int) async throws(StoreError) -> Int {
         try await transaction { conn in
-            // Claimed rows stay locked until the commit: an ingest marking one of them waits,
-            // then marks it dirty again (its fixes were not in this snapshot).
-            var stale: [(UUID, Int64)] = []
+            var stale: [(UUID, Int64, Int32)] = []
             for try await row in try await conn.query(
-                "SELECT install_id, bucket FROM track_overview_buckets WHERE dirty > 0 LIMIT \(limit) FOR UPDATE SKIP LOCKED",
+                """
+                SELECT install_id, bucket, dirty FROM track_overview_buckets
+                WHERE dirty > 0 AND pg_try_advisory_xact_lock(74657003, hashtext(install_id::text || ':' || bucket::text))
+                LIMIT \(limit)
+                """,
                 logger: self.logger
-            ).decode((UUID, Int64).self) { stale.append(row) }
-            for (install, bucket) in stale {
+            ).decode((UUID, Int64, Int32).self) { stale.append(row) }
+            var done: [(install: UUID, bucket: Int64, marks: Int32, fixes: Int32, box: TrackBounds?)] = []
+            for (install, bucket, marks) in stale {
                 let start = bucket * TrackOverview.bucketMillis
                 let points = try await self.raw(conn, install, start, start + TrackOverview.bucketMillis, limit: Int.max)
                 try await conn.query("DELETE FROM track_overview WHERE install_id = \(install) AND bucket = \(bucket)", logger: self.logger)
-                guard let box = TrackBounds(points) else {
-                    try await conn.query(
-                        "DELETE FROM track_overview_buckets WHERE install_id = \(install) AND bucket = \(bucket)", logger: self.logger)
-                    continue
-                }
+                let box = TrackBounds(points)
+                done.append((install, bucket, marks, Int32(points.count), box))
+                guard box != nil else { continue }
                 var seqs: [Int32] = []
                 var levels: [Int32] = []
                 for (seq, level) in TrackOverview.levels(points).enumerated() {
@@ -104,12 +115,23 @@ extension PostgresLocationStore: HistoryStore {
                     FROM unnest(\(seqs)::int4[], \(levels)::int4[], \(kept.map(\.millis))::int8[],
                                 \(kept.map(\.latitude))::float8[], \(kept.map(\.longitude))::float8[]) AS u(seq, level, ts, lat, lon)
                     """, logger: self.logger)
-                try await conn.query(
-                    """
-                    UPDATE track_overview_buckets SET fixes = \(Int32(points.count)), dirty = 0, south = \(box.south),
-                        west = \(box.west), north = \(box.north), east = \(box.east)
-                    WHERE install_id = \(install) AND bucket = \(bucket)
-                    """, logger: self.logger)
+            }
+            for b in done.sorted(by: { ($0.install.uuidString, $0.bucket) < ($1.install.uuidString, $1.bucket) }) {
+                if let box = b.box {
+                    try await conn.query(
+                        """
+                        UPDATE track_overview_buckets SET fixes = \(b.fixes), dirty = dirty - \(b.marks), south = \(box.south),
+                            west = \(box.west), north = \(box.north), east = \(box.east)
+                        WHERE install_id = \(b.install) AND bucket = \(b.bucket)
+                        """, logger: self.logger)
+                } else {
+                    // No fixes left (and none marked since): the bucket row goes.
+                    try await conn.query(
+                        """
+                        DELETE FROM track_overview_buckets
+                        WHERE install_id = \(b.install) AND bucket = \(b.bucket) AND dirty <= \(b.marks)
+                        """, logger: self.logger)
+                }
             }
             return stale.count
         }

@@ -14,7 +14,7 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
     /// Longest a request waits for the database before it is answered 503.
     let operationTimeout: Duration
     /// Concurrent uploads' shared transactions; nil: one transaction per upload.
-    let group: GroupCommit<PostgresIngestStatement, PostgresIngestStatement.Row>?
+    let group: GroupCommit<PostgresIngestUpload, PostgresIngestUpload.Outcome>?
 
     /// Creates a store for `location`; nothing connects until the client service runs.
     /// An operation that cannot finish within `operationTimeout` (database down or
@@ -40,7 +40,7 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
         self.logger = logger
         self.operationTimeout = operationTimeout
         let writer = Writer(client: client, logger: logger, operationTimeout: operationTimeout)
-        group = groupCommit ? GroupCommit { statements in await writer.commitGroup(statements) } : nil
+        group = groupCommit ? GroupCommit { uploads in await writer.commitGroup(uploads) } : nil
     }
 
     /// What the store's writes need, apart from the store (the group-commit writer is made
@@ -89,13 +89,8 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
     public func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult {
         let e = batch.envelope
         try await insertProximity(batch)
-        // Id order (the uuid order PostgreSQL uses), so overlapping batches lock rows in the same order.
-        let statement = PostgresIngestStatement(
-            batch: batch,
-            locations: e.locations.sorted { Self.orderKey($0.id) < Self.orderKey($1.id) },
-            events: e.geofenceEvents.sorted { Self.orderKey($0.id) < Self.orderKey($1.id) })
-        let (fresh, stored, eventsStored, _) =
-            if let group { try await group.submit(statement) } else { try await writer.single(statement) }
+        let upload = PostgresIngestUpload(batch)
+        let (fresh, stored, eventsStored) = if let group { try await group.submit(upload) } else { try await writer.single(upload) }
         guard fresh == 1 else {
             return IngestResult(
                 duplicateBatch: true, locationsStored: 0, locationsDuplicate: e.locations.count,
