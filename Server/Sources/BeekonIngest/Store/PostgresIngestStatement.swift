@@ -7,10 +7,11 @@ import PostgresNIO
 ///
 /// Data-modifying CTEs: `b` inserts the batch row (`ON CONFLICT (batch_id) DO NOTHING`);
 /// `l` and `g` insert the fixes and geofence events from column arrays (`unnest`) only
-/// when `b` inserted (`WHERE EXISTS (SELECT FROM b)`), each `ON CONFLICT (id) DO NOTHING`.
-/// A concurrent transaction inserting the same batch id makes `b` wait for its commit
-/// and then insert nothing, so a replay stores nothing; a fix id already stored is
-/// skipped. Rows arrive in the arrays in id order (see `PostgresLocationStore.ingest`),
+/// when `b` inserted (`WHERE EXISTS (SELECT FROM b)`); a geofence event `ON CONFLICT (id) DO
+/// NOTHING`, a fix skipped by the trigger that claims its id in `location_ids` (the dedupe key
+/// of the time-partitioned table; see `PostgresPartitionSchema`). A concurrent transaction
+/// inserting the same batch id makes `b` wait for its commit and then insert nothing, so a
+/// replay stores nothing; a fix id already stored is skipped. Rows arrive in the arrays in id order (see `PostgresLocationStore.ingest`),
 /// so overlapping batches take their row locks in the same order.
 ///
 /// The overview tier: `o` marks the time buckets of the new fixes stale (see
@@ -24,7 +25,7 @@ import PostgresNIO
 /// reader that sees `seq = n` already sees every committed `seq < n`. `n` wakes the
 /// live streams of every instance (NOTIFY is delivered at commit).
 struct PostgresIngestStatement: PostgresPreparedStatement {
-    static let name = "beekon_ingest_v4"
+    static let name = "beekon_ingest_v5"
 
     static let sql = """
         WITH b AS (
@@ -43,7 +44,7 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
                         $33::text[])
                  AS u(id, ts, lat, lon, acc, spd, brg, alt, trg, mot, mock, act, qual, zone)
             WHERE EXISTS (SELECT FROM b)
-            ON CONFLICT (id) DO NOTHING RETURNING id, ts),
+            RETURNING id, ts),
         g AS (
             INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts, received_at)
             SELECT v.id, $3, $2, $1, v.gid, v.typ, v.ts, $5
