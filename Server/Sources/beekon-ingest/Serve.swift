@@ -32,7 +32,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most connections open at once (default: the descriptor limit less max(64, limit/8), after raising the soft limit).")
     var maxConnections: Int?
     @Option(help: "Seconds the event log keeps events; older Last-Event-IDs get a reset event.") var eventRetention = 7 * 86_400
-    @Option(help: "PostgreSQL: delete fixes older than this many days by dropping weekly partitions (each device keeps its newest fix; default: keep all).")
+    @Option(
+        help:
+            "PostgreSQL: delete fixes older than this many days by dropping weekly partitions (each device keeps its newest fix; default: keep all)."
+    )
     var retentionDays: Int?
     @Option(help: "Base URL printed in share links (default: the request's Host).") var publicUrl: String?
     @Option(help: "Reporting interval in seconds assumed for devices that declare none (device status).") var expectedInterval = 300

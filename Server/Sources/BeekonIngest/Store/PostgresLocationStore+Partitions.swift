@@ -133,7 +133,8 @@ public struct PartitionMaintenance: Sendable, Equatable {
     public var created: [String] = []
     /// Partitions dropped by retention (names), oldest first.
     public var dropped: [String] = []
-    /// Fixes older than the retention kept because each is its device's newest (at most one per device).
+    /// Fixes of the dropped partitions kept because each is its device's newest (at most one per
+    /// device; they move to the default partition).
     public var keptNewest: Int = 0
 }
 
@@ -159,9 +160,12 @@ extension PostgresLocationStore {
             var report = PartitionMaintenance()
             var partitions = try await self.partitions(conn)
             let current = LocationPartitions.weekStart(nowMillis)
+            let cutoff = retentionDays.map { nowMillis - Int64($0) * 86_400_000 }
             for week in -1...LocationPartitions.weeksAhead {
                 let from = current + week * LocationPartitions.weekMillis
                 let to = from + LocationPartitions.weekMillis
+                // A week already due for retention is not made again (it would be dropped at once).
+                if let cutoff, to <= cutoff { continue }
                 let overlaps = partitions.contains { p in !p.isDefault && (p.from ?? .min) < to && from < (p.to ?? .max) }
                 guard !overlaps else { continue }
                 let name = LocationPartitions.name(weekStarting: from)
@@ -169,8 +173,7 @@ extension PostgresLocationStore {
                 partitions.append(.init(name: name, from: from, to: to, isDefault: false))
                 report.created.append(name)
             }
-            if let retentionDays {
-                let cutoff = nowMillis - Int64(retentionDays) * 86_400_000
+            if let cutoff {
                 let due = partitions.filter { !$0.isDefault && ($0.to ?? .max) <= cutoff }.sorted { ($0.to ?? 0) < ($1.to ?? 0) }
                 report.keptNewest = try await self.drop(conn, due.map(\.name), cutoff: cutoff)
                 report.dropped = due.map(\.name)
@@ -213,10 +216,13 @@ extension PostgresLocationStore {
 
     /// Drops the partitions `names` (all older than `cutoff`) and the default partition's fixes
     /// older than `cutoff`, with their ids; each device whose every fix is older than the
-    /// cutoff keeps its newest one (in the default partition). Returns how many were kept.
+    /// cutoff keeps its newest one (in the default partition). Returns how many fixes of the
+    /// dropped partitions were kept (moved to the default partition).
     func drop(_ conn: PostgresConnection, _ names: [String], cutoff: Int64) async throws -> Int {
+        var moved = 0
         let tolerance = FixClock.futureToleranceMillis
-        let candidates = (names.map { "SELECT id, install_id, ts, received_at FROM \($0)" }
+        let candidates =
+            (names.map { "SELECT id, install_id, ts, received_at FROM \($0)" }
             + ["SELECT id, install_id, ts, received_at FROM locations_default WHERE ts < \(cutoff)"])
             .joined(separator: " UNION ALL ")
         // Each device's newest due fix (by the read API's last-fix rule), unless a newer one stays
@@ -249,13 +255,22 @@ extension PostgresLocationStore {
             try await conn.query(PostgresQuery(unsafeSQL: "ALTER TABLE locations DETACH PARTITION \(name)"), logger: logger)
             // Back in through `locations` (the trigger claims the id again): the week has no
             // partition any more, so the row lands in the default partition.
-            try await conn.query(
+            for try await _ in try await conn.query(
                 PostgresQuery(
                     unsafeSQL: """
                         INSERT INTO locations (\(Self.fixColumns)) SELECT \(Self.fixColumns) FROM \(name) WHERE id = ANY($1)
-                        """, binds: { var b = PostgresBindings(); b.append(kept); return b }()), logger: logger)
+                        RETURNING 1
+                        """,
+                    binds: {
+                        var b = PostgresBindings()
+                        b.append(kept)
+                        return b
+                    }()), logger: logger)
+            {
+                moved += 1
+            }
             try await conn.query(PostgresQuery(unsafeSQL: "DROP TABLE \(name)"), logger: logger)
         }
-        return kept.count
+        return moved
     }
 }
