@@ -32,6 +32,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most connections open at once (default: the descriptor limit less max(64, limit/8), after raising the soft limit).")
     var maxConnections: Int?
     @Option(help: "Seconds the event log keeps events; older Last-Event-IDs get a reset event.") var eventRetention = 7 * 86_400
+    @Option(
+        help:
+            "PostgreSQL: delete fixes older than this many days by dropping weekly partitions (each device keeps its newest fix; default: keep all)."
+    )
+    var retentionDays: Int?
     @Option(help: "Base URL printed in share links (default: the request's Host).") var publicUrl: String?
     @Option(help: "Reporting interval in seconds assumed for devices that declare none (device status).") var expectedInterval = 300
     @Flag(inversion: .prefixedNo, help: "Concurrent uploads share one transaction and one fsync (group commit).")
@@ -64,6 +69,7 @@ struct Serve: AsyncParsableCommand {
         guard bodyTimeout >= 0.1, bodyTimeout <= 3_600 else { throw ValidationError("--body-timeout must be 0.1 to 3600 seconds") }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
         guard expectedInterval >= 1 else { throw ValidationError("--expected-interval must be at least 1 second") }
+        if let retentionDays, !(1...36_500).contains(retentionDays) { throw ValidationError("--retention-days must be 1 to 36500") }
         guard eventRetention >= 60 else { throw ValidationError("--event-retention must be at least 60 seconds") }
         guard locateInterval >= 0, locateInterval <= 86_400 else { throw ValidationError("--locate-interval must be 0 to 86400 seconds") }
         guard (1...1_000).contains(locateBurst) else { throw ValidationError("--locate-burst must be 1 to 1000") }
@@ -107,6 +113,10 @@ struct Serve: AsyncParsableCommand {
         config.bodyTimeoutSeconds = bodyTimeout
         config.maxConnections = maxConnections
         config.eventRetentionSeconds = eventRetention
+        if retentionDays != nil, case .sqlite = config.database {
+            throw ValidationError("--retention-days needs PostgreSQL (--database postgres://...)")
+        }
+        config.retentionDays = retentionDays
         config.publicURL = publicUrl
         config.expectedIntervalSeconds = expectedInterval
         config.groupCommit = groupCommit

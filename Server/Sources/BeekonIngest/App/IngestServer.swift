@@ -44,6 +44,9 @@ public enum IngestServer {
             store: store.tokens, accessTTLSeconds: config.accessTokenTTLSeconds,
             refreshTTLSeconds: config.refreshTokenTTLSeconds, now: now)
         let (router, liveServices, live, connections) = makeRoutes(config, store: store, tokens: tokens, now: now, logger: logger)
+        let partitions = (store as? PostgresLocationStore).map {
+            PartitionMaintainer(store: $0, retentionDays: config.retentionDays, now: now, logger: logger)
+        }
 
         let host = config.host
         let firstRequestTimeout = TimeAmount.milliseconds(Int64(config.firstRequestTimeoutSeconds * 1000))
@@ -68,7 +71,7 @@ public enum IngestServer {
             services: store.services + liveServices + [
                 EventRetention(store: store, retentionSeconds: config.eventRetentionSeconds, now: now, logger: logger),
                 OverviewMaintainer(history: store.history, idle: .seconds(2), logger: logger),
-            ],
+            ] + (partitions.map { [$0] } ?? []),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? config.port
                 logger.info("listening on \(host):\(port)")
@@ -77,6 +80,7 @@ public enum IngestServer {
             logger: logger)
         app.beforeServerStarts {
             try await store.migrate()
+            await partitions?.runOnce()
             try await tokens.loadKey()
             logger.info("database ready", metadata: ["database": "\(config.database)", "ingest_path": "\(config.ingestPath)"])
             logger.info("connection cap", metadata: ["max_connections": "\(connections.maximum)"])

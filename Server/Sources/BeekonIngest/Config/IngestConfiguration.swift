@@ -33,6 +33,9 @@ public struct IngestConfiguration: Sendable {
     public var liveRetryMillis: Int = 2_000
     /// How long the event log keeps events (default 7 days); older cursors get `reset`.
     public var eventRetentionSeconds: Int = 7 * 86_400
+    /// PostgreSQL only: fixes older than this many days are deleted by dropping their weekly
+    /// partitions (each device keeps its newest fix); nil (the default): fixes are kept forever.
+    public var retentionDays: Int?
     /// How often each instance polls the event log even without a wake-up (default 1 s).
     public var livePollSeconds: Double = 1
     /// How long a new connection may take to send the whole head of its first request before

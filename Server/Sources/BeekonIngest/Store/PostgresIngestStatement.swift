@@ -28,8 +28,10 @@ struct PostgresIngestUpload: Sendable {
 /// Column arrays, unnested: `bs` one row per batch, `u` one row per fix and `v` one per
 /// geofence event, each fix and event naming its batch. Data-modifying CTEs: `b` inserts the
 /// batch rows (`ON CONFLICT (batch_id) DO NOTHING`); `l` and `g` insert the fixes and geofence
-/// events only of the batches `b` inserted (the join with `b`), each `ON CONFLICT (id) DO
-/// NOTHING`. A concurrent transaction inserting the same batch id makes `b` wait for its
+/// events only of the batches `b` inserted (the join with `b`): a geofence event `ON CONFLICT
+/// (id) DO NOTHING`, a fix skipped by the row trigger that claims its id in `location_ids` (the
+/// dedupe key of the time-partitioned table, which can have no unique index on `id` alone; see
+/// `PostgresPartitionSchema`). A concurrent transaction inserting the same batch id makes `b` wait for its
 /// commit and then insert nothing, so a replay stores nothing; a fix id already stored (or
 /// stored by an earlier batch of the same group) is skipped. Batches arrive in (install,
 /// batch id) order and rows are inserted in id order, so two instances' overlapping groups
@@ -51,7 +53,7 @@ struct PostgresIngestUpload: Sendable {
 /// The answer: one row per stored batch with its stored fix and event counts (a batch
 /// missing from it was a duplicate); see `outcomes`.
 struct PostgresIngestStatement: PostgresPreparedStatement {
-    static let name = "beekon_ingest_v5"
+    static let name = "beekon_ingest_v6"
 
     static let sql = """
         WITH bs AS (
@@ -79,7 +81,7 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
                    u.trg, u.mot, u.mock, u.act, u.qual, b.received_at, u.zone
             FROM u JOIN b ON b.batch_id = u.bid
             ORDER BY u.id, b.install_id, b.batch_id
-            ON CONFLICT (id) DO NOTHING RETURNING id, install_id, batch_id, ts, received_at),
+            RETURNING id, install_id, batch_id, ts, received_at),
         v AS (
             SELECT * FROM unnest($30::uuid[], $31::uuid[], $32::text[], $33::text[], $34::int8[], $35::text[])
                 AS v(bid, id, gid, typ, ts, payload)),
