@@ -56,6 +56,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 // The strict, size-capped gunzip of request bodies: the SDK's own gzip (one implementation).
                 .product(name: "BeekonGzip", package: "Beekon"),
+                // The SDK's lock type and Douglas–Peucker (one implementation each).
+                .product(name: "BeekonPrimitives", package: "Beekon"),
             ],
             // The published contract, compiled into the binary and served at /openapi.json
             // and /schemas/envelope-v1.json (no resource bundle to ship beside the executable).
@@ -163,6 +165,7 @@ let package = Package(
                 "BeekonIngest", "BeekonChaos", "PostgresTestCluster", "IngestLoopback",
                 .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "BeekonGzip", package: "Beekon"),
+                .product(name: "BeekonPrimitives", package: "Beekon"),
                 .product(name: "BeekonTesting", package: "Beekon"),
                 .product(name: "BeekonSources", package: "Beekon"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,6 +1,7 @@
 import BeekonGzip
 import BeekonLoopback
 @testable import Beekon
+import BeekonPrimitives
 import BeekonTesting
 import BeekonWire
 import Foundation
