@@ -56,8 +56,9 @@ let package = Package(
         .target(name: "BeekonSources", dependencies: ["Beekon", "BeekonPrimitives", "BeekonWire"]),
         .target(name: "BeekonTesting", dependencies: ["Beekon", "BeekonPrimitives", "BeekonWire"]),
         .target(name: "BeekonBeacons", dependencies: ["Beekon", "BeekonGzip", "BeekonPrimitives"]),
-        // Tags of the slow suites and the BEEKON_SKIP_TAGS switch, shared by the test targets (not a product).
-        .target(name: "BeekonTestSupport", path: "Tests/BeekonTestSupport"),
+        // Tags of the slow suites, the BEEKON_SKIP_TAGS switch, bounded waits, temporary directories and the
+        // fix builder, shared by the test targets (not a product).
+        .target(name: "BeekonTestSupport", dependencies: ["Beekon", "BeekonTesting"], path: "Tests/BeekonTestSupport"),
         // POSIX loopback sockets for the fake servers and proxies of tests and benchmarks (not a product).
         .target(name: "BeekonLoopback", path: "Tests/BeekonLoopback"),
         .testTarget(name: "BeekonWireTests", dependencies: ["BeekonWire", "BeekonTesting"], resources: [.copy("Golden")]),

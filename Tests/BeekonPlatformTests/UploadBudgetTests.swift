@@ -2,6 +2,7 @@ import BeekonGzip
 import BeekonLoopback
 @testable import Beekon
 import BeekonPrimitives
+import BeekonTestSupport
 import BeekonTesting
 import BeekonWire
 import Foundation
