@@ -93,6 +93,8 @@ let package = Package(
             dependencies: [
                 "BeekonChaos", "PostgresTestCluster", "IngestLoopback",
                 .product(name: "BeekonTesting", package: "Beekon"),
+                // The viewers read the live stream with the SDK's SSE parser.
+                .product(name: "BeekonSources", package: "Beekon"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
