@@ -32,7 +32,6 @@ struct BruteForceFences {
     }
 }
 
-
 func p6(runs: Int) -> [Comparison] {
     var rng = SeededRandom(seed: 42)
     let centre = (48.137, 11.575)

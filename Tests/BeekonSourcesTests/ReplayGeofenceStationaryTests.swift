@@ -39,7 +39,6 @@ struct ReplayGeofenceStationaryTests {
         return (beekon, provider, dir)
     }
 
-
     @Test(arguments: ["gpx/movingpandas_304_to_UL_bus_1hz.gpx", "gpx/togeojson_apple_watch_walk_1hz.gpx"])
     func crossingsMatchAnIndependentComputation(track: String) async throws {
         let fixes = try TrackFile.read(contentsOf: SharedData.url(track)).fixes

@@ -136,7 +136,8 @@ struct ReplayProviderTests {
 
     @Test("a cancelled consumer ends its stream without losing the undelivered fix")
     func consumerCancelled() async throws {
-        let provider = ReplayProvider(fixes: [diagonalFix(0), diagonalFix(100), diagonalFix(200)], speed: .realTime, clock: ReplayClock(realClock: real))
+        let provider = ReplayProvider(
+            fixes: [diagonalFix(0), diagonalFix(100), diagonalFix(200)], speed: .realTime, clock: ReplayClock(realClock: real))
         let stream = try await provider.start(mode: .balanced)
         let consumer = Task {
             var n = 0
