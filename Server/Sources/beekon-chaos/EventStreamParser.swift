@@ -61,7 +61,9 @@ struct EventStreamParser {
 /// of the bytes fed so far; nil when the framing is broken. Chunk extensions and trailers are skipped.
 struct ChunkedBody {
     private enum State {
-        case size, data(Int), dataEnd, trailer, done
+        case size
+        case data(Int)
+        case dataEnd, trailer, done
     }
 
     private var state = State.size
