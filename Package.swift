@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "BeekonBeacons", targets: ["BeekonBeacons"]),
         // gzip through the system zlib: one implementation for the SDK and the ingest server.
         .library(name: "BeekonGzip", targets: ["BeekonGzip"]),
+        // The one lock type, the one haversine and the one Douglas–Peucker of the SDK and the server.
+        .library(name: "BeekonPrimitives", targets: ["BeekonPrimitives"]),
     ],
     // What an app adding the package resolves: only what the SDK's products link (and the DocC
     // plugin, which links nothing). The Linux agent's own dependencies are added below, on Linux.
@@ -37,45 +39,51 @@ let package = Package(
     targets: [
         // Schema v1 wire format: no dependencies, shared with the ingest server.
         .target(name: "BeekonWire"),
+        // Lock, geodesy and line simplification: no dependencies, shared with the ingest server.
+        .target(name: "BeekonPrimitives"),
         // zlib from the system (gzip bodies); no NIO needed in the SDK.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "BeekonGzip", dependencies: ["CZlib"]),
         .target(
             name: "Beekon",
             dependencies: [
-                "BeekonWire", "BeekonGzip",
+                "BeekonWire", "BeekonGzip", "BeekonPrimitives",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .target(name: "BeekonSources", dependencies: ["Beekon", "BeekonWire"]),
-        .target(name: "BeekonTesting", dependencies: ["Beekon", "BeekonWire"]),
-        .target(name: "BeekonBeacons", dependencies: ["Beekon", "BeekonGzip"]),
-        // Tags of the slow suites and the BEEKON_SKIP_TAGS switch, shared by the test targets (not a product).
-        .target(name: "BeekonTestSupport", path: "Tests/BeekonTestSupport"),
+        .target(name: "BeekonSources", dependencies: ["Beekon", "BeekonPrimitives", "BeekonWire"]),
+        .target(name: "BeekonTesting", dependencies: ["Beekon", "BeekonPrimitives", "BeekonWire"]),
+        .target(name: "BeekonBeacons", dependencies: ["Beekon", "BeekonGzip", "BeekonPrimitives"]),
+        // Tags of the slow suites, the BEEKON_SKIP_TAGS switch, bounded waits, temporary directories and the
+        // fix builder, shared by the test targets (not a product).
+        .target(name: "BeekonTestSupport", dependencies: ["Beekon", "BeekonTesting"], path: "Tests/BeekonTestSupport"),
         // POSIX loopback sockets for the fake servers and proxies of tests and benchmarks (not a product).
         .target(name: "BeekonLoopback", path: "Tests/BeekonLoopback"),
         .testTarget(name: "BeekonWireTests", dependencies: ["BeekonWire", "BeekonTesting"], resources: [.copy("Golden")]),
         .testTarget(
             name: "BeekonTests",
             dependencies: [
-                "Beekon", "BeekonGzip", "BeekonTesting", "BeekonTestSupport", "BeekonWire", .product(name: "GRDB", package: "GRDB.swift"),
+                "Beekon", "BeekonGzip", "BeekonPrimitives", "BeekonTesting", "BeekonTestSupport", "BeekonWire",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The beacon fuzzers live here, next to the track-reader fuzzers whose knobs and tally they share.
         .testTarget(
             name: "BeekonSourcesTests",
             dependencies: [
-                "BeekonSources", "BeekonBeacons", "Beekon", "BeekonGzip", "BeekonWire", "BeekonTesting", "BeekonTestSupport",
-                "BeekonLoopback",
+                "BeekonSources", "BeekonBeacons", "Beekon", "BeekonGzip", "BeekonPrimitives", "BeekonWire", "BeekonTesting",
+                "BeekonTestSupport", "BeekonLoopback",
             ]),
-        .testTarget(name: "BeekonBeaconsTests", dependencies: ["BeekonBeacons", "Beekon", "BeekonGzip", "BeekonTesting"]),
-        .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon"]),
+        .testTarget(
+            name: "BeekonBeaconsTests", dependencies: ["BeekonBeacons", "Beekon", "BeekonGzip", "BeekonPrimitives", "BeekonTesting"]),
+        .testTarget(name: "BeekonTestingTests", dependencies: ["BeekonTesting", "Beekon", "BeekonPrimitives"]),
         .testTarget(
             name: "BeekonPlatformTests",
             dependencies: [
-                "Beekon", "BeekonGzip", "BeekonTesting", "BeekonWire", "BeekonLoopback", .product(name: "Logging", package: "swift-log"),
+                "Beekon", "BeekonGzip", "BeekonPrimitives", "BeekonTesting", "BeekonTestSupport", "BeekonWire", "BeekonLoopback",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],
@@ -120,7 +128,7 @@ let package = Package(
         .executableTarget(
             name: "BeekonAgent",
             dependencies: [
-                "Beekon", "BeekonWire", "BeekonSources", "BeekonHTTPClient", "BeekonBeacons",
+                "Beekon", "BeekonPrimitives", "BeekonWire", "BeekonSources", "BeekonHTTPClient", "BeekonBeacons",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -129,8 +137,8 @@ let package = Package(
         .executableTarget(
             name: "BeekonBench",
             dependencies: [
-                "Beekon", "BeekonGzip", "BeekonWire", "BeekonSources", "BeekonBeacons", "BeekonTesting", "BeekonHTTPClient",
-                "BeekonLoopback",
+                "Beekon", "BeekonGzip", "BeekonPrimitives", "BeekonWire", "BeekonSources", "BeekonBeacons", "BeekonTesting",
+                "BeekonHTTPClient", "BeekonLoopback",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -162,14 +170,14 @@ let package = Package(
         .target(name: "Security", path: "Shims/AppleSDK/Security"),
         .target(
             name: "BeekonAppleGlueCheck",
-            dependencies: ["Beekon", "CoreLocation", "CoreMotion", "UIKit", "BackgroundTasks", "Security"],
+            dependencies: ["Beekon", "BeekonPrimitives", "CoreLocation", "CoreMotion", "UIKit", "BackgroundTasks", "Security"],
             path: "Shims/BeekonAppleGlueCheck",
             swiftSettings: [.define("BEEKON_APPLE_SHIM")]
         ),
         // The beacon module's CoreLocation ranging glue (Sources/BeekonBeacons/Apple), likewise.
         .target(
             name: "BeekonBeaconsAppleGlueCheck",
-            dependencies: ["Beekon", "BeekonBeacons", "CoreLocation"],
+            dependencies: ["Beekon", "BeekonBeacons", "BeekonPrimitives", "CoreLocation"],
             path: "Shims/BeekonBeaconsAppleGlueCheck",
             swiftSettings: [.define("BEEKON_APPLE_SHIM")]
         ),

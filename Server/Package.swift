@@ -56,6 +56,8 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 // The strict, size-capped gunzip of request bodies: the SDK's own gzip (one implementation).
                 .product(name: "BeekonGzip", package: "Beekon"),
+                // The SDK's lock type and Douglas–Peucker (one implementation each).
+                .product(name: "BeekonPrimitives", package: "Beekon"),
             ],
             // The published contract, compiled into the binary and served at /openapi.json
             // and /schemas/envelope-v1.json (no resource bundle to ship beside the executable).
@@ -91,6 +93,8 @@ let package = Package(
             dependencies: [
                 "BeekonChaos", "PostgresTestCluster", "IngestLoopback",
                 .product(name: "BeekonTesting", package: "Beekon"),
+                // The viewers read the live stream with the SDK's SSE parser.
+                .product(name: "BeekonSources", package: "Beekon"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -163,6 +167,7 @@ let package = Package(
                 "BeekonIngest", "BeekonChaos", "PostgresTestCluster", "IngestLoopback",
                 .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "BeekonGzip", package: "Beekon"),
+                .product(name: "BeekonPrimitives", package: "Beekon"),
                 .product(name: "BeekonTesting", package: "Beekon"),
                 .product(name: "BeekonSources", package: "Beekon"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -4,6 +4,7 @@
 // cloud of 50–500 m fences, seeded).
 
 import Beekon
+import BeekonPrimitives
 import Foundation
 import BeekonTesting
 
@@ -16,7 +17,7 @@ struct BruteForceFences {
         let h = GeofenceEngine.margin(accuracy: accuracy)
         var crossings = 0
         for f in fences {
-            let d = haversine(latitude, longitude, f.latitude, f.longitude)
+            let d = Geodesy.distance(latitude, longitude, f.latitude, f.longitude)
             if inside.contains(f.id) {
                 if GeofenceEngine.exits(distance: d, radius: f.radiusMeters, margin: h) {
                     inside.remove(f.id)
@@ -29,15 +30,6 @@ struct BruteForceFences {
         }
         return crossings
     }
-}
-
-func haversine(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
-    let p1 = lat1 * .pi / 180
-    let p2 = lat2 * .pi / 180
-    let dp = p2 - p1
-    let dl = (lon2 - lon1) * .pi / 180
-    let a = sin(dp / 2) * sin(dp / 2) + cos(p1) * cos(p2) * sin(dl / 2) * sin(dl / 2)
-    return 2 * 6_371_008.8 * asin(min(1, sqrt(a)))
 }
 
 func p6(runs: Int) -> [Comparison] {

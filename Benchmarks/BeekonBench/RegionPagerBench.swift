@@ -4,6 +4,7 @@
 // ~78 km walk through a seeded 200 × 200 km cloud of 50–300 m fences). Target: < 1 ms.
 
 import Beekon
+import BeekonPrimitives
 import Foundation
 import BeekonTesting
 
@@ -50,7 +51,7 @@ func p6Paging(runs: Int) -> [Comparison] {
 private func bruteNearest(_ fences: [Geofence], _ count: Int, _ lat: Double, _ lon: Double) -> [String] {
     var best: [(String, Double)] = []
     for f in fences {
-        let e = haversine(lat, lon, f.latitude, f.longitude) - f.radiusMeters
+        let e = Geodesy.distance(lat, lon, f.latitude, f.longitude) - f.radiusMeters
         if best.count == count, e >= best[count - 1].1 { continue }
         best.insert((f.id, e), at: best.firstIndex { $0.1 > e } ?? best.count)
         if best.count > count { best.removeLast() }

@@ -1,6 +1,7 @@
 import BeekonWire
 import ArgumentParser
 import Beekon
+import BeekonPrimitives
 import BeekonSources
 import Foundation
 import Logging
@@ -41,7 +42,7 @@ struct DemoCommand: AsyncParsableCommand {
         let stats = await beekon.statistics
         let rows = try await beekon.history(from: .distantPast, to: .distantFuture)
         var meters = 0.0
-        for (a, b) in zip(rows, rows.dropFirst()) { meters += distance(a, b) }
+        for (a, b) in zip(rows, rows.dropFirst()) { meters += Geodesy.distance(a.latitude, a.longitude, b.latitude, b.longitude) }
         let report = try await beekon.storeReport()
         Terminal.out(
             """
@@ -61,15 +62,5 @@ struct DemoCommand: AsyncParsableCommand {
 
     private func percent(_ a: Int, _ b: Int) -> String {
         b == 0 ? "0%" : String(format: "%.1f%%", Double(a) * 100 / Double(b))
-    }
-
-    private func distance(_ a: Location, _ b: Location) -> Double {
-        let r = 6_371_008.8
-        let p1 = a.latitude * .pi / 180
-        let p2 = b.latitude * .pi / 180
-        let dp = p2 - p1
-        let dl = (b.longitude - a.longitude) * .pi / 180
-        let h = sin(dp / 2) * sin(dp / 2) + cos(p1) * cos(p2) * sin(dl / 2) * sin(dl / 2)
-        return 2 * r * asin(min(1, sqrt(h)))
     }
 }

@@ -1,4 +1,5 @@
 import Beekon
+import BeekonPrimitives
 import BeekonSources
 import Foundation
 import Logging

@@ -1,4 +1,5 @@
 import Beekon
+import BeekonPrimitives
 import Foundation
 
 /// Readings delivered by the platform (CoreLocation's `didRange` callbacks) waiting for the

@@ -1,4 +1,5 @@
 import Beekon
+import BeekonPrimitives
 import Foundation
 
 /// The one-shot `currentLocation` a locate request needs (BY-2), for the streaming sources

@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 import Beekon
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import Beekon
+import BeekonPrimitives
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking

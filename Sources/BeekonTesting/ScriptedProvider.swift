@@ -1,4 +1,5 @@
 import Beekon
+import BeekonPrimitives
 import Foundation
 
 /// A location source driven by the test. `send(_:)` returns once the SDK has

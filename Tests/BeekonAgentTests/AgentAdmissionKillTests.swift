@@ -51,7 +51,7 @@ struct AgentAdmissionKillTests {
     }
 
     @Test func sigkillWithAnOpenWindowKeepsTheBound() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let db = tmp.path("admission.sqlite")
         let config = try tmp.write("faithful.json", #"{"maxDeviationMeters":25,"whenStationary":"keepTracking"}"#)
         func args(_ track: String, _ speed: String) -> [String] {

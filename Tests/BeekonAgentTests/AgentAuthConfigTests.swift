@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import Foundation
 import Testing
 
@@ -30,7 +31,7 @@ struct AgentAuthConfigTests {
 
     @Test(arguments: cases)
     func badAuthConfigExitsTwoNamingTheKeyWithoutTheToken(_ bad: AgentBadInputTests.BadConfig) async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let config = try tmp.write("config.json", bad.json)
         let out = try await AgentProcess.run(
             ["track", "--source", "replay:\(Fixtures.visnjanGPX)", "--db", tmp.path("a.sqlite"), "--config", config],

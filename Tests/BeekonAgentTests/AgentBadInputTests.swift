@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import Foundation
 import Testing
 import BeekonTesting
@@ -65,7 +66,7 @@ struct AgentBadInputTests {
 
     @Test(arguments: badTracks)
     func garbageTrackFailsCleanlyAndStoresNothing(_ bad: BadTrack) async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let track = try tmp.write(bad.name, bad.contents)
         let db = tmp.path("garbage.sqlite")
         let out = try await AgentProcess.run(["track", "--source", "replay:\(track)", "--db", db], timeout: .seconds(60))
@@ -82,7 +83,7 @@ struct AgentBadInputTests {
     }
 
     @Test func missingTrackFileFailsCleanly() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let db = tmp.path("missing.sqlite")
         let out = try await AgentProcess.run(["track", "--source", "replay:\(tmp.path("nope.gpx"))", "--db", db])
         #expect(!out.signalled)
@@ -124,7 +125,7 @@ struct AgentBadInputTests {
 
     @Test(arguments: badConfigs)
     func badConfigExitsTwoNamingTheKey(_ bad: BadConfig) async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let config = try tmp.write("config.json", bad.json)
         let db = tmp.path("config.sqlite")
         let out = try await AgentProcess.run(
@@ -143,7 +144,7 @@ struct AgentBadInputTests {
     }
 
     @Test func missingConfigFileExitsTwo() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let out = try await AgentProcess.run(
             ["track", "--source", "replay:\(Fixtures.visnjanGPX)", "--db", tmp.path("x.sqlite"), "--config", tmp.path("absent.json")])
         #expect(out.status == 2, "exit \(out.status): \(out.stderr)")
@@ -151,7 +152,7 @@ struct AgentBadInputTests {
     }
 
     @Test func badSpeedAndSourceExitTwo() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let db = tmp.path("x.sqlite")
         let speed = try await AgentProcess.run(["track", "--source", "replay:\(Fixtures.visnjanGPX)", "--speed", "0", "--db", db])
         #expect(speed.status == 2, "\(speed.stderr)")

@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import Foundation
 import Testing
 
@@ -32,7 +33,7 @@ import Testing
         ])
         #expect(text.status == 0)
         #expect(!text.stdout.isEmpty && text.stdout.allSatisfy { $0.contains(" Room201 ") && !$0.contains("Room202") })
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let junk = try tmp.write("junk.json", "{\"scannerID\": 5}")
         let bad = try await AgentProcess.run(["beacons", "--source", "replay:\(junk)"])
         #expect(bad.status == 1)
@@ -46,7 +47,7 @@ import Testing
 
     @Test("BY-5: track's --beacons and --beacon-source go together; beacons --config needs a sync url — one-line refusals, exit 2")
     func beaconOptionRefusals() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let beacons = try tmp.write("beacons.json", #"{"enterDistance": 1}"#)
         let noSync = try tmp.write("agent.json", #"{"minTimeBetweenLocationsSeconds": 0}"#)
         let track = Fixtures.data("gpx/togeojson_apple_watch_walk_1hz.gpx")

@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 struct AgentDemoTests {
     /// `beekon demo` (the README's "run it" command) replays the bundled sample and summarises it.
     @Test func demoRunsAndPrintsASummary() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let db = tmp.path("demo.sqlite")
         let out = try await AgentProcess.run(["demo", "--db", db], timeout: .seconds(120))
         #expect(out.status == 0 && !out.signalled, "exit \(out.status): \(out.stderr)")
@@ -22,7 +23,7 @@ struct AgentDemoTests {
     }
 
     @Test func demoRejectsABadPreset() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let out = try await AgentProcess.run(["demo", "--db", tmp.path("demo.sqlite"), "--preset", "turbo"], timeout: .seconds(60))
         #expect(out.status == 2, "exit \(out.status): \(out.stderr)")
     }

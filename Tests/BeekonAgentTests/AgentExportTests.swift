@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import Foundation
 import Testing
 #if canImport(FoundationXML)
@@ -14,7 +15,7 @@ actor ExportFixtures {
 
     private func tmp() throws -> TempDir {
         if let dir { return dir }
-        let d = try TempDir("exports")
+        let d = TempDir("exports")
         dir = d
         return d
     }
@@ -181,7 +182,7 @@ struct AgentExportTests {
         let db = try await ExportFixtures.shared.walkDB()
         let rows = try await HistoryRow.read(db: db)
         let out = try await Self.export(db, "gpx")
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let file = try tmp.write("walk.gpx", out.stdoutText + "\n")
         let babel = Process()
         babel.executableURL = URL(fileURLWithPath: try #require(Self.gpsbabel))

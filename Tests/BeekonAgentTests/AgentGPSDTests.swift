@@ -14,7 +14,7 @@ struct AgentGPSDTests {
     /// once the source recovers; the service manager's restart starts a new session).
     @Test func tracksFromGPSDResumesAfterSIGTERMAndExitsWhenGPSDIsGone() async throws {
         guard GPSFake.available() else { return }
-        let tmp = try TempDir()
+        let tmp = TempDir()
         // 4,000 lines at 0.02 s: 80 s of feed, so a restart on a loaded machine still finds
         // gpsd feeding (1,200 lines ran out before the second agent read on a loaded run);
         // the test stops the feed itself once it has seen what it needs.
@@ -72,14 +72,14 @@ struct AgentGPSDTests {
         ("serial:/dev/ttyUSB0", "expected replay:PATH, gpsd[://HOST[:PORT]] or nmea:PATH[?baud=N]"),
     ])
     func badSourceArguments(_ source: String, _ message: String) async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let out = try await AgentProcess.run(["track", "--source", source, "--db", tmp.path("x.sqlite")])
         #expect(out.status == 2 && out.stderr.contains(message), "\(out.status): \(out.stderr)")
     }
 
     /// Without --db outside systemd the agent refuses to guess; --state-dir picks the file.
     @Test func databaseLocation() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "STATE_DIRECTORY")
         env.removeValue(forKey: "INVOCATION_ID")
@@ -96,7 +96,7 @@ struct AgentGPSDTests {
 
     /// `sd_notify`: READY=1 once tracking, WATCHDOG=1 at half WATCHDOG_USEC, STOPPING=1 on SIGTERM.
     @Test func notifiesSystemd() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let listener = try NotifyListener(path: tmp.path("notify.sock"))
         var env = ProcessInfo.processInfo.environment
         env["NOTIFY_SOCKET"] = listener.path

@@ -1,4 +1,5 @@
 import BeekonLoopback
+import BeekonTestSupport
 import Foundation
 import Testing
 import BeekonTesting
@@ -33,7 +34,7 @@ struct AgentHardeningTests {
     /// source is opened or a request sent.
     @Test(arguments: plainHTTPElsewhere)
     func plainHTTPToANonLoopbackHostIsRefused(_ url: String) async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let config = try tmp.write("c.json", #"{"sync":{"url":"\#(url)"}}"#)
         let out = try await AgentProcess.run(
             [
@@ -47,7 +48,7 @@ struct AgentHardeningTests {
 
     /// The same for the token endpoint: a refresh over plain http to another host is refused.
     @Test func plainHTTPRefreshURLElsewhereIsRefused() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let config = try tmp.write(
             "c.json",
             #"{"sync":{"url":"http://127.0.0.1:9/v1/locations","auth":{"refreshToken":"SECRET-RT-1","refreshUrl":"http://auth.example.com/token"}}}"#
@@ -171,7 +172,7 @@ struct AgentHardeningTests {
     /// `beekon sync` applies the whole config (the SDK's `configure`), so a bad value that the
     /// parser let through would surface there; uploads go to a closed loopback port.
     @Test func mutatedConfigFilesExitCleanlyNeverCrash() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let all = Self.mutants()
         var outcomes: [Int32: Int] = [:]
         var tally = ConfigFuzz.Tally("config (agent binary)")

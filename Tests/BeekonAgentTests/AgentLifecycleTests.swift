@@ -20,7 +20,7 @@ struct AgentLifecycleTests {
     /// itself, keeps every row stored before the kill and ends with exactly the rows an
     /// uninterrupted run of the same track and config stores.
     @Test func sigkillMidReplayResumesSameSessionAndLosesNoRow() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let db = tmp.path("killed.sqlite")
         let config = try tmp.gateOffConfig()
         let args = Self.trackArgs(Fixtures.walkGPX, speed: "20", db: db, config: config)
@@ -102,7 +102,7 @@ struct AgentLifecycleTests {
     /// so far. (Cheap cycles — the resume is checked right after `resumed session` — so a
     /// race at resume time, which one long cycle hits only sometimes, shows up here.)
     @Test func repeatedKillResumeCyclesNeverLoseARow() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let db = tmp.path("cycles.sqlite")
         let config = try tmp.gateOffConfig()
         let args = Self.trackArgs(Fixtures.walkGPX, speed: "50", db: db, config: config)
@@ -141,7 +141,7 @@ struct AgentLifecycleTests {
     /// SIGTERM (service stop) keeps the intent with stop reason `system`; the next start
     /// resumes. SIGINT clears it: the next start is a new session. `beekon stop` clears it too.
     @Test func sigtermKeepsIntentSigintAndStopClearIt() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let db = tmp.path("signals.sqlite")
         let config = try tmp.gateOffConfig()
         // 413 fixes every 4 s at 10× ≈ 3 min: never reaches the end in this test.

@@ -67,7 +67,7 @@ struct AgentPipelineTests {
         "BY-4: `beekon activity --evaluate DIR` prints per-mode and per-recording confusion, leave-one-recording-out and leave-one-source-out; --train prints Swift"
     )
     func activityEvaluate() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let dir = tmp.url
         for (mode, file) in [("walking", Fixtures.walkGPX), ("automotive", Fixtures.busGPX)] {
             try FileManager.default.createDirectory(at: dir.appendingPathComponent(mode), withIntermediateDirectories: true)
@@ -96,7 +96,7 @@ struct AgentPipelineTests {
         "BY-6: a faulty upload run's diagnostic log exports as NDJSON explaining every failed upload (status, backoff)",
         .tags(.chaos, .slow), .skippable(.chaos, .slow))
     func logsExplainFailedUploads() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let receiver = try FaultyReceiver(script: [
             .status(500), .ok, .status(503, headers: ["Retry-After": "1"]), .ok, .status(429, headers: ["Retry-After": "1"]), .ok,
             .storeThenDrop, .ok,

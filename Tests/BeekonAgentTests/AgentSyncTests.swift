@@ -58,7 +58,7 @@ struct AgentSyncTests {
     /// (connection dropped without an answer), each followed by a success so the backoff stays short.
     @Test(arguments: Phase.allCases)
     func faultsAndLostAnswersLoseNothingAndOnlyResendWholeBatches(_ phase: Phase) async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let receiver = try FaultyReceiver(script: [
             .status(500), .ok,
             .status(503, headers: ["Retry-After": "1"]), .ok,
@@ -103,7 +103,7 @@ struct AgentSyncTests {
     /// the replay runs to its end while the request hangs, the request times out, and the
     /// batch is re-sent with the same id.
     @Test func serverSlowerThanTheDeadlineTimesOutAndTheBatchIsResent() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let receiver = try FaultyReceiver(script: [.answerLate(seconds: 25)])
         defer { receiver.stop() }
         let db = tmp.path("agent.sqlite")
@@ -129,7 +129,7 @@ struct AgentSyncTests {
     /// immediate network error and the same batch comes again after the first backoff step
     /// (≤ 5 s), far inside the 30 s deadline configured here.
     @Test func lostAnswerAfterAKeepAliveExchangeIsRetriedAtOnceWithTheSameBatch() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let receiver = try FaultyReceiver(script: [.ok, .storeThenDrop], freshConnectionBeforeDrop: false)
         defer { receiver.stop() }
         let db = tmp.path("agent.sqlite")
@@ -151,7 +151,7 @@ struct AgentSyncTests {
     /// replay makes a fresh attempt instead of exiting on the stale failure, and every fix
     /// arrives. (Found on CI: the agent exited 3 with rows pending after one 401.)
     @Test func theFinalDrainTriesAgainAfterAHeldFailure() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let receiver = try FaultyReceiver(script: [.status(401)])
         defer { receiver.stop() }
         let db = tmp.path("agent.sqlite")
@@ -182,7 +182,7 @@ struct AgentSyncTests {
     /// carries the same batch_id, session, sent_at and locations, and the queue then drains.
     @Test(arguments: Restart.allCases)
     func sigkillWithABatchInFlightResendsTheSameBatchOnRestart(_ restart: Restart) async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let receiver = try FaultyReceiver(script: [.hold])
         defer { receiver.stop() }
         let db = tmp.path("agent.sqlite")

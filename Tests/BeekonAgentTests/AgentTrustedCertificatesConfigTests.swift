@@ -1,4 +1,5 @@
 @testable import BeekonAgent
+import BeekonTestSupport
 import Foundation
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 @Suite("Agent sync.trustedCertificates config")
 struct AgentTrustedCertificatesConfigTests {
     @Test func relativePathsAreResolvedAgainstTheConfigFolder() throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let config = try tmp.write(
             "agent.json", #"{"sync":{"url":"https://h.example/x","trustedCertificates":["ca.pem","/etc/ssl/x.pem"]}}"#)
         let parsed = try AgentConfig.load(path: config)
@@ -28,7 +29,7 @@ struct AgentTrustedCertificatesConfigTests {
     }
 
     @Test func aFileThatIsNotACertificateExitsTwoWithOneLine() async throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let pem = try tmp.write("ca.pem", "not a certificate")
         let config = try tmp.write("agent.json", #"{"sync":{"url":"https://h.example/x","trustedCertificates":["ca.pem"]}}"#)
         let out = try await AgentProcess.run(["sync", "--db", tmp.path("a.sqlite"), "--config", config, "--drain-timeout", "1"])

@@ -1,5 +1,6 @@
 import Beekon
 import BeekonHTTPClient
+import BeekonTestSupport
 import Foundation
 import Testing
 
@@ -95,7 +96,7 @@ struct AsyncHTTPClientTransportTests {
     }
 
     @Test func anUnusableCertificateFileIsAOneLineConfigurationError() throws {
-        let tmp = try TempDir()
+        let tmp = TempDir()
         let notPEM = try tmp.write("ca.pem", "not a certificate")
         for (path, why) in [("/nonexistent/ca.pem", "cannot read the file"), (notPEM, "not a PEM certificate file")] {
             #expect(throws: BeekonError.invalidConfiguration("sync.trustedCertificates: \(path): \(why)")) {

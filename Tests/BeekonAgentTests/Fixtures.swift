@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import Foundation
 import Testing
 
@@ -24,34 +25,7 @@ enum Fixtures {
     static let walkFirst = (lat: 32.064999, lon: -81.097216, ele: 14.601502)
 }
 
-/// A fresh temporary directory, removed when the value is deinitialised.
-final class TempDir: @unchecked Sendable {
-    let url: URL
-
-    init(_ name: String = #function) throws {
-        let safe = name.filter { $0.isLetter || $0.isNumber }
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("beekon-agent-\(safe.prefix(40))-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    /// Writes `contents` to `name` and returns the path.
-    @discardableResult
-    func write(_ name: String, _ contents: String) throws -> String {
-        try write(name, Data(contents.utf8))
-    }
-
-    @discardableResult
-    func write(_ name: String, _ data: Data) throws -> String {
-        let p = path(name)
-        try data.write(to: URL(fileURLWithPath: p))
-        return p
-    }
-
+extension TempDir {
     /// A config file with every fix admitted (the gate disabled).
     func gateOffConfig() throws -> String {
         try write("gate-off.json", #"{"minTimeBetweenLocationsSeconds":0,"minDistanceBetweenLocationsMeters":0}"#)

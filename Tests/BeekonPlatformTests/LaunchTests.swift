@@ -1,4 +1,5 @@
 @testable import Beekon
+import BeekonTestSupport
 import BeekonTesting
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import Beekon
+import BeekonPrimitives
 import BeekonTesting
 import Foundation
 import Testing

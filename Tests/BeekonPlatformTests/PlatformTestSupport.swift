@@ -1,24 +1,7 @@
 import Beekon
 import BeekonTesting
+import BeekonTestSupport
 import Foundation
-
-/// A fresh directory per test, removed when the value is released.
-final class TempDir: @unchecked Sendable {
-    let path: String
-    init() {
-        path = NSTemporaryDirectory() + "beekon-platform-" + UUID().uuidString
-        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-    var db: String { path + "/beekon.sqlite" }
-}
-
-/// A fix `seconds` after the test clock's start, `north` metres north of 48° N 11° E.
-func fix(_ seconds: Double, north: Double = 0) -> RawFix {
-    RawFix(
-        timestamp: TestClock().now().addingTimeInterval(seconds),
-        latitude: 48.0 + north / 111_195.0, longitude: 11.0, accuracy: 5)
-}
 
 /// Feeds `fixes` and waits until `count` positions were stored (emitted after the write).
 func feed(_ beekon: Beekon, _ provider: ScriptedProvider, _ fixes: [RawFix], expecting count: Int) async {

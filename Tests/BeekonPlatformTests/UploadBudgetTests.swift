@@ -1,6 +1,8 @@
 import BeekonGzip
 import BeekonLoopback
 @testable import Beekon
+import BeekonPrimitives
+import BeekonTestSupport
 import BeekonTesting
 import BeekonWire
 import Foundation

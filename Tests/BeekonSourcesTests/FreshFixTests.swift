@@ -25,8 +25,8 @@ struct FreshFixTests {
     /// The SDK answers a locate request with a plain `ReplayProvider` (no agent wrapper):
     /// the fresh fix is stored with trigger `manual` and the request id.
     @Test func theSDKAnswersALocateRequestWithAReplayProvider() async throws {
-        let dir = try makeTempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temp = TempDir()
+        let dir = temp.url
         let beekon = Beekon(
             dependencies: BeekonDependencies(
                 databasePath: dir.appendingPathComponent("fresh.sqlite").path, provider: ReplayProvider(fixes: Self.track),

@@ -19,8 +19,8 @@ struct GPSDProviderTests {
     /// the client's watch, so the first epochs may be missed).
     @Test func deliversOneFixPerEpochMatchingTheLog() async throws {
         guard GPSFake.available() else { return }
-        let dir = try makeTempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temp = TempDir()
+        let dir = temp.url
         let log = try nmeaSlice(Self.walk, from: 1, count: 240, dir: dir)
         let expected = try parsedFixes(log)
         #expect(expected.count == 80)
@@ -60,8 +60,8 @@ struct GPSDProviderTests {
     /// the reports of each epoch merge into exactly one fix.
     @Test func severalReportsPerEpochBecomeOneFix() async throws {
         guard GPSFake.available() else { return }
-        let dir = try makeTempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temp = TempDir()
+        let dir = temp.url
         let log = try nmeaSlice("nmea/gpsd_bundg_zeus_9_boat.log", count: 1200, dir: dir)
         let expected = try parsedFixes(log)
         let expectedTimes = Set(expected.map(\.millisOfDay))
@@ -89,8 +89,8 @@ struct GPSDProviderTests {
     /// the stream throws servicesDisabled within the grace period.
     @Test func reconnectsAfterRestartThenGivesUp() async throws {
         guard GPSFake.available() else { return }
-        let dir = try makeTempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temp = TempDir()
+        let dir = temp.url
         let first = try nmeaSlice(Self.walk, from: 1, count: 600, dir: dir)
         let second = try nmeaSlice(Self.walk, from: 1201, count: 600, dir: dir)
         let secondStart = try parsedFixes(second).first!.timestamp

@@ -126,14 +126,6 @@ func nmeaSlice(_ relative: String, from: Int = 0, count: Int, dir: URL) throws -
     return url
 }
 
-/// A fresh temporary directory.
-func makeTempDir(_ name: String = #function) throws -> URL {
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("beekon-src-\(name.filter(\.isLetter).prefix(30))-\(UUID().uuidString.prefix(8))")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
 /// The parser's fixes for a whole file (the expected epochs).
 func parsedFixes(_ url: URL) throws -> [RawFix] {
     var parser = NMEAParser()

@@ -1,5 +1,6 @@
 import BeekonWire
 import Beekon
+import BeekonPrimitives
 import BeekonSources
 import Foundation
 import Testing
@@ -26,13 +27,7 @@ struct GatePropertyTests {
     }
 
     static func distance(_ a: Location, _ b: Location) -> Double {
-        let r = 6_371_008.8
-        let p1 = a.latitude * .pi / 180
-        let p2 = b.latitude * .pi / 180
-        let dp = p2 - p1
-        let dl = (b.longitude - a.longitude) * .pi / 180
-        let h = sin(dp / 2) * sin(dp / 2) + cos(p1) * cos(p2) * sin(dl / 2) * sin(dl / 2)
-        return 2 * r * asin(min(1, sqrt(h)))
+        Geodesy.distance(a.latitude, a.longitude, b.latitude, b.longitude)
     }
 
     @Test(arguments: tracks, Preset.allCases)

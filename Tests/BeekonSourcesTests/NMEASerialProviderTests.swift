@@ -46,8 +46,8 @@ struct NMEASerialProviderTests {
         let (master, slavePath) = try #require(PseudoTerminal.open())
         // Opened through a stable link, as /dev/serial/by-id/… is: unplugging removes the link,
         // so a pty number reused by a concurrent test (gpsfake uses ptys) is never reopened.
-        let dir = try makeTempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temp = TempDir()
+        let dir = temp.url
         let link = dir.appendingPathComponent("usb-receiver").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: slavePath)
         let collector = StreamCollector()
@@ -111,8 +111,8 @@ struct NMEASerialProviderTests {
     /// A FIFO: the writer closing is a disconnect; the provider reopens and continues
     /// with the next writer; the FIFO removed → gives up.
     @Test func fifoReopensForTheNextWriterThenGivesUp() async throws {
-        let dir = try makeTempDir()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temp = TempDir()
+        let dir = temp.url
         let path = dir.appendingPathComponent("gps.fifo").path
         try #require(mkfifo(path, 0o600) == 0)
         let collector = StreamCollector()

@@ -1,5 +1,6 @@
 import BeekonWire
 import Beekon
+import BeekonPrimitives
 import BeekonSources
 import Foundation
 import Testing
@@ -38,15 +39,6 @@ struct ReplayGeofenceStationaryTests {
         return (beekon, provider, dir)
     }
 
-    static func haversine(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
-        let p1 = lat1 * .pi / 180
-        let p2 = lat2 * .pi / 180
-        let dp = p2 - p1
-        let dl = (lon2 - lon1) * .pi / 180
-        let a = sin(dp / 2) * sin(dp / 2) + cos(p1) * cos(p2) * sin(dl / 2) * sin(dl / 2)
-        return 2 * 6_371_008.8 * asin(min(1, sqrt(a)))
-    }
-
     @Test(arguments: ["gpx/movingpandas_304_to_UL_bus_1hz.gpx", "gpx/togeojson_apple_watch_walk_1hz.gpx"])
     func crossingsMatchAnIndependentComputation(track: String) async throws {
         let fixes = try TrackFile.read(contentsOf: SharedData.url(track)).fixes
@@ -64,7 +56,7 @@ struct ReplayGeofenceStationaryTests {
         for f in fixes {
             let h = max(5, f.accuracy ?? 0)
             for g in fences.sorted(by: { $0.id < $1.id }) {
-                let d = Self.haversine(f.latitude, f.longitude, g.latitude, g.longitude)
+                let d = Geodesy.distance(f.latitude, f.longitude, g.latitude, g.longitude)
                 if inside.contains(g.id), d > g.radiusMeters + h {
                     inside.remove(g.id)
                     expected.append("\(g.id) exit \(WireTimestamp(f.timestamp))")
@@ -115,7 +107,7 @@ struct ReplayGeofenceStationaryTests {
         let checkIns = rows.filter { $0.trigger == .checkIn }
         #expect(checkIns.count >= 2, "check-ins every 300 s during a 40-minute stop: \(checkIns.count)")
         for c in checkIns {
-            #expect(Self.haversine(c.latitude, c.longitude, stop.latitude, stop.longitude) < 3, "cached coordinates")
+            #expect(Geodesy.distance(c.latitude, c.longitude, stop.latitude, stop.longitude) < 3, "cached coordinates")
             #expect(c.motion == .stationary)
         }
         let departure = try #require(rows.first { $0.trigger == .motion })

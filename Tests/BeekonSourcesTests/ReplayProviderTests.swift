@@ -9,7 +9,7 @@ struct ReplayProviderTests {
 
     @Test("max speed: file order (backwards and repeated times kept), clock advanced before each fix, normal end")
     func orderAndClock() async throws {
-        let fixes = [fix(0, 0), fix(10, 1), fix(5, 2), fix(5, 3), fix(20, 4)]
+        let fixes = [diagonalFix(0, 0), diagonalFix(10, 1), diagonalFix(5, 2), diagonalFix(5, 3), diagonalFix(20, 4)]
         let clock = ReplayClock(realClock: real)
         let provider = ReplayProvider(fixes: fixes, speed: .asFastAsPossible, clock: clock)
         var seen: [RawFix] = []
@@ -27,7 +27,7 @@ struct ReplayProviderTests {
 
     @Test("a 300 s sleep during a max-speed replay wakes when the delivered fix times pass it")
     func sleepDuringReplay() async throws {
-        let fixes = (0..<100).map { fix(Double($0) * 10, $0) }
+        let fixes = (0..<100).map { diagonalFix(Double($0) * 10, $0) }
         let clock = ReplayClock(realClock: real)
         let provider = ReplayProvider(fixes: fixes, clock: clock)
         var it = try await provider.start(mode: .balanced).makeAsyncIterator()
@@ -42,7 +42,7 @@ struct ReplayProviderTests {
 
     @Test("back-pressure: nothing is produced ahead of the consumer")
     func backPressure() async throws {
-        let fixes = (0..<10_000).map { fix(Double($0), $0 % 100) }
+        let fixes = (0..<10_000).map { diagonalFix(Double($0), $0 % 100) }
         let provider = ReplayProvider(fixes: fixes, clock: ReplayClock(realClock: real))
         var it = try await provider.start(mode: .high).makeAsyncIterator()
         for _ in 0..<3 { _ = try await it.next() }
@@ -53,7 +53,7 @@ struct ReplayProviderTests {
 
     @Test("stop ends the stream, even during a pacing wait; start continues with the next fix")
     func stopAndRestart() async throws {
-        let fixes = [fix(0, 0), fix(3600, 1), fix(3700, 2)]
+        let fixes = [diagonalFix(0, 0), diagonalFix(3600, 1), diagonalFix(3700, 2)]
         let clock = ReplayClock(realClock: real)
         let provider = ReplayProvider(fixes: fixes, speed: .realTime, clock: clock)
         let stream = try await provider.start(mode: .balanced)
@@ -82,7 +82,7 @@ struct ReplayProviderTests {
 
     @Test("multiplier pacing follows fix times on the real clock; gaps are capped at maxGap")
     func pacing() async throws {
-        let fixes = [fix(0, 0), fix(10, 1), fix(7200, 2)]
+        let fixes = [diagonalFix(0, 0), diagonalFix(10, 1), diagonalFix(7200, 2)]
         let clock = ReplayClock(realClock: real)
         let provider = ReplayProvider(fixes: fixes, speed: .multiplier(10), clock: clock, maxGap: .seconds(60))
         let stream = try await provider.start(mode: .balanced)
@@ -108,7 +108,7 @@ struct ReplayProviderTests {
 
     @Test("rebase shifts the track to start at the real time, keeping the gaps")
     func rebase() async throws {
-        let fixes = [fix(0, 0), fix(30, 1), fix(95, 2)]
+        let fixes = [diagonalFix(0, 0), diagonalFix(30, 1), diagonalFix(95, 2)]
         let clock = ReplayClock(realClock: real)
         let provider = ReplayProvider(fixes: fixes, clock: clock, rebaseToNow: true)
         var got: [RawFix] = []
@@ -126,17 +126,18 @@ struct ReplayProviderTests {
         for try await _ in try await empty.start(mode: .balanced) { n += 1 }
         #expect(n == 0)
 
-        let provider = ReplayProvider(fixes: [fix(0), fix(1), fix(2)], clock: ReplayClock(realClock: real))
+        let provider = ReplayProvider(fixes: [diagonalFix(0), diagonalFix(1), diagonalFix(2)], clock: ReplayClock(realClock: real))
         var first = try await provider.start(mode: .balanced).makeAsyncIterator()
-        #expect(try await first.next() == fix(0))
+        #expect(try await first.next() == diagonalFix(0))
         var second = try await provider.start(mode: .balanced).makeAsyncIterator()
         #expect(try await first.next() == nil)
-        #expect(try await second.next() == fix(1))
+        #expect(try await second.next() == diagonalFix(1))
     }
 
     @Test("a cancelled consumer ends its stream without losing the undelivered fix")
     func consumerCancelled() async throws {
-        let provider = ReplayProvider(fixes: [fix(0), fix(100), fix(200)], speed: .realTime, clock: ReplayClock(realClock: real))
+        let provider = ReplayProvider(
+            fixes: [diagonalFix(0), diagonalFix(100), diagonalFix(200)], speed: .realTime, clock: ReplayClock(realClock: real))
         let stream = try await provider.start(mode: .balanced)
         let consumer = Task {
             var n = 0

@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 import Testing
 import Beekon
@@ -111,7 +112,7 @@ func settle(_ rounds: Int = 2_000) async {
 }
 
 /// A fix at `seconds` after a fixed epoch, on a diagonal line.
-func fix(_ seconds: TimeInterval, _ i: Int = 0) -> RawFix {
+func diagonalFix(_ seconds: TimeInterval, _ i: Int = 0) -> RawFix {
     RawFix(
         timestamp: Date(timeIntervalSince1970: 1_600_000_000 + seconds),
         latitude: 50 + Double(i) * 0.001, longitude: 8 + Double(i) * 0.001

@@ -1,4 +1,5 @@
 import Beekon
+import BeekonPrimitives
 import BeekonTesting
 import Foundation
 import Testing
@@ -7,14 +8,14 @@ import Testing
 struct BeekonTestingTests {
     @Test func testClockWakesSleepersInDeadlineOrderOnlyWhenAdvanced() async throws {
         let clock = TestClock()
-        let order = LockedOrder()
+        let order = Locked<[String]>([])
         let a = Task {
             try await clock.sleep(for: .seconds(20))
-            order.append("a")
+            order.withLock { $0.append("a") }
         }
         let b = Task {
             try await clock.sleep(for: .seconds(10))
-            order.append("b")
+            order.withLock { $0.append("b") }
         }
         await clock.waitForSleepers(2)
         clock.advance(by: .seconds(9))
@@ -22,7 +23,7 @@ struct BeekonTestingTests {
         clock.advance(by: .seconds(11))
         try await a.value
         try await b.value
-        #expect(order.values.sorted() == ["a", "b"])
+        #expect(order.value.sorted() == ["a", "b"])
         #expect(clock.sleeperCount == 0)
     }
 
@@ -69,22 +70,22 @@ struct BeekonTestingTests {
 
     @Test func scriptedProviderSendReturnsOnlyAfterTheConsumerProcessedTheFix() async throws {
         let provider = ScriptedProvider()
-        let processed = LockedOrder()
+        let processed = Locked<[String]>([])
         let stream = try await provider.start(mode: .balanced)
         // The consumer is not yet iterating when the first fix is sent: the sender must still wait.
         let sender = Task {
             for i in 0..<5 {
                 await provider.send(RawFix(timestamp: Date(timeIntervalSince1970: Double(i)), latitude: 0, longitude: 0))
-                #expect(processed.values.count == i + 1, "send \(i) returned before its fix was processed")
+                #expect(processed.value.count == i + 1, "send \(i) returned before its fix was processed")
             }
             await provider.finish()
         }
         for try await fix in stream {
             await Task.yield()
-            processed.append("\(fix.timestamp.timeIntervalSince1970)")
+            processed.withLock { $0.append("\(fix.timestamp.timeIntervalSince1970)") }
         }
         await sender.value
-        #expect(processed.values.count == 5)
+        #expect(processed.value.count == 5)
     }
 
     @Test func scriptedTransportAnswersFromItsScriptThenTheFallback() async throws {
@@ -96,11 +97,4 @@ struct BeekonTestingTests {
         await transport.waitForRequests(2)
         #expect(await transport.requests.count == 2)
     }
-}
-
-final class LockedOrder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [String] = []
-    func append(_ s: String) { lock.withLock { items.append(s) } }
-    var values: [String] { lock.withLock { items } }
 }

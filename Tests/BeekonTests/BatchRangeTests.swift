@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import BeekonWire
 @testable import Beekon
 import BeekonTesting

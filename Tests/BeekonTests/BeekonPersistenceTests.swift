@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import BeekonWire
 import Beekon
 import BeekonTesting

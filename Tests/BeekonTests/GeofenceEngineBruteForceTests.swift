@@ -1,4 +1,5 @@
 @testable import Beekon
+import BeekonPrimitives
 import Foundation
 import Testing
 import BeekonTesting

@@ -1,3 +1,4 @@
+import BeekonTestSupport
 import BeekonTesting
 import BeekonWire
 import Foundation

@@ -1,4 +1,6 @@
 @testable import Beekon
+import BeekonPrimitives
+import BeekonTestSupport
 import BeekonTesting
 import BeekonWire
 import Foundation

@@ -1,7 +1,9 @@
+import BeekonSources
 import Foundation
 
-/// The `/v1/live` answer as a viewer reads it: the status line, then server-sent events
-/// (`id`, `event`, `data` lines, a blank line after each), chunked framing skipped.
+/// The `/v1/live` answer as a viewer reads it off a raw socket: the status line and headers,
+/// a chunked body (`Transfer-Encoding: chunked`) or a plain one, and in it the server-sent
+/// events, read by the SDK's `SSEParser` (one SSE parser for the SDK, the agent and the chaos run).
 struct EventStreamParser {
     /// One event with an id.
     struct Event {
@@ -9,7 +11,7 @@ struct EventStreamParser {
         var id: Int
         /// `fix`, `reset`, …
         var kind: String
-        /// Its data line.
+        /// Its data.
         var data: String
         /// The `id` of a fix event's data.
         var fixID: String? {
@@ -17,39 +19,102 @@ struct EventStreamParser {
         }
     }
 
-    /// The stream answered something else than 200.
+    /// The stream answered something else than 200, or its chunked framing is broken.
     struct Refused: Error {}
 
-    private var buffer: [UInt8] = []
+    private var head: [UInt8] = []
     private var inHead = true
-    private var fields: [String: String] = [:]
+    private var chunked: ChunkedBody?
+    private var events = SSEParser()
 
     /// Consumes bytes; the events they completed.
     mutating func feed(_ bytes: ArraySlice<UInt8>) throws -> [Event] {
-        buffer += bytes
+        var body = bytes
         if inHead {
-            guard let end = buffer.firstRange(of: [13, 10, 13, 10]) else { return [] }
-            let head = String(decoding: buffer[..<end.lowerBound], as: UTF8.self)
-            let status = head.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+            head += bytes
+            guard let end = head.firstRange(of: [13, 10, 13, 10]) else { return [] }
+            let text = String(decoding: head[..<end.lowerBound], as: UTF8.self)
+            let status = text.split(separator: " ").dropFirst().first.flatMap { Int($0) }
             guard status == 200 else { throw Refused() }
-            buffer.removeSubrange(..<end.upperBound)
+            let isChunked = text.lowercased().split(separator: "\r\n").contains {
+                $0.hasPrefix("transfer-encoding:") && $0.contains("chunked")
+            }
+            chunked = isChunked ? ChunkedBody() : nil
+            body = head[end.upperBound...]
+            head = []
             inHead = false
         }
-        var events: [Event] = []
-        while let newline = buffer.firstIndex(of: 10) {
-            let raw = buffer[..<newline]
-            buffer.removeSubrange(...newline)
-            if raw.last == 13 { continue }  // chunked framing, never part of an SSE line
-            let line = String(decoding: raw, as: UTF8.self)
-            if line.isEmpty {
-                if let id = fields["id"].flatMap({ Int($0) }) {
-                    events.append(Event(id: id, kind: fields["event"] ?? "", data: fields["data"] ?? ""))
+        let payload: [UInt8]
+        if chunked != nil {
+            guard let decoded = chunked?.feed(body) else { throw Refused() }
+            payload = decoded
+        } else {
+            payload = Array(body)
+        }
+        return events.feed(payload).compactMap { message in
+            message.id.flatMap { Int($0) }.map { Event(id: $0, kind: message.event, data: message.data) }
+        }
+    }
+}
+
+/// An incremental decoder of HTTP/1.1 chunked transfer coding (RFC 9112 §7.1): the chunk data
+/// of the bytes fed so far; nil when the framing is broken. Chunk extensions and trailers are skipped.
+struct ChunkedBody {
+    private enum State {
+        case size
+        case data(Int)
+        case dataEnd, trailer, done
+    }
+
+    private var state = State.size
+    private var line: [UInt8] = []
+
+    /// Consumes bytes; the chunk data among them, or nil on a framing error.
+    mutating func feed(_ bytes: ArraySlice<UInt8>) -> [UInt8]? {
+        var out: [UInt8] = []
+        var rest = bytes
+        while !rest.isEmpty {
+            switch state {
+            case .data(let left):
+                let take = rest.prefix(left)
+                out += take
+                rest = rest.dropFirst(take.count)
+                state = left == take.count ? .dataEnd : .data(left - take.count)
+            case .size, .dataEnd, .trailer:
+                guard let newline = rest.firstIndex(of: 10) else {
+                    line += rest
+                    rest = []
+                    continue
                 }
-                fields = [:]
-            } else if !line.hasPrefix(":"), let separator = line.range(of: ": ") {
-                fields[String(line[..<separator.lowerBound])] = String(line[separator.upperBound...])
+                line += rest[..<newline]
+                rest = rest[(newline + 1)...]
+                if line.last == 13 { line.removeLast() }
+                defer { line = [] }
+                guard nextState(afterLine: line) else { return nil }
+            case .done:
+                rest = []
             }
         }
-        return events
+        return out
+    }
+
+    /// Moves on after one line (CRLF removed); false when the line breaks the framing.
+    private mutating func nextState(afterLine line: [UInt8]) -> Bool {
+        switch state {
+        case .size:
+            let digits = line.prefix { $0 != 0x3B }  // ";" starts a chunk extension
+            guard let size = Int(String(decoding: digits, as: UTF8.self).trimmingCharacters(in: .whitespaces), radix: 16),
+                size >= 0
+            else { return false }
+            state = size == 0 ? .trailer : .data(size)
+        case .dataEnd:
+            guard line.isEmpty else { return false }
+            state = .size
+        case .trailer:
+            if line.isEmpty { state = .done }
+        case .data, .done:
+            break
+        }
+        return true
     }
 }

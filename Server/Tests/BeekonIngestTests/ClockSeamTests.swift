@@ -1,4 +1,5 @@
 @testable import BeekonIngest
+import BeekonPrimitives
 import BeekonTesting
 import BeekonWire
 import Foundation
@@ -29,7 +30,7 @@ extension Ingest {
             let (store, path) = try await Self.scratchStore()
             defer { Self.remove(path) }
             let clock = TestClock()
-            let asked = LockedBox<[Duration]>([])
+            let asked = Locked<[Duration]>([])
             let monitor = DeviceStatusMonitor(
                 store: store, defaultExpectedSeconds: 60, interval: .seconds(3600), now: { clock.now() }, logger: testLogger,
                 onPublished: {},
@@ -39,10 +40,10 @@ extension Ingest {
                 })
             let run = Task { try await monitor.run() }
             await clock.waitForSleepers(1)
-            #expect(asked.get() == [.seconds(3600)], "no device: the whole interval")
+            #expect(asked.value == [.seconds(3600)], "no device: the whole interval")
             clock.advance(by: .seconds(3600))
             await clock.waitForSleepers(1)
-            #expect(asked.get().count == 2, "the test clock, not real time, woke the loop")
+            #expect(asked.value.count == 2, "the test clock, not real time, woke the loop")
             run.cancel()
             _ = try? await run.value
         }
@@ -67,9 +68,9 @@ extension Ingest {
 /// A token store that records the refresh tokens issued, in front of a real one.
 final class RecordingTokenStore: TokenStore {
     let base: any TokenStore
-    private let records = LockedBox<[RefreshTokenRecord]>([])
+    private let records = Locked<[RefreshTokenRecord]>([])
     init(_ base: any TokenStore) { self.base = base }
-    var inserted: [RefreshTokenRecord] { records.get() }
+    var inserted: [RefreshTokenRecord] { records.value }
 
     func signingKey(proposed: [UInt8]) async throws(StoreError) -> [UInt8] { try await base.signingKey(proposed: proposed) }
     func insertRefreshToken(_ record: RefreshTokenRecord) async throws(StoreError) {

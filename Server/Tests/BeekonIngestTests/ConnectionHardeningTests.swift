@@ -1,5 +1,6 @@
 import BeekonChaos
 @testable import BeekonIngest
+import BeekonPrimitives
 import BeekonWire
 import Foundation
 import IngestLoopback
@@ -154,26 +155,26 @@ struct ConnectionHardeningTests {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-hub-\(UUID().uuidString).sqlite").path
         defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
         let store = try SQLiteLocationStore(path: path, logger: testLogger)
-        let revoked = LockedBox(Set<String>())
-        let checks = LockedBox(0)
+        let revoked = Locked(Set<String>())
+        let checks = Locked(0)
         let hub = LiveHub(
             store: store, logger: testLogger,
             shareIsActive: { id in
                 checks.withLock { $0 += 1 }
-                return !revoked.get().contains(id)
+                return !revoked.value.contains(id)
             })
-        let wakes = LockedBox([String: Int]())
+        let wakes = Locked([String: Int]())
         for i in 0..<1_000 {
             let share = i % 2 == 0 ? "sh_a" : "sh_b"
             _ = hub.subscribe(share: share, wake: { wakes.withLock { $0[share, default: 0] += 1 } }, finish: {})
         }
         _ = hub.subscribe(share: nil, wake: { wakes.withLock { $0["admin", default: 0] += 1 } }, finish: {})
         await hub.recheckShares()
-        #expect(wakes.get().isEmpty, "a tick on live shares wakes nobody")
-        #expect(checks.get() == 2, "one check per share, not per viewer")
-        revoked.set(["sh_b"])
+        #expect(wakes.value.isEmpty, "a tick on live shares wakes nobody")
+        #expect(checks.value == 2, "one check per share, not per viewer")
+        revoked.value = ["sh_b"]
         await hub.recheckShares()
-        #expect(wakes.get() == ["sh_b": 500], "only the revoked share's viewers are woken")
+        #expect(wakes.value == ["sh_b": 500], "only the revoked share's viewers are woken")
     }
 
     /// Polls a `/metrics` value until `holds` (bounded by `within`); records the last value on overrun.

@@ -1,5 +1,6 @@
 import BeekonGzip
 @testable import BeekonIngest
+import BeekonPrimitives
 import BeekonWire
 import Foundation
 import Hummingbird
@@ -47,8 +48,8 @@ struct IngestFuzzTests {
 
     @Test func ingestEndpointNeverAnswers500ToBadInput() async throws {
         try await withServer(.sqlite, configure: { $0.maxDecompressedBytes = 4 << 20 }) { server, _ in
-            let tally = LockedBox(IngestFuzzTally("ingest over HTTP (loopback)"))
-            let statuses = LockedBox<[Int: Int]>([:])
+            let tally = Locked(IngestFuzzTally("ingest over HTTP (loopback)"))
+            let statuses = Locked<[Int: Int]>([:])
             let workers = 4
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for w in 0..<workers {
@@ -83,8 +84,8 @@ struct IngestFuzzTests {
         var config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
         config.maxDecompressedBytes = 4 << 20
         let app = try IngestServer.buildApplication(config, logger: testLogger)
-        let tally = LockedBox(IngestFuzzTally("ingest in-process (router)"))
-        let statuses = LockedBox<[Int: Int]>([:])
+        let tally = Locked(IngestFuzzTally("ingest in-process (router)"))
+        let statuses = Locked<[Int: Int]>([:])
         // On a thread of its own (the router runs in the calling task): two workers on the
         // cooperative pool were the whole pool of a 2-core machine for the run.
         try await OffPoolExecutor.run("ingest router fuzz") {
@@ -100,7 +101,7 @@ struct IngestFuzzTests {
 
     /// The in-process fuzzer's requests, two at a time, and the checks that the app still ingests.
     static func routerFuzz(
-        _ app: some ApplicationProtocol, tally: LockedBox<IngestFuzzTally>, statuses: LockedBox<[Int: Int]>
+        _ app: some ApplicationProtocol, tally: Locked<IngestFuzzTally>, statuses: Locked<[Int: Int]>
     ) async throws {
         try await app.test(.router) { client in
             let workers = 2

@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import BeekonWire
 import Foundation
 import Testing
@@ -53,13 +54,7 @@ extension Ingest {
 
         /// Metres between two points (haversine, mean Earth radius).
         static func distance(_ a: (Double, Double), _ b: (Double, Double)) -> Double {
-            let r = 6_371_008.8
-            let p1 = a.0 * .pi / 180
-            let p2 = b.0 * .pi / 180
-            let dp = p2 - p1
-            let dl = (b.1 - a.1) * .pi / 180
-            let h = sin(dp / 2) * sin(dp / 2) + cos(p1) * cos(p2) * sin(dl / 2) * sin(dl / 2)
-            return 2 * r * asin(min(1, sqrt(h)))
+            Geodesy.distance(a.0, a.1, b.0, b.1)
         }
 
         @Test(

@@ -1,5 +1,6 @@
 import BeekonChaos
 @testable import BeekonIngest
+import BeekonPrimitives
 import BeekonWire
 import Foundation
 import Testing
@@ -14,12 +15,12 @@ extension Ingest.Push {
     /// its own locate path: pending → pushed → answered. FCM's
     /// `UNREGISTERED` removes the token.
     @Test func fcmWakesTheDeviceEndToEnd() async throws {
-        let unregister = LockedBox(false)
+        let unregister = Locked(false)
         let rig = try await Rig.make { r in
             if r.path == "/token" {
                 return StubResponse(status: 200, body: #"{"access_token":"ya29.local","expires_in":3600,"token_type":"Bearer"}"#)
             }
-            if unregister.get() {
+            if unregister.value {
                 return StubResponse(
                     status: 404,
                     body:
@@ -96,7 +97,7 @@ extension Ingest.Push {
             #expect(rig.stub.requests.filter { $0.path == "/token" }.count == 2)
 
             // UNREGISTERED: the token goes, and the next request is not pushed.
-            unregister.set(true)
+            unregister.value = true
             let fourth = try await Self.locate(server, install, headers: admin)
             let failed = try await Self.wait(server, install, fourth, headers: admin) { !($0["push_error"] is NSNull) }
             #expect((failed["push_error"] as? String)?.contains("fcm 404 UNREGISTERED") == true, "\(failed)")

@@ -1,5 +1,6 @@
 import BeekonChaos
 @testable import BeekonIngest
+import BeekonPrimitives
 import BeekonWire
 import Crypto
 import Foundation
@@ -12,7 +13,7 @@ extension Ingest.Push {
     /// today's path, no push); 429 is retried after a back-off and then pushed.
     @Test(arguments: Backend.all)
     func tokenRotationUnregisteredAndBackOff(_ backend: Backend) async throws {
-        let script = LockedBox<[Int]>([429, 200, 410])
+        let script = Locked<[Int]>([429, 200, 410])
         let rig = try await Rig.make { _ in
             let status = script.withLock { $0.isEmpty ? 200 : $0.removeFirst() }
             let reason = [410: "Unregistered", 429: "TooManyRequests"][status]

@@ -1,4 +1,5 @@
 @testable import BeekonIngest
+import BeekonPrimitives
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -31,7 +32,7 @@ struct StubResponse: Sendable {
 /// HTTP/1, so a client that did not negotiate HTTP/2 gets nothing from it.
 final class StubHTTP2Server: Sendable {
     let port: Int
-    let received = LockedBox<[StubRequest]>([])
+    let received = Locked<[StubRequest]>([])
     private let channel: any Channel
 
     var base: String { "https://127.0.0.1:\(port)" }
@@ -47,8 +48,8 @@ final class StubHTTP2Server: Sendable {
             privateKey: .privateKey(try NIOSSLPrivateKey(file: pki.key, format: .pem)))
         tls.applicationProtocols = ["h2"]
         let context = try NIOSSLContext(configuration: tls)
-        let box = LockedBox<StubHTTP2Server?>(nil)
-        let record: @Sendable (StubRequest) -> Void = { r in box.get()?.received.withLock { $0.append(r) } }
+        let box = Locked<StubHTTP2Server?>(nil)
+        let record: @Sendable (StubRequest) -> Void = { r in box.value?.received.withLock { $0.append(r) } }
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
@@ -67,12 +68,12 @@ final class StubHTTP2Server: Sendable {
             }
             .bind(host: "127.0.0.1", port: 0).get()
         let server = StubHTTP2Server(channel: channel)
-        box.set(server)
+        box.value = server
         return server
     }
 
     /// The requests so far.
-    var requests: [StubRequest] { received.get() }
+    var requests: [StubRequest] { received.value }
 
     func stop() async throws { try await channel.close() }
 }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import BeekonGzip
+import BeekonPrimitives
 import NIOCore
 import NIOHTTP1
 @testable import BeekonIngest
@@ -68,10 +69,10 @@ let testLogger: Logger = {
 
 /// The lines a logger wrote (`LEVEL message`), for tests that promise a log line.
 final class LogCapture: Sendable {
-    private let storage = LockedBox<[String]>([])
+    private let storage = Locked<[String]>([])
 
     /// Every line so far.
-    var lines: [String] { storage.get() }
+    var lines: [String] { storage.value }
 
     /// A logger writing here, every level.
     var logger: Logger {
@@ -139,7 +140,7 @@ final class TestServer: Sendable {
         let task = self.task
         struct Overrun: Error {}
         do {
-            try await Deadline.run(limit, onExpiry: { Overrun() }) { try await task.value }
+            try await OperationTimeout.run(limit, onExpiry: { Overrun() }) { try await task.value }
         } catch is Overrun {
             Issue.record("the in-process server at \(base) did not stop within \(limit) of its graceful shutdown")
             task.cancel()

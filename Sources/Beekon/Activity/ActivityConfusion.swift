@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// A confusion table of an `ActivityClassifier` on a labelled track (BY-4): rows are the

@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// The features of the fix stream that the activity model reads (BY-4), over two windows of

@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// Where CoreMotion's estimates arrive (BY-4): the Apple glue records each one as it is

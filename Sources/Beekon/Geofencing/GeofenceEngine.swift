@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import BeekonWire
 import Foundation
 

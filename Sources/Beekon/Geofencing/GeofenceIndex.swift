@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// A spatial index over geofences (GF-4): a hierarchy of uniform grids whose

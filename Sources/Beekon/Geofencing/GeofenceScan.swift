@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// The brute-force reference for ``GeofenceIndex``: the same queries answered

@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// A cheap pre-check for comparisons of the haversine distance (`Geodesy.distance`)

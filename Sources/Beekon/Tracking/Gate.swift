@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// The position and time of the last admitted fix, all the gate remembers.

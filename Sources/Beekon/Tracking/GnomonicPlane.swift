@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// The gnomonic projection centred on one point (the admission window's anchor): every

@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// FX-6 as a value type: decides from fix timestamps (and an injected `now` for

@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// The distance from raw fixes to the polyline through stored fixes on a spherical Earth
@@ -64,29 +65,8 @@ package enum TrackDeviation {
     /// measure: the indices of the points it keeps (first and last always). The reference
     /// the online admission is compared with: it sees the whole track at once.
     package static func douglasPeucker(_ points: [(Double, Double)], tolerance: Double) -> [Int] {
-        guard points.count > 2 else { return Array(points.indices) }
         let u = points.map { Unit(latitude: $0.0, longitude: $0.1) }
-        var keep = [Bool](repeating: false, count: u.count)
-        keep[0] = true
-        keep[u.count - 1] = true
-        var stack = [(0, u.count - 1)]
-        while let (lo, hi) = stack.popLast() {
-            guard hi > lo + 1 else { continue }
-            var worst = -1.0
-            var at = lo
-            for i in (lo + 1)..<hi {
-                let d = distance(u[i], toArc: u[lo], u[hi])
-                if d > worst {
-                    worst = d
-                    at = i
-                }
-            }
-            if worst > tolerance {
-                keep[at] = true
-                stack.append((lo, at))
-                stack.append((at, hi))
-            }
-        }
+        let keep = DouglasPeucker.keep(count: u.count, tolerance: tolerance) { i, lo, hi in distance(u[i], toArc: u[lo], u[hi]) }
         return keep.indices.filter { keep[$0] }
     }
 }

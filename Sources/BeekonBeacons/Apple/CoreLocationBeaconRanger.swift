@@ -1,5 +1,6 @@
 #if (canImport(CoreLocation) && (os(iOS) || os(macOS))) || BEEKON_APPLE_SHIM
     import Beekon
+    import BeekonPrimitives
     import CoreLocation
     import Foundation
     #if BEEKON_APPLE_SHIM

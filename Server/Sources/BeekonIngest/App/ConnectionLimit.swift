@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 import NIOCore
 #if canImport(Glibc)
@@ -17,7 +18,7 @@ import NIOCore
 final class ConnectionLimit: Sendable {
     /// The most connections open at once.
     let maximum: Int
-    private let counts = LockedBox((open: 0, refused: 0))
+    private let counts = Locked((open: 0, refused: 0))
 
     /// A cap of `maximum` connections (at least 1).
     init(maximum: Int) {

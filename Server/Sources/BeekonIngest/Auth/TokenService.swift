@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import BeekonWire
 import Crypto
 import Foundation
@@ -17,7 +18,7 @@ public final class TokenService: Sendable {
     let now: @Sendable () -> Date
     /// A new refresh-token family's id (injected in tests; UUIDv7 on the service's clock by default).
     let makeFamilyID: @Sendable () -> UUID
-    private let signerBox = LockedBox<AccessTokenSigner?>(nil)
+    private let signerBox = Locked<AccessTokenSigner?>(nil)
 
     /// Creates the service; call `loadKey()` after migrations before serving. `makeFamilyID`
     /// names each new refresh-token chain (default: UUIDv7 ids on `now`).
@@ -37,7 +38,7 @@ public final class TokenService: Sendable {
     public func loadKey() async throws(StoreError) {
         let proposed = SymmetricKey(size: .bits256).withUnsafeBytes { [UInt8]($0) }
         let key = try await store.signingKey(proposed: proposed)
-        signerBox.set(AccessTokenSigner(key: key))
+        signerBox.value = AccessTokenSigner(key: key)
     }
 
     /// Issues a fresh grant (new refresh-token chain) for `subject`, e.g. to seed a device.
@@ -140,11 +141,11 @@ public final class TokenService: Sendable {
 
     /// The subject of a valid access token, or nil.
     public func verify(accessToken: String) -> String? {
-        signerBox.get()?.verify(accessToken, nowSeconds: Int64(now().timeIntervalSince1970))
+        signerBox.value?.verify(accessToken, nowSeconds: Int64(now().timeIntervalSince1970))
     }
 
     private func grant(subject: String, refreshToken: String) throws(TokenError) -> TokenGrant {
-        guard let signer = signerBox.get() else { throw .notReady }
+        guard let signer = signerBox.value else { throw .notReady }
         let expires = Int64(now().timeIntervalSince1970) + accessTTL
         return TokenGrant(
             accessToken: signer.sign(subject: subject, expiresAt: expires),

@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// One point of a device's history: fix time (Unix ms) and position.
@@ -60,35 +61,15 @@ public struct TrackSimplifier: Sendable {
             ys.append(y)
             index.append(i)
         }
-        var keep = [Bool](repeating: false, count: xs.count)
-        keep[0] = true
-        keep[xs.count - 1] = true
-        var stack: [(Int, Int)] = [(0, xs.count - 1)]
-        while let (a, b) = stack.popLast() {
-            guard b > a + 1 else { continue }
+        // Douglas–Peucker on the squared planar distance to the chord (to the start when the
+        // chord is a point), against the squared tolerance.
+        let keep = DouglasPeucker.keep(count: xs.count, tolerance: t2) { i, a, b in
             let dx = xs[b] - xs[a]
             let dy = ys[b] - ys[a]
             let len2 = dx * dx + dy * dy
-            var worst = -1.0
-            var at = a
-            for i in (a + 1)..<b {
-                let d2: Double
-                if len2 == 0 {
-                    d2 = (xs[i] - xs[a]) * (xs[i] - xs[a]) + (ys[i] - ys[a]) * (ys[i] - ys[a])
-                } else {
-                    let cross = dx * (ys[i] - ys[a]) - dy * (xs[i] - xs[a])
-                    d2 = cross * cross / len2
-                }
-                if d2 > worst {
-                    worst = d2
-                    at = i
-                }
-            }
-            if worst > t2 {
-                keep[at] = true
-                stack.append((a, at))
-                stack.append((at, b))
-            }
+            if len2 == 0 { return (xs[i] - xs[a]) * (xs[i] - xs[a]) + (ys[i] - ys[a]) * (ys[i] - ys[a]) }
+            let cross = dx * (ys[i] - ys[a]) - dy * (xs[i] - xs[a])
+            return cross * cross / len2
         }
         var out: [TrackPoint] = []
         for (k, kept) in keep.enumerated() where kept { out.append(points[index[k]]) }

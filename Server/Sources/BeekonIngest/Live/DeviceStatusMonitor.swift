@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import BeekonWire
 import Foundation
 import Logging
@@ -25,7 +26,7 @@ final class DeviceStatusMonitor: Service, Sendable {
     let sleep: @Sendable (Duration) async throws -> Void
     let logger: Logger
     let onPublished: @Sendable () -> Void
-    private let state = LockedBox(State())
+    private let state = Locked(State())
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 

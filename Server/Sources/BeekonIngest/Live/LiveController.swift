@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import BeekonWire
 import Foundation
 import Hummingbird
@@ -99,12 +100,12 @@ struct LiveStream: Sendable {
         let hub = controller.hub
         // A share's stream re-checks its share (revocation, expiry) at every re-check tick.
         let subscription = hub.subscribe(share: start.grant.shareId)
-        let closing = LockedBox(false)
+        let closing = Locked(false)
         var beatsSeen = hub.beats
         // A viewer that hung up ends the stream at once, not at the next write (issue 28, finding 5).
         let presence = ClientPresence.current
         let goneKey = presence?.onGone {
-            closing.set(true)
+            closing.value = true
             subscription.continuation.finish()
         }
         defer {
@@ -116,7 +117,7 @@ struct LiveStream: Sendable {
         do {
             try await writer.write(start.preamble)
             try await withGracefulShutdownHandler {
-                while !closing.get() {
+                while !closing.value {
                     if !(await start.grant.stillValid()) { break }
                     if let next = try await deliver(after: cursor, into: &writer) {
                         cursor = next
@@ -130,7 +131,7 @@ struct LiveStream: Sendable {
                     guard await signals.next() != nil else { break }
                 }
             } onGracefulShutdown: {
-                closing.set(true)
+                closing.value = true
                 subscription.continuation.finish()
             }
         } catch {

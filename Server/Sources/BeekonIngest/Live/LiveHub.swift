@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -62,8 +63,8 @@ final class LiveHub: Service, Sendable {
     let logger: Logger
     /// Runs the cross-instance wake-up (PostgreSQL LISTEN), calling its argument per notification.
     let listener: (@Sendable (@escaping @Sendable () -> Void) async -> Void)?
-    private let state = LockedBox(State())
-    private let stalled = LockedBox(0)
+    private let state = Locked(State())
+    private let stalled = Locked(0)
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 

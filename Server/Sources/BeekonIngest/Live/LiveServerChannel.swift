@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -112,7 +113,7 @@ final class ClientPresence: Sendable {
         var callbacks: [Int: @Sendable () -> Void] = [:]
     }
 
-    private let state = LockedBox(State())
+    private let state = Locked(State())
 
     /// The presence of the connection the current request arrived on (nil outside a request,
     /// e.g. in tests that call a handler directly).

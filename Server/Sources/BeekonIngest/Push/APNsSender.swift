@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BeekonPrimitives
 import BeekonWire
 import Crypto
 import Foundation
@@ -22,7 +23,7 @@ final class APNsSender: PushSender {
     private let sandboxURL: String
     private let now: @Sendable () -> Date
     private let gate: PushSenderGate
-    private let state = LockedBox(State())
+    private let state = Locked(State())
     /// Age (seconds) at which the provider token is replaced.
     static let refreshAfterSeconds: Int64 = 50 * 60
 

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BeekonPrimitives
 import BeekonWire
 import Foundation
 import Logging
@@ -17,7 +18,7 @@ final class FCMSender: PushSender {
     private let endpoint: String
     private let now: @Sendable () -> Date
     private let gate: PushSenderGate
-    private let state = LockedBox(State())
+    private let state = Locked(State())
     static let scope = "https://www.googleapis.com/auth/firebase.messaging"
 
     /// The fields of a Google service-account key file that FCM needs.

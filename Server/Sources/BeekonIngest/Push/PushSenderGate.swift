@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Logging
 
 /// Whether a push sender may send, shared by APNs and FCM: a credential that cannot be read at
@@ -9,7 +10,7 @@ final class PushSenderGate: Sendable {
     /// What the operator must restart with (`a valid key`).
     let remedy: String
     private let logger: Logger
-    private let reason = LockedBox<String?>(nil)
+    private let reason = Locked<String?>(nil)
 
     init(provider: String, remedy: String, logger: Logger) {
         self.provider = provider
@@ -18,7 +19,7 @@ final class PushSenderGate: Sendable {
     }
 
     /// Why the sender is disabled, if it is.
-    var disabledReason: String? { reason.get() }
+    var disabledReason: String? { reason.value }
 
     /// Disables the sender; the first reason is kept and logged, later ones are dropped.
     func disable(_ why: String) {

@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import BeekonWire
 import Crypto
 import Foundation
@@ -24,7 +25,7 @@ public final class ShareService: Sendable {
     let metrics: IngestMetrics?
     /// How the access log stays bounded.
     let retention: ShareAccessRetention
-    private let cache = LockedBox(Cache())
+    private let cache = Locked(Cache())
 
     /// Token prefix: a bearer token with it is a share token, whatever the auth mode.
     public static let tokenPrefix = "bks_"

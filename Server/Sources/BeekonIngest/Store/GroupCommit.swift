@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// Group commit (issue 32): concurrent uploads share one transaction and so one fsync.
@@ -11,7 +12,7 @@ import Foundation
 /// them all).
 final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
     typealias Answer = Result<Outcome, StoreError>
-    private let state = LockedBox(State())
+    private let state = Locked(State())
     private let maxGroup: Int
     private let commit: @Sendable ([Item]) async -> [Answer]
 

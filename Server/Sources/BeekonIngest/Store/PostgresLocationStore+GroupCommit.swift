@@ -112,10 +112,10 @@ extension PostgresLocationStore.Writer {
     }
 
     /// Runs `operation`, failing with `StoreError.unavailable` after `operationTimeout`, even
-    /// when the operation does not answer its cancellation (see `Deadline`).
+    /// when the operation does not answer its cancellation (see `OperationTimeout`).
     func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         let timeout = operationTimeout
-        return try await Deadline.run(
+        return try await OperationTimeout.run(
             timeout, onExpiry: { StoreError.unavailable("no answer from PostgreSQL within \(timeout)") }, operation)
     }
 }

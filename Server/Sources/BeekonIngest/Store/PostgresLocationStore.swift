@@ -134,7 +134,7 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
     }
 
     /// Runs `operation`, failing with `StoreError.unavailable` after `operationTimeout`, even
-    /// when the operation does not answer its cancellation (see `Deadline`).
+    /// when the operation does not answer its cancellation (see `OperationTimeout`).
     func withDeadline<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         try await writer.withDeadline(operation)
     }

@@ -1,4 +1,5 @@
 #if (canImport(CoreMotion) && os(iOS)) || BEEKON_APPLE_SHIM
+    import BeekonPrimitives
     import CoreMotion
     import Foundation
     #if BEEKON_APPLE_SHIM

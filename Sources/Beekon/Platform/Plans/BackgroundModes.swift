@@ -1,3 +1,5 @@
+import BeekonPrimitives
+
 /// The app's `UIBackgroundModes` (Info.plist), judged before any background location API is
 /// used (XR-1). `CLLocationManager.h` (iOS 18 SDK) on `allowsBackgroundLocationUpdates`:
 /// "Setting this property to YES when UIBackgroundModes does not include \"location\" is a

@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// Which geofences occupy the OS's region-monitoring slots (GF-4 on Apple platforms).

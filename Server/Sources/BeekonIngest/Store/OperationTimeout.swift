@@ -1,11 +1,11 @@
 import Foundation
 
-/// Runs an operation with a hard deadline that holds even when the operation ignores
-/// cancellation: a task group would wait for such a child after its deadline (postgres-nio's
+/// Runs an operation with a hard time limit that holds even when the operation ignores
+/// cancellation (a time limit on store operations; the tests' `Deadline` is a wait): a task group would wait for such a child after its deadline (postgres-nio's
 /// pool lease, waiting for a connection to a database that is gone, is one), and a server's
 /// graceful shutdown would wait with it. Here the caller resumes at the deadline (or when it
 /// is cancelled itself); the operation is cancelled and left to finish on its own.
-enum Deadline {
+enum OperationTimeout {
     static func run<T: Sendable>(
         _ limit: Duration, onExpiry expired: @escaping @Sendable () -> any Error,
         _ operation: @escaping @Sendable () async throws -> T
