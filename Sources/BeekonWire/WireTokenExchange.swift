@@ -49,7 +49,8 @@ public enum WireTokenRequest: Hashable, Sendable {
     /// The string (and number) members of a JSON object; empty when `body` is not one.
     private static func jsonFields(_ body: Data) -> [String: String] {
         enum Scalar: Decodable {
-            case text(String), other
+            case text(String)
+            case other
             init(from decoder: any Decoder) throws {
                 let c = try decoder.singleValueContainer()
                 if let s = try? c.decode(String.self) {

@@ -155,7 +155,8 @@ struct GoldenMessageTests {
         // The push-token registration is the exception: its contract allows no other members.
         let data = try Self.golden(m)
         let widened =
-            m.mediaType == "application/json" ? Data(#"{"x_future":[1,{"a":null}],"#.utf8) + data.dropFirst() : Data("x_future=1&".utf8) + data
+            m.mediaType == "application/json"
+            ? Data(#"{"x_future":[1,{"a":null}],"#.utf8) + data.dropFirst() : Data("x_future=1&".utf8) + data
         if m == .pushTokenAPNs || m == .pushTokenFCM {
             #expect(throws: WireDecodingError.self) { try WirePushTokenRegistration.decode(widened) }
         } else {
@@ -190,8 +191,14 @@ struct GoldenMessageTests {
             (.pushTokenFCM, #"{"provider":"webpush","token":"x"}"#),
             (.pushTokenFCM, "[]"),
             (.liveFix, #"{"id":"0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e22"}"#),
-            (.liveGeofenceEvent, #"{"id":"0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e21","geofence_id":"home","type":"enter","timestamp":"2026-06-15T12:34:10.000Z"}"#),
-            (.liveDevice, #"{"install_id":"0190c1a4-aaaa-7bbb-8ccc-ddddeeeeffff","status":"asleep","last_contact_at":"2026-06-15T12:34:57.000Z","expected_interval_seconds":300,"at":"2026-06-15T12:44:55.000Z"}"#),
+            (
+                .liveGeofenceEvent,
+                #"{"id":"0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e21","geofence_id":"home","type":"enter","timestamp":"2026-06-15T12:34:10.000Z"}"#
+            ),
+            (
+                .liveDevice,
+                #"{"install_id":"0190c1a4-aaaa-7bbb-8ccc-ddddeeeeffff","status":"asleep","last_contact_at":"2026-06-15T12:34:57.000Z","expected_interval_seconds":300,"at":"2026-06-15T12:44:55.000Z"}"#
+            ),
             (.liveLocate, #"{"id":"0192b3c4-d5e6-7f80-9a1b-2c3d4e5f6071","state":"answered"}"#),
             (.liveReset, #"{"reason":"bored","head":1}"#),
             (.tokenRefresh, "grant_type=refresh_token&refresh_token="),
@@ -267,8 +274,9 @@ struct GoldenMessageTests {
     func tokenRequestAsJSON() throws {
         let json = Data(#"{"grant_type":"enrollment_code","code":"c1","install_id":"0190c1a4-aaaa-7bbb-8ccc-ddddeeeeffff","n":3}"#.utf8)
         #expect(try WireTokenRequest.decode(json, contentType: nil) == .enrollment(code: "c1", installId: Fixtures.installId))
-        #expect(try WireTokenRequest.decode(Data(#"{"grant_type":"refresh_token","refresh_token":"r"}"#.utf8), contentType: "application/json")
-            == .refresh(refreshToken: "r"))
+        #expect(
+            try WireTokenRequest.decode(Data(#"{"grant_type":"refresh_token","refresh_token":"r"}"#.utf8), contentType: "application/json")
+                == .refresh(refreshToken: "r"))
         #expect(throws: WireDecodingError.invalid(path: "grant_type", reason: "grant_type must be refresh_token or enrollment_code")) {
             try WireTokenRequest.decode(Data("grant_type=client_credentials".utf8), contentType: nil)
         }

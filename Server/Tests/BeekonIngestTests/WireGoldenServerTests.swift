@@ -222,7 +222,9 @@ extension Ingest.WireGoldenServer {
         }
     }
 
-    @Test("issue 31, AU-3, IN-5: the token endpoint reads the golden forms and answers a grant shaped as the golden one", arguments: Backend.all)
+    @Test(
+        "issue 31, AU-3, IN-5: the token endpoint reads the golden forms and answers a grant shaped as the golden one",
+        arguments: Backend.all)
     func tokenExchangeGolden(_ backend: Backend) async throws {
         try await withServer(backend, configure: Ingest.DeviceIdentity.required) { server, _ in
             let form = ["Content-Type": WireMessage.tokenRefresh.mediaType]

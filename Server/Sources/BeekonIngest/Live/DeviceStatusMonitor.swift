@@ -194,7 +194,8 @@ final class DeviceStatusMonitor: Service, Sendable {
     func payload(_ t: DeviceTimes, _ s: DeviceStatus, _ nowMillis: Int64) -> String {
         let event = WireDeviceStatusEvent(
             installId: t.installId, status: s, lastContactAt: WireTimestamp(millis: t.lastContactMillis),
-            lastFixAt: t.lastFixMillis.map { WireTimestamp(millis: $0) }, expectedIntervalSeconds: t.expectedSeconds ?? defaultExpectedSeconds,
+            lastFixAt: t.lastFixMillis.map { WireTimestamp(millis: $0) },
+            expectedIntervalSeconds: t.expectedSeconds ?? defaultExpectedSeconds,
             at: WireTimestamp(millis: nowMillis))
         return String(decoding: event.encoded(), as: UTF8.self)
     }
