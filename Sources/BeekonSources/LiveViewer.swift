@@ -1,5 +1,6 @@
 import Beekon
 import BeekonPrimitives
+import BeekonWire
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -9,7 +10,8 @@ import Foundation
 public enum LiveViewerEvent: Sendable, Equatable {
     /// A stream was opened (HTTP 200).
     case connected
-    /// A message from the server (`fix`, `geofence_event`, `device`, `reset`, …).
+    /// A message from the server (`fix`, `geofence_event`, `device`, `locate`, `reset`, …);
+    /// ``liveEvent`` reads its data as a typed ``WireLiveEvent``.
     case message(SSEMessage)
     /// A comment line arrived (the server's heartbeat).
     case heartbeat
@@ -17,6 +19,25 @@ public enum LiveViewerEvent: Sendable, Equatable {
     case disconnected(reason: String, retryIn: Duration)
     /// The server refused the credential (401/403): the viewer stops.
     case refused(status: Int)
+}
+
+extension SSEMessage {
+    /// The message as a typed live event (issue 31): its `data` read by BeekonWire, the same
+    /// module the server writes it with. Nil for an event name this version does not know (a
+    /// newer server may add kinds).
+    /// - Throws: `WireDecodingError` when the data does not fit its event's type.
+    public func liveEvent() throws(WireDecodingError) -> WireLiveEvent? {
+        try WireLiveEvent.decode(event: event, data: Data(data.utf8))
+    }
+}
+
+extension LiveViewerEvent {
+    /// The typed event of a ``message(_:)`` (``SSEMessage/liveEvent()``); nil for the other
+    /// cases, for an event name this version does not know, and for data that does not fit its type.
+    public var liveEvent: WireLiveEvent? {
+        guard case .message(let m) = self else { return nil }
+        return try? m.liveEvent()
+    }
 }
 
 /// A viewer of `beekon-ingest`'s `GET /v1/live` stream: it resumes with `Last-Event-ID`

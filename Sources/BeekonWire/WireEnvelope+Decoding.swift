@@ -56,14 +56,7 @@ extension WireEnvelope {
         }
         var events: [WireGeofenceEvent] = []
         for (i, g) in raw.geofence_events.enumerated() {
-            let p = "geofence_events[\(i)]"
-            guard let type = GeofenceTransition(rawValue: g.type) else {
-                throw .invalid(path: "\(p).type", reason: "unknown value \"\(g.type)\"")
-            }
-            events.append(
-                WireGeofenceEvent(
-                    id: try uuid(g.id, "\(p).id"), geofenceId: try nonEmpty(g.geofence_id, "\(p).geofence_id", max: WireLimits.identifier),
-                    type: type, timestamp: try timestamp(g.timestamp, "\(p).timestamp")))
+            events.append(try geofenceEvent(g, path: "geofence_events[\(i)]"))
         }
         var envelope = WireEnvelope(
             batchId: try uuid(raw.batch_id, "batch_id"), sessionId: try uuid(raw.session_id, "session_id"),
@@ -71,6 +64,16 @@ extension WireEnvelope {
             locations: locations, geofenceEvents: events)
         envelope.proximityEvents = try proximityEvents(raw.proximity_events)
         return envelope
+    }
+
+    /// Checks one read geofence event against schema v1; `p` names it in errors (e.g. `geofence_events[0]`).
+    static func geofenceEvent(_ g: RawEvent, path p: String) throws(WireDecodingError) -> WireGeofenceEvent {
+        guard let type = GeofenceTransition(rawValue: g.type) else {
+            throw .invalid(path: "\(p).type", reason: "unknown value \"\(g.type)\"")
+        }
+        return WireGeofenceEvent(
+            id: try uuid(g.id, "\(p).id"), geofenceId: try nonEmpty(g.geofence_id, "\(p).geofence_id", max: WireLimits.identifier),
+            type: type, timestamp: try timestamp(g.timestamp, "\(p).timestamp"))
     }
 
     /// Checks one read location against schema v1; `p` names it in errors (e.g. `locations[3]`).

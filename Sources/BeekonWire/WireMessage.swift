@@ -1,6 +1,6 @@
 /// Every message between the SDK (or the agent) and `beekon-ingest`, each a type of this module
 /// that both sides write and read with the same code. Each has a golden file
-/// (`Tests/BeekonWireTests/Golden/messages/<rawValue>.json`) that the SDK's tests and the
+/// (`Tests/BeekonWireTests/Golden/messages/`, named ``goldenFileName``) that the SDK's tests and the
 /// server's tests both decode and re-encode byte for byte.
 ///
 /// | message | direction, route | type |
@@ -11,15 +11,19 @@
 /// | ``locateRefusal`` | device → `POST /v1/devices/{install_id}/locate/{request_id}/answer` | ``WireLocateRefusal`` |
 /// | ``pushTokenAPNs``, ``pushTokenFCM`` | device → `PUT /v1/devices/{install_id}/push-token` | ``WirePushTokenRegistration`` |
 /// | ``locatePushAPNs`` | server → APNs → device (silent push) | ``WireLocatePush`` |
+/// | ``liveFix`` | `GET /v1/live` event `fix` (also the read API's fix object) | ``WireViewerFix`` |
+/// | ``liveGeofenceEvent`` | `GET /v1/live` event `geofence_event` | ``WireViewerGeofenceEvent`` |
+/// | ``liveDevice`` | `GET /v1/live` event `device` | ``WireDeviceStatusEvent`` |
+/// | ``liveLocate`` | `GET /v1/live` event `locate` | ``WireLocateRequestState`` |
+/// | ``liveReset`` | `GET /v1/live` event `reset` | ``WireLiveReset`` |
+/// | ``tokenRefresh``, ``tokenEnrollment`` | device → `POST /oauth/token` (a form) | ``WireTokenRequest`` |
+/// | ``tokenGrant`` | its 200 answer | ``WireTokenGrant`` |
 ///
 /// A locate *answer* is not a message of its own: it is a fix in an ordinary upload that carries
 /// ``WireLocation/locateRequestId``.
 ///
-/// Not here, and why: the OAuth token exchange (`POST /oauth/token`) is form-encoded
-/// RFC 6749 on the way in and its standard token response on the way out; the error body
-/// (`{"error","message"}`) is read by status code only; and the live stream's events (SSE,
-/// `GET /v1/live`) are read by viewers, which the SDK's `LiveViewer` passes on as raw SSE
-/// messages without reading their data.
+/// Not here, and why: the error body (`{"error","message"}`) is read by status code only. The live stream's events are
+/// ``WireLiveEvent``s, one case per SSE `event:` name; the SDK's `LiveViewer` reads them.
 public enum WireMessage: String, CaseIterable, Sendable {
     /// An upload (schema v1).
     case envelope
@@ -35,4 +39,32 @@ public enum WireMessage: String, CaseIterable, Sendable {
     case pushTokenFCM = "push-token-fcm"
     /// The APNs payload of a locate request's silent push.
     case locatePushAPNs = "locate-push-apns"
+    /// The live stream's `fix` event.
+    case liveFix = "live-fix"
+    /// The live stream's `geofence_event` event.
+    case liveGeofenceEvent = "live-geofence-event"
+    /// The live stream's `device` event.
+    case liveDevice = "live-device"
+    /// The live stream's `locate` event.
+    case liveLocate = "live-locate"
+    /// The live stream's `reset` event.
+    case liveReset = "live-reset"
+    /// A refresh-token request (a form).
+    case tokenRefresh = "token-refresh"
+    /// An enrollment-code request (a form).
+    case tokenEnrollment = "token-enrollment"
+    /// The token endpoint's grant.
+    case tokenGrant = "token-grant"
+
+    /// The message's media type: a form for the token requests, JSON for every other (its
+    /// golden file ends `.form` or `.json` accordingly).
+    public var mediaType: String {
+        switch self {
+        case .tokenRefresh, .tokenEnrollment: return "application/x-www-form-urlencoded"
+        default: return "application/json"
+        }
+    }
+
+    /// The name of its golden file (`Tests/BeekonWireTests/Golden/messages/`).
+    public var goldenFileName: String { rawValue + (mediaType == "application/json" ? ".json" : ".form") }
 }

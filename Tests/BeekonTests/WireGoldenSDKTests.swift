@@ -17,7 +17,7 @@ struct WireGoldenSDKTests {
     static let request2 = UUID(uuidString: "0192b3c4-d5e6-7f80-9a1b-2c3d4e5f6072")!
 
     static func golden(_ m: WireMessage) throws -> Data {
-        try Data(contentsOf: dir.appendingPathComponent("\(m.rawValue).json"))
+        try Data(contentsOf: dir.appendingPathComponent(m.goldenFileName))
     }
 
     @Test("BY-2: the command channel's golden answer lists its request")
@@ -64,5 +64,44 @@ struct WireGoldenSDKTests {
         #expect(await beekon.setFCMToken("fcm:APA91b-Example_token.1"))
         let puts = await transport.requests.filter { $0.method == "PUT" }.map(\.body)
         #expect(puts == [try Self.golden(.pushTokenAPNs), try Self.golden(.pushTokenFCM)])
+    }
+
+    static let goldenRefreshToken = "brt1.Zm9vYmFyYmF6LXJlZnJlc2g"
+
+    @Test("AU-3, issue 31: the refresh request the SDK sends to a beekon-ingest token URL is the golden form")
+    func refreshRequest() throws {
+        let url = URL(string: "http://127.0.0.1:9/oauth/token")!
+        let tokens = TokenSet(accessToken: "old", refreshToken: Self.goldenRefreshToken, expiresAt: nil)
+        let request = RefreshExchange.request(url: url, config: AuthConfig.refreshing(at: url), tokens: tokens)
+        #expect(request.body == (try Self.golden(.tokenRefresh)))
+        #expect(request.headers["Content-Type"] == WireMessage.tokenRefresh.mediaType)
+    }
+
+    @Test("AU-4, issue 31: the golden grant is read as the server wrote it; expiry relative to now")
+    func grantIsRead() throws {
+        let now = Date(timeIntervalSince1970: 1_000)
+        let current = TokenSet(accessToken: "old", refreshToken: "brt1.old", expiresAt: nil)
+        let read = RefreshExchange.parse(try Self.golden(.tokenGrant), current: current, mapping: nil, now: now)
+        let grant = try WireTokenGrant.decode(Self.golden(.tokenGrant))
+        #expect(read == TokenSet(accessToken: grant.accessToken, refreshToken: grant.refreshToken, expiresAt: 1_900))
+    }
+
+    @Test("issue 31: enroll sends the golden enrollment form (with this install's id) and adopts the golden grant")
+    func enrollment() async throws {
+        let h = Harness()
+        let transport = ScriptedTransport()
+        let beekon = h.beekon(transport: transport)
+        await transport.enqueue(.success(HTTPResponse(status: 200, body: try Self.golden(.tokenGrant))))
+        let url = URL(string: "http://127.0.0.1:9/oauth/token")!
+        let auth = try await beekon.enroll(code: "ben1.c2VjcmV0LWNvZGU", tokenURL: url)
+        let install = try await beekon.installID()
+        let sent = try #require(await transport.requests.first)
+        let golden = String(decoding: try Self.golden(.tokenEnrollment), as: UTF8.self)
+            .replacingOccurrences(of: "0190c1a4-aaaa-7bbb-8ccc-ddddeeeeffff", with: install.wireString)
+        #expect(String(decoding: sent.body, as: UTF8.self) == golden)
+        #expect(try WireTokenRequest.decode(sent.body, contentType: nil) == .enrollment(code: "ben1.c2VjcmV0LWNvZGU", installId: install))
+        let grant = try WireTokenGrant.decode(Self.golden(.tokenGrant))
+        #expect(auth.accessToken == grant.accessToken && auth.refreshToken == grant.refreshToken)
+        #expect(auth.refreshPayload == WireTokenRequest.refresh(refreshToken: "{refreshToken}").fields)
     }
 }

@@ -20,8 +20,8 @@ struct GoldenMessageTests {
 
     static func golden(_ m: WireMessage) throws -> Data {
         let url = try #require(
-            Bundle.module.url(forResource: m.rawValue, withExtension: "json", subdirectory: "Golden/messages"),
-            "missing golden file Golden/messages/\(m.rawValue).json")
+            Bundle.module.url(forResource: m.goldenFileName, withExtension: nil, subdirectory: "Golden/messages"),
+            "missing golden file Golden/messages/\(m.goldenFileName)")
         return try Data(contentsOf: url)
     }
 
@@ -46,8 +46,41 @@ struct GoldenMessageTests {
         case .locatePushAPNs:
             let v = try #require(WireLocatePush(json: data))
             return (v, v.apnsPayload)
+        case .liveFix, .liveGeofenceEvent, .liveDevice, .liveLocate, .liveReset:
+            let v = try #require(try WireLiveEvent.decode(event: liveEventName(m), data: data))
+            return (v, v.encoded())
+        case .tokenRefresh, .tokenEnrollment:
+            let v = try WireTokenRequest.decode(data, contentType: m.mediaType)
+            return (v, v.formEncoded())
+        case .tokenGrant:
+            let v = try WireTokenGrant.decode(data)
+            return (v, v.encoded())
         }
     }
+
+    /// The SSE `event:` name of a live-event message.
+    static func liveEventName(_ m: WireMessage) -> String {
+        switch m {
+        case .liveFix: return "fix"
+        case .liveGeofenceEvent: return "geofence_event"
+        case .liveDevice: return "device"
+        case .liveLocate: return "locate"
+        default: return "reset"
+        }
+    }
+
+    /// The manual fix of the golden envelope, as the live stream shows it once received.
+    static var liveFix: WireViewerFix {
+        var manual = WireLocation(
+            id: UUID(uuidString: "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e22")!, timestamp: WireTimestamp(wire: "2026-06-15T12:34:51.500Z")!,
+            trigger: .manual, motion: .stationary, latitude: 37.775, longitude: -122.42, accuracy: 35, privacyZone: "home")
+        manual.locateRequestId = request1
+        return WireViewerFix(
+            location: manual, sessionId: Fixtures.sessionId, installId: Fixtures.installId, batchId: Fixtures.batchId,
+            receivedAt: receivedAt)
+    }
+
+    static let receivedAt = WireTimestamp(wire: "2026-06-15T12:34:57.000Z")!
 
     /// The value each golden file holds.
     static func expected(_ m: WireMessage) -> AnyHashable {
@@ -81,6 +114,31 @@ struct GoldenMessageTests {
         case .pushTokenAPNs: return WirePushTokenRegistration.apns(token: apnsToken, environment: .sandbox, topic: "com.example.beekon")
         case .pushTokenFCM: return WirePushTokenRegistration.fcm(token: "fcm:APA91b-Example_token.1")
         case .locatePushAPNs: return WireLocatePush(locateRequestID: request1)
+        case .liveFix: return WireLiveEvent.fix(liveFix)
+        case .liveGeofenceEvent:
+            return WireLiveEvent.geofenceEvent(
+                WireViewerGeofenceEvent(
+                    event: WireGeofenceEvent(id: Fixtures.eventId, geofenceId: "home", type: .enter, timestamp: Fixtures.fixTime),
+                    installId: Fixtures.installId, sessionId: Fixtures.sessionId, batchId: Fixtures.batchId, receivedAt: receivedAt))
+        case .liveDevice:
+            return WireLiveEvent.device(
+                WireDeviceStatusEvent(
+                    installId: Fixtures.installId, status: .delayed, lastContactAt: receivedAt,
+                    lastFixAt: WireTimestamp(wire: "2026-06-15T12:34:51.500Z")!, expectedIntervalSeconds: 300,
+                    at: WireTimestamp(wire: "2026-06-15T12:44:55.000Z")!))
+        case .liveLocate:
+            return WireLiveEvent.locate(
+                WireLocateRequestState(
+                    id: request1, installId: Fixtures.installId, state: .answered, requestedBy: "admin", createdAt: notice1.createdAt,
+                    expiresAt: notice1.expiresAt, deliveredAt: WireTimestamp(wire: "2026-06-15T12:34:51.000Z")!, finishedAt: receivedAt,
+                    fixId: liveFix.location.id))
+        case .liveReset: return WireLiveEvent.reset(WireLiveReset(reason: .beyondRetention, head: 42))
+        case .tokenRefresh: return WireTokenRequest.refresh(refreshToken: "brt1.Zm9vYmFyYmF6LXJlZnJlc2g")
+        case .tokenEnrollment: return WireTokenRequest.enrollment(code: "ben1.c2VjcmV0LWNvZGU", installId: Fixtures.installId)
+        case .tokenGrant:
+            return WireTokenGrant(
+                accessToken: "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJkZXZpY2UifQ.c2lnbmF0dXJl",
+                refreshToken: "brt1.bmV4dC1yZWZyZXNoLXRva2Vu", expiresIn: 900)
         }
     }
 
@@ -96,7 +154,9 @@ struct GoldenMessageTests {
     func unknownMembersAreIgnored(_ m: WireMessage) throws {
         // The push-token registration is the exception: its contract allows no other members.
         let data = try Self.golden(m)
-        let widened = Data(#"{"x_future":[1,{"a":null}],"#.utf8) + data.dropFirst()
+        let widened =
+            m.mediaType == "application/json"
+            ? Data(#"{"x_future":[1,{"a":null}],"#.utf8) + data.dropFirst() : Data("x_future=1&".utf8) + data
         if m == .pushTokenAPNs || m == .pushTokenFCM {
             #expect(throws: WireDecodingError.self) { try WirePushTokenRegistration.decode(widened) }
         } else {
@@ -130,6 +190,24 @@ struct GoldenMessageTests {
             (.pushTokenFCM, #"{"provider":"fcm","token":"has space"}"#),
             (.pushTokenFCM, #"{"provider":"webpush","token":"x"}"#),
             (.pushTokenFCM, "[]"),
+            (.liveFix, #"{"id":"0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e22"}"#),
+            (
+                .liveGeofenceEvent,
+                #"{"id":"0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e21","geofence_id":"home","type":"enter","timestamp":"2026-06-15T12:34:10.000Z"}"#
+            ),
+            (
+                .liveDevice,
+                #"{"install_id":"0190c1a4-aaaa-7bbb-8ccc-ddddeeeeffff","status":"asleep","last_contact_at":"2026-06-15T12:34:57.000Z","expected_interval_seconds":300,"at":"2026-06-15T12:44:55.000Z"}"#
+            ),
+            (.liveLocate, #"{"id":"0192b3c4-d5e6-7f80-9a1b-2c3d4e5f6071","state":"answered"}"#),
+            (.liveReset, #"{"reason":"bored","head":1}"#),
+            (.tokenRefresh, "grant_type=refresh_token&refresh_token="),
+            (.tokenRefresh, "grant_type=password&username=a"),
+            (.tokenEnrollment, "grant_type=enrollment_code&code=x&install_id=nope"),
+            (.tokenEnrollment, "grant_type=enrollment_code&install_id=0190c1a4-aaaa-7bbb-8ccc-ddddeeeeffff"),
+            (.tokenGrant, #"{"access_token":"a","expires_in":900,"token_type":"Bearer"}"#),
+            (.tokenGrant, #"{"access_token":"","expires_in":900,"refresh_token":"r","token_type":"Bearer"}"#),
+            (.tokenGrant, #"{"access_token":"a","expires_in":-1,"refresh_token":"r","token_type":"Bearer"}"#),
         ]
         for (m, text) in bad {
             #expect(throws: (any Error).self, "\(m) accepted \(text)") { try Self.roundTrip(m, Data(text.utf8)) }
@@ -169,5 +247,45 @@ struct GoldenMessageTests {
         #expect(try JSONDecoder().decode(Holder.self, from: Data(ok.utf8)).fix.latitude == 1)
         let bad = ok.replacingOccurrences(of: #""latitude":1"#, with: #""latitude":91"#)
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(Holder.self, from: Data(bad.utf8)) }
+    }
+
+    @Test("issue 31: a live fix that breaks schema v1 is refused; a coarsened fix (no speed or bearing) is read")
+    func liveFixIsValidated() throws {
+        let golden = String(decoding: try Self.golden(.liveFix), as: UTF8.self)
+        let bad = golden.replacingOccurrences(of: #""latitude":37.775"#, with: #""latitude":91"#)
+        #expect(throws: WireDecodingError.self) { try WireViewerFix.decode(Data(bad.utf8)) }
+        var coarse = Self.liveFix
+        coarse.location.latitude = 37.8
+        coarse.location.accuracy = 1000
+        #expect(try WireViewerFix.decode(coarse.encoded()) == coarse)
+    }
+
+    @Test("issue 31: a live event name this version does not know is skipped, not an error")
+    func unknownLiveEventIsSkipped() throws {
+        #expect(try WireLiveEvent.decode(event: "weather", data: Data("{}".utf8)) == nil)
+        for m in [WireMessage.liveFix, .liveGeofenceEvent, .liveDevice, .liveLocate, .liveReset] {
+            let event = try #require(try WireLiveEvent.decode(event: Self.liveEventName(m), data: Self.golden(m)))
+            #expect(event.name == Self.liveEventName(m))
+            #expect(WireLiveEvent.names.contains(event.name))
+        }
+    }
+
+    @Test("issue 31: a token request is read as JSON too (strings; numbers as their text), and the refusals name the field")
+    func tokenRequestAsJSON() throws {
+        let json = Data(#"{"grant_type":"enrollment_code","code":"c1","install_id":"0190c1a4-aaaa-7bbb-8ccc-ddddeeeeffff","n":3}"#.utf8)
+        #expect(try WireTokenRequest.decode(json, contentType: nil) == .enrollment(code: "c1", installId: Fixtures.installId))
+        #expect(
+            try WireTokenRequest.decode(Data(#"{"grant_type":"refresh_token","refresh_token":"r"}"#.utf8), contentType: "application/json")
+                == .refresh(refreshToken: "r"))
+        #expect(throws: WireDecodingError.invalid(path: "grant_type", reason: "grant_type must be refresh_token or enrollment_code")) {
+            try WireTokenRequest.decode(Data("grant_type=client_credentials".utf8), contentType: nil)
+        }
+        #expect(throws: WireDecodingError.invalid(path: "refresh_token", reason: "refresh_token is missing")) {
+            try WireTokenRequest.decode(Data("grant_type=refresh_token".utf8), contentType: nil)
+        }
+        // Form escapes: space as +, reserved bytes as %XX, both ways.
+        let odd = WireTokenRequest.refresh(refreshToken: "a b/c+d=é")
+        #expect(String(decoding: odd.formEncoded(), as: UTF8.self) == "grant_type=refresh_token&refresh_token=a+b%2Fc%2Bd%3D%C3%A9")
+        #expect(try WireTokenRequest.decode(odd.formEncoded(), contentType: nil) == odd)
     }
 }

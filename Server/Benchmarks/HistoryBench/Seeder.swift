@@ -58,9 +58,9 @@ struct Seeder: Sendable {
             )
         }
 
-        mutating func move(_ metres: Double) {
-            lat += cos(heading) * metres / 110_540
-            lon += sin(heading) * metres / (111_320 * cos(lat * .pi / 180))
+        mutating func move(_ meters: Double) {
+            lat += cos(heading) * meters / 110_540
+            lon += sin(heading) * meters / (111_320 * cos(lat * .pi / 180))
         }
     }
 

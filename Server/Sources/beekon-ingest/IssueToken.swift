@@ -37,8 +37,6 @@ struct IssueToken: AsyncParsableCommand {
             try await tokens.loadKey()
             return try await tokens.issue(subject: subject, installId: install)
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        print(String(decoding: try encoder.encode(grant), as: UTF8.self))
+        print(String(decoding: grant.encoded(), as: UTF8.self))
     }
 }

@@ -48,7 +48,7 @@ struct ShareCommand: AsyncParsableCommand {
                 spec = try ShareSpec(
                     devices: devices.map { $0.split(separator: ",").map(String.init) }, all: all,
                     expiresInSeconds: try expires.map(ShareSpec.seconds), historySeconds: try history.map(ShareSpec.seconds),
-                    live: live, precisionMetres: precision, label: label, locate: locate)
+                    live: live, precisionMeters: precision, label: label, locate: locate)
             } catch {
                 throw ValidationError(error.description)
             }

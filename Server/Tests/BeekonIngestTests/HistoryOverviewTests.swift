@@ -26,9 +26,9 @@ extension Ingest {
                 let stopped = (t / 60_000) % 120 < 20
                 if !stopped {
                     heading += (next() - 0.5) * 0.3
-                    let metres = 1.4 * Double(stepMillis) / 1000
-                    lat += cos(heading) * metres / 110_540
-                    lon += sin(heading) * metres / (111_320 * cos(lat * .pi / 180))
+                    let meters = 1.4 * Double(stepMillis) / 1000
+                    lat += cos(heading) * meters / 110_540
+                    lon += sin(heading) * meters / (111_320 * cos(lat * .pi / 180))
                 }
                 let jitter = (next() - 0.5) * 6 / 110_540
                 return WireLocation(
@@ -70,7 +70,7 @@ extension Ingest {
             var previous = 0
             for level in 0...TrackOverview.maxLevel {
                 let kept = zip(raw, levels).filter { ($0.1 ?? 99) <= level }.map(\.0)
-                let bound = TrackOverview.halfPixelMetres(level: level, latitude: raw[0].latitude)
+                let bound = TrackOverview.halfPixelMeters(level: level, latitude: raw[0].latitude)
                 #expect(Self.maxError(raw: raw, line: kept) <= bound * 1.0001, "level \(level)")
                 #expect(kept.count >= previous)
                 previous = kept.count
@@ -101,7 +101,7 @@ extension Ingest {
                 let clean = try await store.history.overview(installId: install, fromMillis: start, toMillis: end) { _ in 12 }
                 #expect(clean.rawBuckets == 0 && clean.rawCount == raw.count && clean.bounds == TrackBounds(raw))
                 #expect(clean.points.count < raw.count / 10, "\(clean.points.count) points")
-                #expect(Self.maxError(raw: raw, line: clean.points) <= TrackOverview.halfPixelMetres(level: 12, latitude: 52.52))
+                #expect(Self.maxError(raw: raw, line: clean.points) <= TrackOverview.halfPixelMeters(level: 12, latitude: 52.52))
 
                 // A window cut mid-bucket: its two end buckets come from raw fixes, nothing outside it.
                 let (from, to) = (start + 450_000, end - 450_000)
@@ -109,7 +109,7 @@ extension Ingest {
                 let inside = raw.filter { $0.millis >= from && $0.millis < to }
                 #expect(cut.rawBuckets == 2 && cut.rawCount == inside.count)
                 #expect(cut.points.first == inside.first && cut.points.last == inside.last)
-                #expect(Self.maxError(raw: inside, line: cut.points) <= TrackOverview.halfPixelMetres(level: 12, latitude: 52.52))
+                #expect(Self.maxError(raw: inside, line: cut.points) <= TrackOverview.halfPixelMeters(level: 12, latitude: 52.52))
 
                 // A replayed batch stores nothing and marks nothing.
                 let replay = try await store.ingest(IngestBatch(envelope: batches[3], receivedAt: WireTimestamp(millis: start)))

@@ -89,12 +89,12 @@ import Testing
             let lon = i < 500 ? 13.4 + Double(i) * 0.0001 : 13.4 + 0.05 + noise
             points.append(TrackPoint(millis: Int64(i) * 1000, latitude: lat, longitude: lon))
         }
-        let simple = TrackSimplifier(toleranceMetres: 5).simplify(points)
+        let simple = TrackSimplifier(toleranceMeters: 5).simplify(points)
         #expect(simple.first == points.first && simple.last == points.last)
         #expect(simple.count <= 5, "\(simple.count) points")
         #expect(simple.contains { abs($0.longitude - 13.45) < 0.0002 && abs($0.latitude - 52.5) < 0.0002 })
-        #expect(TrackSimplifier(zoom: 22, latitude: 0).toleranceMetres < 0.05)
-        #expect(TrackSimplifier(zoom: 0, latitude: 0).toleranceMetres > 100_000)
+        #expect(TrackSimplifier(zoom: 22, latitude: 0).toleranceMeters < 0.05)
+        #expect(TrackSimplifier(zoom: 0, latitude: 0).toleranceMeters > 100_000)
     }
 }
 

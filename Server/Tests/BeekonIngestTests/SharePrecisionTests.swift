@@ -34,8 +34,8 @@ extension Ingest {
 
         static func makeTwins(seed: UInt64, precision: Double, a installA: UUID, b installB: UUID) -> Twins {
             var rng = SeededRandom(seed: seed)
-            let c = Coarsening(metres: precision)
-            let latDecimals = Coarsening.decimals(metres: precision, metresPerDegree: Coarsening.metresPerDegree)
+            let c = Coarsening(meters: precision)
+            let latDecimals = Coarsening.decimals(meters: precision, metersPerDegree: Coarsening.metersPerDegree)
             var lat = Double.random(in: -60...60, using: &rng)
             var lon = Double.random(in: -170...170, using: &rng)
             let windowStart = nowMillis - Int64(windowSeconds) * 1000
@@ -72,7 +72,7 @@ extension Ingest {
                 lon = lon > 180 ? lon - 360 : lon < -180 ? lon + 360 : lon
                 let (latC, lonC) = c.coordinate(latitude: lat, longitude: lon)
                 let lonDecimals = Coarsening.decimals(
-                    metres: precision, metresPerDegree: Coarsening.metresPerDegree * cos(latC * .pi / 180))
+                    meters: precision, metersPerDegree: Coarsening.metersPerDegree * cos(latC * .pi / 180))
                 var twinLat = jitter(latC, step: pow(10, -Double(latDecimals)), &rng)
                 var twinLon = jitter(lonC, step: pow(10, -Double(lonDecimals)), &rng)
                 if c.coordinate(latitude: twinLat, longitude: twinLon) != (latC, lonC) || abs(twinLon) > 180 || abs(twinLat) > 90 {

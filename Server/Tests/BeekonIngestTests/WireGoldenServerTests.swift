@@ -15,7 +15,7 @@ extension Ingest {
         static let install = UUID(uuidString: "0190c1a4-aaaa-7bbb-8ccc-ddddeeeeffff")!
 
         static func golden(_ m: WireMessage) throws -> [UInt8] {
-            [UInt8](try Data(contentsOf: dir.appendingPathComponent("\(m.rawValue).json")))
+            [UInt8](try Data(contentsOf: dir.appendingPathComponent(m.goldenFileName)))
         }
 
         static func millis(_ text: String) -> Int64 { WireTimestamp(wire: text)!.millis }
@@ -130,7 +130,7 @@ extension Ingest {
 
     @Test("XR-4, issue 31: a stored payload is coarsened as its typed value, booleans and all")
     func coarsenedPayloadIsTheTypedCoarsening() throws {
-        let c = Coarsening(metres: 500)
+        let c = Coarsening(meters: 500)
         let coarse = ViewerJSON.fix(ViewerJSON.fix(Self.fix), coarsening: c)
         #expect(coarse == ViewerJSON.fix(c.fix(Self.fix)))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(coarse.utf8)) as? [String: Any])
@@ -141,5 +141,117 @@ extension Ingest {
         // Full precision leaves the payload as stored; a payload that is not a fix never reaches a coarsened viewer.
         #expect(ViewerJSON.fix("not json", coarsening: nil) == "not json")
         #expect(ViewerJSON.fix(#"{"latitude":52.5200083,"longitude":13.4049541}"#, coarsening: c) == "{}")
+    }
+}
+
+extension Ingest.WireGoldenServer {
+    static func text(_ m: WireMessage) throws -> String { String(decoding: try golden(m), as: UTF8.self) }
+
+    /// The golden envelope as the server received it at the live golden files' `received_at`.
+    static func receivedBatch() throws -> IngestBatch {
+        IngestBatch(
+            envelope: try WireEnvelope.decode(Data(golden(.envelope))), receivedAt: WireTimestamp(wire: "2026-06-15T12:34:57.000Z")!)
+    }
+
+    @Test("issue 31, BY-1, BY-8: the server writes the live stream's golden events")
+    func serverWritesTheLiveGoldenEvents() async throws {
+        let batch = try Self.receivedBatch()
+        let events = PendingEvent.of(batch, stored: { _ in true })
+        let manual = UUID(uuidString: "0190d4e2-7b1a-7c3e-9f10-2a4b6c8d0e22")!
+        #expect(events.first { $0.id == manual }?.payload == (try Self.text(.liveFix)))
+        #expect(events.first { $0.kind == .geofenceEvent }?.payload == (try Self.text(.liveGeofenceEvent)))
+
+        let (store, path) = try await Ingest.ClockSeams.scratchStore()
+        defer { Ingest.ClockSeams.remove(path) }
+        let monitor = DeviceStatusMonitor(
+            store: store, defaultExpectedSeconds: 60, interval: .seconds(60), now: { Date(timeIntervalSince1970: 0) },
+            logger: testLogger, onPublished: {})
+        let times = DeviceTimes(
+            installId: Self.install, lastFixMillis: Self.millis("2026-06-15T12:34:51.500Z"),
+            lastContactMillis: Self.millis("2026-06-15T12:34:57.000Z"), expectedSeconds: 300)
+        let at = Self.millis("2026-06-15T12:44:55.000Z")
+        let status = monitor.status(of: times, nowMillis: at)
+        #expect(status == .delayed, "the golden status is the one the rule gives")
+        #expect(monitor.payload(times, status, at) == (try Self.text(.liveDevice)))
+
+        var request = Self.requests[0]
+        request.state = .answered
+        request.deliveredAtMillis = Self.millis("2026-06-15T12:34:51.000Z")
+        request.finishedAtMillis = Self.millis("2026-06-15T12:34:57.000Z")
+        request.fixId = manual
+        request.fixJSON = try Self.text(.liveFix)
+        #expect(request.json(includeFix: false) == (try Self.text(.liveLocate)))
+        // The API's object is the same one with the answering fix appended.
+        #expect(request.json() == String(try Self.text(.liveLocate).dropLast()) + #","fix":"# + (try Self.text(.liveFix)) + "}")
+
+        let start = LiveStart(
+            scope: .everything, grant: ViewerGrant(scope: .everything), requested: 3, marks: EventLogMarks(head: 42, prunedThrough: 10),
+            retryMillis: 1000)
+        #expect(
+            String(buffer: start.preamble).hasSuffix("id: 42\nevent: reset\ndata: " + (try Self.text(.liveReset)) + "\n\n"))
+    }
+
+    /// The SDK's `LiveViewer` reads every event of a real stream as its typed value.
+    @Test("issue 31, BY-1: a LiveViewer reads the server's live events typed", arguments: Backend.all)
+    func liveViewerReadsTypedEvents(_ backend: Backend) async throws {
+        try await withServer(backend) { server, _ in
+            #expect(try await Ingest.HTTPIngest.raw(server, Self.golden(.envelope)).status == 200)
+            let got = try await Live.collect(server.base + "/v1/live", lastEventID: "0", kinds: ["fix", "geofence_event"]) { ms in
+                ms.filter { $0.event == "fix" }.count == 2 && ms.contains { $0.event == "geofence_event" }
+            }
+            let typed = try got.map { m in try #require(try m.liveEvent(), "\(m.event) \(m.data)") }
+            let fixes = typed.compactMap { e -> WireViewerFix? in if case .fix(let f) = e { return f } else { return nil } }
+            let batch = try Self.receivedBatch()
+            #expect(fixes.map(\.location) == batch.envelope.locations)
+            #expect(fixes.allSatisfy { $0.installId == Self.install && $0.batchId == batch.envelope.batchId })
+            let geofence = typed.compactMap { e -> WireViewerGeofenceEvent? in
+                if case .geofenceEvent(let g) = e { return g } else { return nil }
+            }
+            #expect(geofence.map(\.event) == batch.envelope.geofenceEvents)
+        }
+    }
+}
+
+extension Ingest.WireGoldenServer {
+    /// The member names of a JSON object, in the order written.
+    static func keyOrder(_ json: String) -> [String] {
+        json.split(separator: ",").compactMap { part in
+            let member = part.drop { $0 == "{" }
+            guard member.first == "\"", let end = member.dropFirst().firstIndex(of: "\"") else { return nil }
+            return String(member[member.index(after: member.startIndex)..<end])
+        }
+    }
+
+    @Test(
+        "issue 31, AU-3, IN-5: the token endpoint reads the golden forms and answers a grant shaped as the golden one",
+        arguments: Backend.all)
+    func tokenExchangeGolden(_ backend: Backend) async throws {
+        try await withServer(backend, configure: Ingest.DeviceIdentity.required) { server, _ in
+            let form = ["Content-Type": WireMessage.tokenRefresh.mediaType]
+            // The golden refresh form is read as a refresh: its token is unknown here, so invalid_grant (not invalid_request).
+            let refresh = try await HTTP.send("POST", server.base + "/oauth/token", body: Self.golden(.tokenRefresh), headers: form)
+            #expect(refresh.status == 400)
+            #expect(try refresh.json()["error"] as? String == "invalid_grant", "\(refresh.text)")
+
+            let code = try await Ingest.DeviceIdentity.newCode(server, #"{"uses":1,"ttl_seconds":3600}"#)
+            let body = try Self.text(.tokenEnrollment).replacingOccurrences(of: "ben1.c2VjcmV0LWNvZGU", with: WireForm.escape(code))
+            let enrolled = try await HTTP.send("POST", server.base + "/oauth/token", body: Array(body.utf8), headers: form)
+            #expect(enrolled.status == 200, "\(enrolled.text)")
+            let grant = try WireTokenGrant.decode(Data(enrolled.body))
+            #expect(grant.tokenType == "Bearer" && grant.expiresIn > 0)
+            #expect(enrolled.body == [UInt8](grant.encoded()), "the server writes a grant with BeekonWire's writer")
+            #expect(Self.keyOrder(enrolled.text) == Self.keyOrder(try Self.text(.tokenGrant)))
+            #expect(enrolled.headers["cache-control"] == "no-store")
+
+            // The refusals name the OAuth error of the field that broke the request.
+            for (text, error) in [
+                ("grant_type=password&username=a", "unsupported_grant_type"), ("grant_type=refresh_token", "invalid_request"),
+                ("grant_type=enrollment_code&code=x&install_id=nope", "invalid_request"),
+            ] {
+                let r = try await HTTP.send("POST", server.base + "/oauth/token", body: Array(text.utf8), headers: form)
+                let code = try r.json()["error"] as? String
+                #expect(r.status == 400 && code == error, "\(text) → \(r.text)")
+            }
+        }
     }
 }

@@ -7,7 +7,7 @@ extension AuthConfig {
     /// Without seed tokens the SDK uses the tokens it keeps in its vault (AU-9), so this is
     /// what an app passes on every launch after ``Beekon/enroll(code:tokenURL:)`` succeeded once.
     public static func refreshing(at tokenURL: URL) -> AuthConfig {
-        AuthConfig(refreshUrl: tokenURL, refreshPayload: ["grant_type": "refresh_token", "refresh_token": "{refreshToken}"])
+        AuthConfig(refreshUrl: tokenURL, refreshPayload: WireTokenRequest.refresh(refreshToken: "{refreshToken}").fields)
     }
 }
 
@@ -40,11 +40,10 @@ extension Beekon {
             throw .invalidConfiguration("enroll(code:) needs the enrollment code")
         }
         let install = try await installID()
-        let fields = ["grant_type": "enrollment_code", "code": code, "install_id": install.wireString]
         let request = HTTPRequest(
             url: tokenURL, method: "POST",
             headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"],
-            body: Data(RefreshExchange.formEncode(fields).utf8), timeout: RefreshExchange.timeout)
+            body: WireTokenRequest.enrollment(code: code, installId: install).formEncoded(), timeout: RefreshExchange.timeout)
         let result: Result<HTTPResponse, HTTPTransportError>
         do {
             result = .success(try await (deps.transport ?? URLSessionTransport()).send(request))

@@ -1,3 +1,4 @@
+import BeekonWire
 import Crypto
 import Foundation
 
@@ -36,7 +37,7 @@ enum RefreshExchange {
         switch config.refreshBodyFormat {
         case .form:
             contentType = "application/x-www-form-urlencoded"
-            body = Data(formEncode(fields).utf8)
+            body = Data(WireForm.encode(fields).utf8)
         case .json:
             contentType = "application/json"
             let encoder = JSONEncoder()
@@ -57,29 +58,6 @@ enum RefreshExchange {
         where out.contains(placeholder) {
             guard let value, !value.isEmpty else { return nil }
             out = out.replacingOccurrences(of: placeholder, with: value)
-        }
-        return out
-    }
-
-    /// `application/x-www-form-urlencoded` as browsers serialise it: keys sorted for a
-    /// stable body, unreserved `A–Z a–z 0–9 * - . _` kept, space as `+`, every other
-    /// UTF-8 byte as `%XX`.
-    static func formEncode(_ fields: [String: String]) -> String {
-        fields.keys.sorted().map { "\(formEscape($0))=\(formEscape(fields[$0]!))" }.joined(separator: "&")
-    }
-
-    static func formEscape(_ s: String) -> String {
-        var out = ""
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "*"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            case UInt8(ascii: " "):
-                out += "+"
-            default:
-                out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
-            }
         }
         return out
     }
@@ -116,7 +94,14 @@ enum RefreshExchange {
     /// `token`; expiry from the mapping, else `expiresAt`/`expiresIn`/`expires_at`/`expires_in`
     /// (relative ⇒ now + value; numbers or numeric strings); a refresh token replaces the
     /// old one. Nil when the body is not a JSON object or carries no token.
+    /// A `beekon-ingest` grant (``WireTokenGrant``) is read by BeekonWire, the code the server
+    /// writes it with; the lookup is for other token endpoints and for a custom `mapping`.
     static func parse(_ body: Data, current: TokenSet, mapping: AuthConfig.ResponseMapping?, now: Date) -> TokenSet? {
+        if mapping == nil, let grant = try? WireTokenGrant.decode(body) {
+            return TokenSet(
+                accessToken: grant.accessToken, refreshToken: grant.refreshToken,
+                expiresAt: now.timeIntervalSince1970 + Double(grant.expiresIn))
+        }
         guard let root = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
             root is [String: Any]
         else { return nil }

@@ -8,9 +8,9 @@ import ServiceLifecycle
 
 /// Builds the `beekon-ingest` application: store, token service, routes and
 /// the services it runs (the PostgreSQL pool, if any, and the HTTP server).
-public enum IngestServer {
+package enum IngestServer {
     /// Opens the store the configuration names (does not migrate yet).
-    public static func makeStore(_ config: IngestConfiguration, logger: Logger) throws(StoreError) -> any LocationStore {
+    package static func makeStore(_ config: IngestConfiguration, logger: Logger) throws(StoreError) -> any LocationStore {
         switch config.database {
         case .sqlite(let path): return try SQLiteLocationStore(path: path, groupCommit: config.groupCommit, logger: logger)
         case .postgres(let location):
@@ -23,7 +23,7 @@ public enum IngestServer {
     /// Builds the application. Migrations and the signing-key load run before the
     /// server accepts connections; `onListening` gets the bound host and port
     /// (useful with port 0), which is also logged as `listening on HOST:PORT`.
-    public static func buildApplication(
+    package static func buildApplication(
         _ config: IngestConfiguration,
         logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() },
@@ -33,7 +33,7 @@ public enum IngestServer {
     }
 
     /// Builds the application around an existing store (tests use this to inject failures).
-    public static func buildApplication(
+    package static func buildApplication(
         _ config: IngestConfiguration,
         store: any LocationStore,
         logger: Logger,

@@ -4,24 +4,24 @@ import Foundation
 /// Signs and verifies stateless access tokens: `bat1.<subject>.<expiry>.<mac>`
 /// (subject base64url, expiry in Unix seconds, HMAC-SHA256 over the rest).
 /// The key lives in the database, so every instance on it verifies every token.
-public struct AccessTokenSigner: Sendable {
+package struct AccessTokenSigner: Sendable {
     private let keyBytes: [UInt8]
     private var key: SymmetricKey { SymmetricKey(data: keyBytes) }
 
     /// Creates a signer with raw key bytes (at least 32).
-    public init(key: [UInt8]) {
+    package init(key: [UInt8]) {
         self.keyBytes = key
     }
 
     /// Issues a token for `subject` that expires at `expiresAt` (Unix seconds).
-    public func sign(subject: String, expiresAt: Int64) -> String {
+    package func sign(subject: String, expiresAt: Int64) -> String {
         let body = "bat1.\(Base64URL.encode(Array(subject.utf8))).\(expiresAt)"
         let mac = HMAC<SHA256>.authenticationCode(for: Array(body.utf8), using: key)
         return body + "." + Base64URL.encode(Array(mac))
     }
 
     /// Returns the subject of a valid, unexpired token; nil otherwise.
-    public func verify(_ token: String, nowSeconds: Int64) -> String? {
+    package func verify(_ token: String, nowSeconds: Int64) -> String? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "bat1", let expiry = Int64(parts[2]), expiry > nowSeconds,
             let mac = Base64URL.decode(String(parts[3])),

@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 
 /// Who made a request.
-public enum Principal: Sendable, Equatable {
+package enum Principal: Sendable, Equatable {
     /// Auth is off.
     case anonymous
     /// A static API key: may upload and read.
@@ -23,21 +23,21 @@ public enum Principal: Sendable, Equatable {
 
 /// Checks credentials: `Authorization: Bearer <key-or-token>`, `Authorization: <token>`
 /// (the SDK's `raw` strategy) or `X-API-Key: <key>`.
-public struct Authenticator: Sendable {
+package struct Authenticator: Sendable {
     /// Whether credentials are enforced.
-    public let required: Bool
+    package let required: Bool
     private let keyDigests: [[UInt8]]
     private let tokens: TokenService
 
     /// Creates an authenticator for the given keys and token service.
-    public init(required: Bool, apiKeys: [String], tokens: TokenService) {
+    package init(required: Bool, apiKeys: [String], tokens: TokenService) {
         self.required = required
         self.keyDigests = apiKeys.map { Array(SHA256.hash(data: Array($0.utf8))) }
         self.tokens = tokens
     }
 
     /// The principal of a request; nil when auth is required and no valid credential was sent.
-    public func principal(of headers: HTTPFields) -> Principal? {
+    package func principal(of headers: HTTPFields) -> Principal? {
         guard required else { return .anonymous }
         var candidates: [String] = []
         if let key = headers.first(where: { $0.name.canonicalName == "x-api-key" })?.value {

@@ -11,7 +11,7 @@ import Logging
 /// If the answer to a refresh is lost, the device may present the old token
 /// again as long as the new one was never used; presenting a retired token
 /// whose successor *was* used revokes the whole chain (token theft).
-public final class TokenService: Sendable {
+package final class TokenService: Sendable {
     let store: any TokenStore
     let accessTTL: Int64
     let refreshTTL: Int64
@@ -22,7 +22,7 @@ public final class TokenService: Sendable {
 
     /// Creates the service; call `loadKey()` after migrations before serving. `makeFamilyID`
     /// names each new refresh-token chain (default: UUIDv7 ids on `now`).
-    public init(
+    package init(
         store: any TokenStore, accessTTLSeconds: Int, refreshTTLSeconds: Int, now: @escaping @Sendable () -> Date = { Date() },
         makeFamilyID: (@Sendable () -> UUID)? = nil
     ) {
@@ -35,7 +35,7 @@ public final class TokenService: Sendable {
     }
 
     /// Loads (or creates) the shared signing key from the store.
-    public func loadKey() async throws(StoreError) {
+    package func loadKey() async throws(StoreError) {
         let proposed = SymmetricKey(size: .bits256).withUnsafeBytes { [UInt8]($0) }
         let key = try await store.signingKey(proposed: proposed)
         signerBox.value = AccessTokenSigner(key: key)
@@ -44,7 +44,7 @@ public final class TokenService: Sendable {
     /// Issues a fresh grant (new refresh-token chain) for `subject`, e.g. to seed a device.
     /// With `installId` the credential is bound to that install at once; without, it is bound
     /// to the first install it acts for (see ``Authenticator/authorize(_:actingFor:)``).
-    public func issue(subject: String, installId: UUID? = nil) async throws(TokenError) -> TokenGrant {
+    package func issue(subject: String, installId: UUID? = nil) async throws(TokenError) -> TokenGrant {
         guard Self.isValidSubject(subject) else { throw .invalidSubject(subject) }
         let refresh = Self.newRefreshToken()
         let nowMs = Self.millis(now())
@@ -68,7 +68,7 @@ public final class TokenService: Sendable {
 
     /// Creates an enrollment code an admin hands to an app: each of `uses` installs may exchange
     /// it once (``enroll(code:installId:)``) within `ttlSeconds`.
-    public func createEnrollmentCode(uses: Int, ttlSeconds: Int, label: String?) async throws(TokenError) -> EnrollmentCode {
+    package func createEnrollmentCode(uses: Int, ttlSeconds: Int, label: String?) async throws(TokenError) -> EnrollmentCode {
         let code = "ben1." + Base64URL.encode(SymmetricKey(size: .bits256).withUnsafeBytes { [UInt8]($0) })
         let nowMs = Self.millis(now())
         let expires = nowMs + Int64(ttlSeconds) * 1000
@@ -83,7 +83,7 @@ public final class TokenService: Sendable {
 
     /// Exchanges an enrollment code for a grant bound to `installId` (its subject is the
     /// install id's text). One use of the code is spent; an install enrols once.
-    public func enroll(code: String, installId: UUID) async throws(TokenError) -> TokenGrant {
+    package func enroll(code: String, installId: UUID) async throws(TokenError) -> TokenGrant {
         let refresh = Self.newRefreshToken()
         let nowMs = Self.millis(now())
         let subject = installId.wireString
@@ -109,7 +109,7 @@ public final class TokenService: Sendable {
     }
 
     /// Revokes every credential of an install; returns how many.
-    public func revoke(installId: UUID) async throws(StoreError) -> Int {
+    package func revoke(installId: UUID) async throws(StoreError) -> Int {
         try await store.revokeDevice(installId: installId, nowMillis: Self.millis(now()))
     }
 
@@ -120,7 +120,7 @@ public final class TokenService: Sendable {
     }
 
     /// Exchanges a refresh token for a new access token and a new refresh token.
-    public func refresh(_ presented: String) async throws(TokenError) -> TokenGrant {
+    package func refresh(_ presented: String) async throws(TokenError) -> TokenGrant {
         let next = Self.newRefreshToken()
         let nowMs = Self.millis(now())
         let record = RefreshTokenRecord(
@@ -140,7 +140,7 @@ public final class TokenService: Sendable {
     }
 
     /// The subject of a valid access token, or nil.
-    public func verify(accessToken: String) -> String? {
+    package func verify(accessToken: String) -> String? {
         signerBox.value?.verify(accessToken, nowSeconds: Int64(now().timeIntervalSince1970))
     }
 
@@ -167,15 +167,15 @@ public final class TokenService: Sendable {
 }
 
 /// A new enrollment code, as answered to the admin who created it (the only time it is shown).
-public struct EnrollmentCode: Sendable, Codable, Equatable {
+package struct EnrollmentCode: Sendable, Codable, Equatable {
     /// The secret the device presents (`grant_type=enrollment_code`).
-    public var code: String
+    package var code: String
     /// How many installs may enrol with it.
-    public var uses: Int
+    package var uses: Int
     /// When it stops working (RFC 3339).
-    public var expiresAt: String
+    package var expiresAt: String
     /// The admin's note.
-    public var label: String?
+    package var label: String?
 
     enum CodingKeys: String, CodingKey {
         case code, uses, label
@@ -183,27 +183,11 @@ public struct EnrollmentCode: Sendable, Codable, Equatable {
     }
 }
 
-/// A token response, encoded as `{"access_token", "token_type", "expires_in", "refresh_token"}`.
-public struct TokenGrant: Sendable, Codable, Equatable {
-    /// Short-lived bearer token for uploads.
-    public var accessToken: String
-    /// The next refresh token (the presented one is retired).
-    public var refreshToken: String
-    /// Seconds until the access token expires.
-    public var expiresIn: Int
-    /// Always `Bearer`.
-    public var tokenType = "Bearer"
-
-    enum CodingKeys: String, CodingKey {
-        case accessToken = "access_token"
-        case refreshToken = "refresh_token"
-        case expiresIn = "expires_in"
-        case tokenType = "token_type"
-    }
-}
+/// The token endpoint's grant: BeekonWire's, written and read by the same code on both sides (issue 31).
+package typealias TokenGrant = WireTokenGrant
 
 /// Why a token could not be issued.
-public enum TokenError: Error, Sendable, CustomStringConvertible {
+package enum TokenError: Error, Sendable, CustomStringConvertible {
     /// The refresh token cannot be used (OAuth `invalid_grant`); the device needs a new seed.
     case invalidGrant(String)
     /// The subject is not 1–100 printable ASCII characters.
@@ -213,7 +197,7 @@ public enum TokenError: Error, Sendable, CustomStringConvertible {
     /// The database failed.
     case store(StoreError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidGrant(let why): return "invalid_grant: \(why) — issue a new refresh token with `beekon-ingest issue-token`"
         case .invalidSubject(let s): return "invalid subject '\(s)': use 1–100 printable ASCII characters without spaces"

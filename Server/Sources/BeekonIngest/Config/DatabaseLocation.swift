@@ -1,14 +1,14 @@
 import Foundation
 
 /// Where the server keeps its data: an embedded SQLite file or a PostgreSQL database.
-public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
+package enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
     /// An SQLite file (created if missing), opened in WAL mode.
     case sqlite(path: String)
     /// A PostgreSQL server.
     case postgres(PostgresLocation)
 
     /// Parses `sqlite:PATH`, a bare path, or `postgres://user:password@host:port/database?sslmode=disable|prefer|require`.
-    public init(parsing text: String) throws(ConfigurationError) {
+    package init(parsing text: String) throws(ConfigurationError) {
         if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
             self = .postgres(try PostgresLocation(url: text))
         } else if text.hasPrefix("sqlite:") {
@@ -23,7 +23,7 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A form safe for logs (no password).
-    public var description: String {
+    package var description: String {
         switch self {
         case .sqlite(let path): return "sqlite:\(path)"
         case .postgres(let p): return "postgres://\(p.username)@\(p.host):\(p.port)/\(p.database)"
@@ -32,25 +32,25 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Connection parameters for PostgreSQL.
-public struct PostgresLocation: Sendable, Equatable {
+package struct PostgresLocation: Sendable, Equatable {
     /// TLS policy towards the database server.
-    public enum TLSMode: String, Sendable { case disable, prefer, require }
+    package enum TLSMode: String, Sendable { case disable, prefer, require }
 
     /// Host name or address.
-    public var host: String
+    package var host: String
     /// TCP port.
-    public var port: Int
+    package var port: Int
     /// Role to connect as.
-    public var username: String
+    package var username: String
     /// Password, if the server asks for one.
-    public var password: String?
+    package var password: String?
     /// Database name.
-    public var database: String
+    package var database: String
     /// TLS policy (`sslmode` in the URL); default `prefer`.
-    public var tls: TLSMode
+    package var tls: TLSMode
 
     /// Creates connection parameters.
-    public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String, tls: TLSMode = .prefer) {
+    package init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String, tls: TLSMode = .prefer) {
         self.host = host
         self.port = port
         self.username = username
@@ -60,7 +60,7 @@ public struct PostgresLocation: Sendable, Equatable {
     }
 
     /// Parses `postgres://user:password@host:port/database?sslmode=…`.
-    public init(url text: String) throws(ConfigurationError) {
+    package init(url text: String) throws(ConfigurationError) {
         guard let c = URLComponents(string: text), let host = c.host, !host.isEmpty else {
             throw .invalidDatabase(text, "expected postgres://user:password@host:port/database")
         }
@@ -80,13 +80,13 @@ public struct PostgresLocation: Sendable, Equatable {
 }
 
 /// A configuration value that cannot be used.
-public enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The `--database` value could not be understood.
     case invalidDatabase(String, String)
     /// Another option has an unusable value.
     case invalidOption(String, String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidDatabase(let value, let hint): return "invalid --database '\(value.redactingPassword)': \(hint)"
         case .invalidOption(let name, let hint): return "invalid \(name): \(hint)"

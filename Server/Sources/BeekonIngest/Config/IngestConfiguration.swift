@@ -1,54 +1,54 @@
 import Foundation
 
 /// Everything `beekon-ingest` needs to run; built by the command line (or by tests).
-public struct IngestConfiguration: Sendable {
+package struct IngestConfiguration: Sendable {
     /// Interface to bind, e.g. `127.0.0.1` (default) or `0.0.0.0`.
-    public var host: String
+    package var host: String
     /// TCP port; `0` asks the OS for a free one (the bound port is reported through `onListening` and the log).
-    public var port: Int
+    package var port: Int
     /// Where fixes are stored.
-    public var database: DatabaseLocation
+    package var database: DatabaseLocation
     /// Path of the ingest endpoint (`POST`), default `/v1/locations`.
-    public var ingestPath: String
+    package var ingestPath: String
     /// Whether requests must carry a credential.
-    public var authMode: AuthMode
+    package var authMode: AuthMode
     /// Static API keys accepted as `Authorization: Bearer <key>` or `X-API-Key: <key>`.
-    public var apiKeys: [String]
+    package var apiKeys: [String]
     /// Lifetime of access tokens issued by `POST /oauth/token`, in seconds.
-    public var accessTokenTTLSeconds: Int
+    package var accessTokenTTLSeconds: Int
     /// Lifetime of refresh tokens, in seconds (each rotation issues a fresh one).
-    public var refreshTokenTTLSeconds: Int
+    package var refreshTokenTTLSeconds: Int
     /// Cap on the request body as received (compressed), in bytes.
-    public var maxBodyBytes: Int
+    package var maxBodyBytes: Int
     /// Cap on the body after gunzip, in bytes; a larger body is answered 413.
-    public var maxDecompressedBytes: Int
+    package var maxDecompressedBytes: Int
     /// A device whose newest fix is older than this is reported as stale by the read API.
-    public var staleAfterSeconds: Int
+    package var staleAfterSeconds: Int
     /// Longest a request waits for PostgreSQL (a free pooled connection and the answer)
     /// before it is answered 503 with `Retry-After`; 1…300 seconds, default 10.
-    public var databaseTimeoutSeconds: Int
+    package var databaseTimeoutSeconds: Int
     /// Seconds between heartbeat comments on `GET /v1/live` (default 15).
-    public var liveHeartbeatSeconds: Double = 15
+    package var liveHeartbeatSeconds: Double = 15
     /// The `retry:` hint sent to live clients, in milliseconds (default 2000).
-    public var liveRetryMillis: Int = 2_000
+    package var liveRetryMillis: Int = 2_000
     /// How long the event log keeps events (default 7 days); older cursors get `reset`.
-    public var eventRetentionSeconds: Int = 7 * 86_400
+    package var eventRetentionSeconds: Int = 7 * 86_400
     /// PostgreSQL only: fixes older than this many days are deleted by dropping their weekly
     /// partitions (each device keeps its newest fix); nil (the default): fixes are kept forever.
-    public var retentionDays: Int?
+    package var retentionDays: Int?
     /// How often each instance polls the event log even without a wake-up (default 1 s).
-    public var livePollSeconds: Double = 1
+    package var livePollSeconds: Double = 1
     /// How long a new connection may take to send the whole head of its first request before
     /// it is closed (default 10 s; a silent or header-trickling connection cannot hold a slot).
-    public var firstRequestTimeoutSeconds: Double = 10
+    package var firstRequestTimeoutSeconds: Double = 10
     /// Seconds a keep-alive connection may stay idle between requests, the next request's
     /// whole head included, before it is closed (a response in progress is never cut).
-    public var idleTimeoutSeconds: Double = 60
+    package var idleTimeoutSeconds: Double = 60
     /// Seconds a request's body may take to arrive whole, from its head (issue 28: a trickled body).
-    public var bodyTimeoutSeconds: Double = 60
+    package var bodyTimeoutSeconds: Double = 60
     /// The most connections open at once; nil: derived from the descriptor limit (the soft
     /// limit less `max(64, limit / 8)`, after raising the soft limit to the hard one).
-    public var maxConnections: Int?
+    package var maxConnections: Int?
     /// Events each instance keeps in memory for live streams (default 20,000); a viewer
     /// further behind reads from the store.
     package var liveRingCapacity: Int = 20_000
@@ -56,32 +56,32 @@ public struct IngestConfiguration: Sendable {
     /// small so that a viewer that stops reading fills it quickly.
     package var liveSendBufferBytes: Int?
     /// The reporting interval assumed for a device that declares none, in seconds (default 300).
-    public var expectedIntervalSeconds: Int = 300
+    package var expectedIntervalSeconds: Int = 300
     /// Concurrent uploads share one transaction (group commit, issue 32; default on).
-    public var groupCommit: Bool = true
+    package var groupCommit: Bool = true
     /// How often device statuses are recomputed, in seconds (default 5).
-    public var statusCheckSeconds: Double = 5
+    package var statusCheckSeconds: Double = 5
     /// The base URL printed in share links (e.g. `https://track.example.com`); nil: the request's Host.
-    public var publicURL: String?
+    package var publicURL: String?
     /// Per-device locate limit: one request per this many seconds refills the bucket (default 60; 0 = no limit).
-    public var locateIntervalSeconds: Double = 60
+    package var locateIntervalSeconds: Double = 60
     /// Per-device locate burst: requests that may be made back to back (default 3).
-    public var locateBurst: Int = 3
+    package var locateBurst: Int = 3
     /// Seconds after which an unanswered locate request expires (default 120).
-    public var locateExpirySeconds: Int = 120
+    package var locateExpirySeconds: Int = 120
     /// An XYZ tile URL template (`https://tiles.example.com/{z}/{x}/{y}.png`) the dashboard draws
     /// under its map; nil: the map is drawn without tiles (no internet needed).
-    public var tileURL: String?
+    package var tileURL: String?
     /// Silent pushes that wake devices for locate requests (issue 30); off when both are nil.
-    public var push = PushConfiguration()
+    package var push = PushConfiguration()
     /// Extra host names that `Host` and `Origin` may name while auth is off (loopback
     /// names, the bound host and the `publicURL` host are always allowed).
-    public var allowedHosts: [String] = []
+    package var allowedHosts: [String] = []
     /// How the share access log is bounded: rows kept at most, and for how long (issue 28).
-    public var shareAccessLog = ShareAccessRetention()
+    package var shareAccessLog = ShareAccessRetention()
 
     /// Creates a configuration; every value has the documented default.
-    public init(
+    package init(
         host: String = "127.0.0.1",
         port: Int = 8080,
         database: DatabaseLocation = .sqlite(path: "beekon-ingest.sqlite"),
@@ -112,7 +112,7 @@ public struct IngestConfiguration: Sendable {
     /// Whether authentication is enforced once `auto` is resolved: `auto` means off
     /// only for SQLite without API keys bound to a loopback address (the zero-setup mode,
     /// reachable from this machine alone), on otherwise (issue 28, finding 6).
-    public var authRequired: Bool {
+    package var authRequired: Bool {
         switch authMode {
         case .off: return false
         case .required: return true
@@ -124,7 +124,7 @@ public struct IngestConfiguration: Sendable {
 
     /// Whether a `--tile-url` is an http(s) URL template with `{z}`, `{x}` and `{y}` and no
     /// character that could leave the page's script string (quotes, `<`, `>`, `\`, spaces).
-    public static func isValidTileURL(_ template: String) -> Bool {
+    package static func isValidTileURL(_ template: String) -> Bool {
         guard template.hasPrefix("https://") || template.hasPrefix("http://"), template.count <= 2_048 else { return false }
         guard ["{z}", "{x}", "{y}"].allSatisfy(template.contains) else { return false }
         let forbidden = Set("\"'<>\\` ")
@@ -132,14 +132,14 @@ public struct IngestConfiguration: Sendable {
     }
 
     /// Whether `host` (a `--host` value) is a loopback address or name.
-    public static func isLoopback(_ host: String) -> Bool {
+    package static func isLoopback(_ host: String) -> Bool {
         let h = host.lowercased()
         return h == "localhost" || h == "::1" || h == "[::1]" || h.hasPrefix("127.")
     }
 }
 
 /// How the server treats credentials.
-public enum AuthMode: String, Sendable, CaseIterable {
+package enum AuthMode: String, Sendable, CaseIterable {
     /// Off for the SQLite zero-setup mode without API keys on a loopback bind; required otherwise.
     case auto
     /// Every request is accepted without credentials (logged loudly at start-up).

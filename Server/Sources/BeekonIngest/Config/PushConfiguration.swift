@@ -3,44 +3,44 @@ import Foundation
 /// The push senders (SPEC XR-6): APNs for Apple devices, FCM for Android clients. Each is off
 /// unless configured; a device whose provider is off keeps today's path (command channel and
 /// ingest answers).
-public struct PushConfiguration: Sendable, Equatable {
+package struct PushConfiguration: Sendable, Equatable {
     /// APNs token-based authentication; nil: no APNs pushes.
-    public var apns: APNsConfiguration?
+    package var apns: APNsConfiguration?
     /// FCM HTTP v1; nil: no FCM pushes.
-    public var fcm: FCMConfiguration?
+    package var fcm: FCMConfiguration?
     /// A PEM file of extra trusted roots for the providers' TLS (tests' local providers); nil: the system's.
-    public var caFile: String?
+    package var caFile: String?
     /// First back-off before a retried push (doubling per attempt; default 1 s).
-    public var retryBaseSeconds: Double = 1
+    package var retryBaseSeconds: Double = 1
     /// Attempts per push, the first included (default 4); retries also stop at the request's expiry.
-    public var maxAttempts: Int = 4
+    package var maxAttempts: Int = 4
 
     /// Creates a configuration with both senders off.
-    public init(apns: APNsConfiguration? = nil, fcm: FCMConfiguration? = nil, caFile: String? = nil) {
+    package init(apns: APNsConfiguration? = nil, fcm: FCMConfiguration? = nil, caFile: String? = nil) {
         self.apns = apns
         self.fcm = fcm
         self.caFile = caFile
     }
 
     /// Whether any sender is configured.
-    public var isEnabled: Bool { apns != nil || fcm != nil }
+    package var isEnabled: Bool { apns != nil || fcm != nil }
 }
 
 /// APNs with a `.p8` signing key (Apple Developer → Keys), its key id and the team id.
-public struct APNsConfiguration: Sendable, Equatable {
+package struct APNsConfiguration: Sendable, Equatable {
     /// Path of the `.p8` file (a PKCS#8 PEM P-256 private key).
-    public var keyPath: String
+    package var keyPath: String
     /// The key's 10-character id (the JWT's `kid`).
-    public var keyId: String
+    package var keyId: String
     /// The developer team id (the JWT's `iss`).
-    public var teamId: String
+    package var teamId: String
     /// Base URL for production tokens.
-    public var productionURL: String
+    package var productionURL: String
     /// Base URL for sandbox (development) tokens.
-    public var sandboxURL: String
+    package var sandboxURL: String
 
     /// Creates a configuration; `url` replaces both hosts (a local stand-in in tests).
-    public init(keyPath: String, keyId: String, teamId: String, url: String? = nil) {
+    package init(keyPath: String, keyId: String, teamId: String, url: String? = nil) {
         self.keyPath = keyPath
         self.keyId = keyId
         self.teamId = teamId
@@ -50,14 +50,14 @@ public struct APNsConfiguration: Sendable, Equatable {
 }
 
 /// FCM HTTP v1 with a Google service-account key file.
-public struct FCMConfiguration: Sendable, Equatable {
+package struct FCMConfiguration: Sendable, Equatable {
     /// Path of the service-account JSON (`project_id`, `private_key`, `client_email`, `token_uri`).
-    public var serviceAccountPath: String
+    package var serviceAccountPath: String
     /// Base URL of the FCM API (default `https://fcm.googleapis.com`).
-    public var endpoint: String
+    package var endpoint: String
 
     /// Creates a configuration.
-    public init(serviceAccountPath: String, endpoint: String = "https://fcm.googleapis.com") {
+    package init(serviceAccountPath: String, endpoint: String = "https://fcm.googleapis.com") {
         self.serviceAccountPath = serviceAccountPath
         self.endpoint = endpoint
     }

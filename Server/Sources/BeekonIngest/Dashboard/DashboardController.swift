@@ -100,10 +100,10 @@ struct DashboardController: Sendable {
             if source == .exact {
                 let zoom = q.zoom(for: answer.bounds)
                 answer.zoom = zoom
-                let halfPixel = TrackOverview.halfPixelMetres(level: zoom, latitude: points.first?.latitude ?? 0)
+                let halfPixel = TrackOverview.halfPixelMeters(level: zoom, latitude: points.first?.latitude ?? 0)
                 // Radial pass + DP at half a pixel: every fix within one pixel of the line.
-                points = TrackSimplifier(toleranceMetres: halfPixel).simplify(points)
-                answer.toleranceMetres = 2 * halfPixel
+                points = TrackSimplifier(toleranceMeters: halfPixel).simplify(points)
+                answer.toleranceMeters = 2 * halfPixel
             }
             answer.points = points
         case .overview:
@@ -113,10 +113,10 @@ struct DashboardController: Sendable {
             }
             let zoom = q.zoom(for: slice.bounds)
             let latitude = slice.points.first?.latitude ?? 0
-            let halfPixel = TrackOverview.halfPixelMetres(level: zoom, latitude: latitude)
+            let halfPixel = TrackOverview.halfPixelMeters(level: zoom, latitude: latitude)
             // The tier is within half a pixel at its level; this pass adds at most half a pixel at `zoom`.
-            answer.points = TrackSimplifier(toleranceMetres: halfPixel / 2).simplify(slice.points)
-            answer.toleranceMetres = TrackOverview.halfPixelMetres(level: slice.level, latitude: latitude) + halfPixel
+            answer.points = TrackSimplifier(toleranceMeters: halfPixel / 2).simplify(slice.points)
+            answer.toleranceMeters = TrackOverview.halfPixelMeters(level: slice.level, latitude: latitude) + halfPixel
             answer.zoom = zoom
             answer.level = slice.level
             answer.rawCount = slice.rawCount

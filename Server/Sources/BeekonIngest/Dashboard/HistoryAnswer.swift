@@ -11,7 +11,7 @@ struct HistoryAnswer: Sendable {
     var level: Int?
     /// The largest distance, in metres, from a raw fix of the window to the line drawn
     /// (at the first point's latitude; 0 for raw).
-    var toleranceMetres = 0.0
+    var toleranceMeters = 0.0
     /// Raw fixes in the window.
     var rawCount = 0
     var truncated = false
@@ -30,7 +30,7 @@ struct HistoryAnswer: Sendable {
         w.raw(",\"zoom\":")
         w.raw(zoom.map(String.init) ?? "null")
         w.raw(",\"tolerance_m\":")
-        w.number((toleranceMetres * 100).rounded() / 100)
+        w.number((toleranceMeters * 100).rounded() / 100)
         w.raw(",\"raw_count\":\(rawCount),\"count\":\(points.count),\"truncated\":\(truncated),\"source\":")
         w.string(source.rawValue)
         w.raw(",\"level\":")

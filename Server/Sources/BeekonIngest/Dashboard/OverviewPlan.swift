@@ -13,18 +13,18 @@ struct OverviewBucket: Sendable {
 }
 
 /// A window of a device's history read through the overview tier.
-public struct OverviewSlice: Sendable {
+package struct OverviewSlice: Sendable {
     /// Tier points of levels `≤ level` for clean buckets wholly inside the window, and every
     /// raw fix of the other buckets (dirty, or cut by the window's ends), in time order.
-    public var points: [TrackPoint]
+    package var points: [TrackPoint]
     /// Raw fixes in the window.
-    public var rawCount: Int
+    package var rawCount: Int
     /// The box of every raw fix in the window (nil when there is none).
-    public var bounds: TrackBounds?
+    package var bounds: TrackBounds?
     /// The tier level read.
-    public var level: Int
+    package var level: Int
     /// Buckets answered from raw fixes instead of the tier.
-    public var rawBuckets: Int
+    package var rawBuckets: Int
 }
 
 /// How a store answers `HistoryStore.overview`: which buckets come from the tier and

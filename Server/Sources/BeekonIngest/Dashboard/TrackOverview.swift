@@ -16,16 +16,16 @@ import Foundation
 /// within `τ(L)` (perpendicular distance, local equirectangular metres) of every raw fix.
 /// The history endpoint then runs `TrackSimplifier` at `τ(L) / 2` (radial pass + DP: at
 /// most `τ(L)` more), so the drawn track is within one pixel at zoom `L` of every fix.
-public struct TrackOverview: Sendable {
+package struct TrackOverview: Sendable {
     /// Bucket length: 10 minutes (600 fixes at 1 Hz; what a rebuild re-reads).
-    public static let bucketMillis: Int64 = 600_000
+    package static let bucketMillis: Int64 = 600_000
     /// The finest level stored (half a pixel there is ≈ 1.2 m · cos(latitude)).
-    public static let maxLevel = 16
+    package static let maxLevel = 16
     /// Metres per pixel at zoom 0 at the equator (256-pixel tiles, WGS 84 equatorial radius).
-    static let metresPerPixelZ0 = 156_543.033_928
+    static let metersPerPixelZ0 = 156_543.033_928
 
     /// The bucket a fix time belongs to (floor division: also right before 1970).
-    public static func bucket(_ millis: Int64) -> Int64 {
+    package static func bucket(_ millis: Int64) -> Int64 {
         let (q, r) = millis.quotientAndRemainder(dividingBy: bucketMillis)
         return r < 0 ? q - 1 : q
     }
@@ -36,15 +36,15 @@ public struct TrackOverview: Sendable {
     }
 
     /// Half a screen pixel at `level`, in metres, at `latitude`.
-    public static func halfPixelMetres(level: Int, latitude: Double) -> Double {
-        metresPerPixelZ0 * max(0.000_001, cos(latitude * .pi / 180)) / pow(2, Double(level)) / 2
+    package static func halfPixelMeters(level: Int, latitude: Double) -> Double {
+        metersPerPixelZ0 * max(0.000_001, cos(latitude * .pi / 180)) / pow(2, Double(level)) / 2
     }
 
     /// The level of every point of one bucket (in time order): nil for a point finer than
     /// half a pixel at `maxLevel` (not stored).
-    public static func levels(_ points: [TrackPoint]) -> [Int?] {
+    package static func levels(_ points: [TrackPoint]) -> [Int?] {
         guard let first = points.first else { return [] }
-        let halfPixelZ0 = halfPixelMetres(level: 0, latitude: first.latitude)
+        let halfPixelZ0 = halfPixelMeters(level: 0, latitude: first.latitude)
         return significance(points).map { sig -> Int? in
             guard sig.isFinite else { return 0 }
             guard sig > 0 else { return nil }
@@ -100,7 +100,7 @@ public struct TrackOverview: Sendable {
 
     /// The zoom (0…18) at which `bounds` fits in 85 % of a `width` × `height` pixel view,
     /// as the dashboard fits its view.
-    public static func fitZoom(_ bounds: TrackBounds, width: Int, height: Int) -> Int {
+    package static func fitZoom(_ bounds: TrackBounds, width: Int, height: Int) -> Int {
         var zoom = 18
         while zoom > 0 {
             let a = project(longitude: bounds.west, latitude: bounds.north, zoom: zoom)
@@ -120,12 +120,12 @@ public struct TrackOverview: Sendable {
 }
 
 /// A latitude/longitude box, degrees.
-public struct TrackBounds: Sendable, Equatable {
+package struct TrackBounds: Sendable, Equatable {
     /// Degrees, WGS 84.
-    public var south: Double, west: Double, north: Double, east: Double
+    package var south: Double, west: Double, north: Double, east: Double
 
     /// Creates a box.
-    public init(south: Double, west: Double, north: Double, east: Double) {
+    package init(south: Double, west: Double, north: Double, east: Double) {
         self.south = south
         self.west = west
         self.north = north
@@ -133,14 +133,14 @@ public struct TrackBounds: Sendable, Equatable {
     }
 
     /// The box of `points` (nil when empty).
-    public init?(_ points: some Collection<TrackPoint>) {
+    package init?(_ points: some Collection<TrackPoint>) {
         guard let p = points.first else { return nil }
         self.init(south: p.latitude, west: p.longitude, north: p.latitude, east: p.longitude)
         for q in points { extend(latitude: q.latitude, longitude: q.longitude) }
     }
 
     /// Grows the box to hold a point.
-    public mutating func extend(latitude: Double, longitude: Double) {
+    package mutating func extend(latitude: Double, longitude: Double) {
         south = min(south, latitude)
         north = max(north, latitude)
         west = min(west, longitude)
@@ -148,7 +148,7 @@ public struct TrackBounds: Sendable, Equatable {
     }
 
     /// The smallest box holding both.
-    public func union(_ other: TrackBounds?) -> TrackBounds {
+    package func union(_ other: TrackBounds?) -> TrackBounds {
         guard let o = other else { return self }
         return TrackBounds(south: min(south, o.south), west: min(west, o.west), north: max(north, o.north), east: max(east, o.east))
     }

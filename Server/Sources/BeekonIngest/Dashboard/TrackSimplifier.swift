@@ -2,14 +2,14 @@ import BeekonPrimitives
 import Foundation
 
 /// One point of a device's history: fix time (Unix ms) and position.
-public struct TrackPoint: Sendable, Equatable {
+package struct TrackPoint: Sendable, Equatable {
     /// Fix time, Unix ms.
-    public var millis: Int64
+    package var millis: Int64
     /// Degrees, WGS 84.
-    public var latitude: Double, longitude: Double
+    package var latitude: Double, longitude: Double
 
     /// Creates a point.
-    public init(millis: Int64, latitude: Double, longitude: Double) {
+    package init(millis: Int64, latitude: Double, longitude: Double) {
         self.millis = millis
         self.latitude = latitude
         self.longitude = longitude
@@ -20,24 +20,24 @@ public struct TrackPoint: Sendable, Equatable {
 /// (drops points closer than the tolerance to the last kept one, O(n)) followed by
 /// Douglas–Peucker, with the tolerance one screen pixel at the requested Web Mercator
 /// zoom level. The first and last points are always kept.
-public struct TrackSimplifier: Sendable {
+package struct TrackSimplifier: Sendable {
     /// Tolerance in metres.
-    public var toleranceMetres: Double
+    package var toleranceMeters: Double
 
     /// A simplifier whose tolerance is `pixels` screen pixels at `zoom` (0…22) at `latitude`.
-    public init(zoom: Int, latitude: Double, pixels: Double = 1) {
-        let metresPerPixel = 156_543.033_928 * cos(latitude * .pi / 180) / pow(2, Double(min(max(zoom, 0), 22)))
-        toleranceMetres = max(0.01, metresPerPixel * pixels)
+    package init(zoom: Int, latitude: Double, pixels: Double = 1) {
+        let metersPerPixel = 156_543.033_928 * cos(latitude * .pi / 180) / pow(2, Double(min(max(zoom, 0), 22)))
+        toleranceMeters = max(0.01, metersPerPixel * pixels)
     }
 
     /// A simplifier with an explicit tolerance in metres.
-    public init(toleranceMetres: Double) {
-        self.toleranceMetres = max(0, toleranceMetres)
+    package init(toleranceMeters: Double) {
+        self.toleranceMeters = max(0, toleranceMeters)
     }
 
     /// The simplified track (a subsequence of `points`, in order).
-    public func simplify(_ points: [TrackPoint]) -> [TrackPoint] {
-        guard points.count > 2, toleranceMetres > 0 else { return points }
+    package func simplify(_ points: [TrackPoint]) -> [TrackPoint] {
+        guard points.count > 2, toleranceMeters > 0 else { return points }
         // Local equirectangular projection to metres around the first point: exact enough
         // for a tolerance of pixels.
         let lat0 = points[0].latitude * .pi / 180
@@ -48,7 +48,7 @@ public struct TrackSimplifier: Sendable {
         var index: [Int] = []
         xs.reserveCapacity(points.count / 4)
         ys.reserveCapacity(points.count / 4)
-        let t2 = toleranceMetres * toleranceMetres
+        let t2 = toleranceMeters * toleranceMeters
         for (i, p) in points.enumerated() {
             let x = p.longitude * kx
             let y = p.latitude * ky

@@ -1,3 +1,4 @@
+import BeekonWire
 import Foundation
 
 /// A device's reporting state, computed from data rather than a constant (BY-8):
@@ -11,9 +12,9 @@ import Foundation
 /// (`device.sync_interval_seconds` / `device.check_in_interval_seconds`, the larger one),
 /// or the server's `--expected-interval`. Arrival time never makes a position fresh: a
 /// late backlog of old fixes leaves the device `delayed`, not `live`.
-enum DeviceStatus: String, Sendable, Equatable, CaseIterable {
-    case live, delayed, silent
+typealias DeviceStatus = WireDeviceStatus
 
+extension WireDeviceStatus {
     /// The state at `nowMillis`.
     static func of(lastFixMillis: Int64?, lastContactMillis: Int64, expectedSeconds: Int, nowMillis: Int64) -> DeviceStatus {
         let window = Int64(max(expectedSeconds, 1)) * 2_000
@@ -39,18 +40,18 @@ enum DeviceStatus: String, Sendable, Equatable, CaseIterable {
 
 /// What the status of one device is judged from: its newest fix time, its last contact and
 /// the interval it declared (the store's `deviceTimes`, or one accepted upload).
-public struct DeviceTimes: Sendable, Equatable {
+package struct DeviceTimes: Sendable, Equatable {
     /// The device.
-    public var installId: UUID
+    package var installId: UUID
     /// Newest fix by fix time (Unix ms), nil when no fix was stored.
-    public var lastFixMillis: Int64?
+    package var lastFixMillis: Int64?
     /// When the server last received a batch from it (Unix ms).
-    public var lastContactMillis: Int64
+    package var lastContactMillis: Int64
     /// The reporting interval its newest batch declared, in seconds.
-    public var expectedSeconds: Int?
+    package var expectedSeconds: Int?
 
     /// Creates the times of a device.
-    public init(installId: UUID, lastFixMillis: Int64?, lastContactMillis: Int64, expectedSeconds: Int?) {
+    package init(installId: UUID, lastFixMillis: Int64?, lastContactMillis: Int64, expectedSeconds: Int?) {
         self.installId = installId
         self.lastFixMillis = lastFixMillis
         self.lastContactMillis = lastContactMillis
@@ -78,9 +79,9 @@ public struct DeviceTimes: Sendable, Equatable {
 }
 
 /// The status rule for tests outside the module.
-public enum DeviceStatusProbe {
+package enum DeviceStatusProbe {
     /// `DeviceStatus.of(…)` as its raw value.
-    public static func of(fix: Int64?, contact: Int64, expected: Int, now: Int64) -> String {
+    package static func of(fix: Int64?, contact: Int64, expected: Int, now: Int64) -> String {
         DeviceStatus.of(lastFixMillis: fix, lastContactMillis: contact, expectedSeconds: expected, nowMillis: now).rawValue
     }
 }

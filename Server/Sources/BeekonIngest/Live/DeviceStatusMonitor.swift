@@ -193,23 +193,12 @@ final class DeviceStatusMonitor: Service, Sendable {
 
     /// The `device` event: `{"install_id","status","last_contact_at","last_fix_at","expected_interval_seconds"}`.
     func payload(_ t: DeviceTimes, _ s: DeviceStatus, _ nowMillis: Int64) -> String {
-        var w = WireJSONWriter(capacity: 200)
-        w.raw("{\"install_id\":")
-        w.string(t.installId.wireString)
-        w.raw(",\"status\":")
-        w.string(s.rawValue)
-        w.raw(",\"last_contact_at\":")
-        w.string(WireTimestamp(millis: t.lastContactMillis).description)
-        if let fix = t.lastFixMillis {
-            w.raw(",\"last_fix_at\":")
-            w.string(WireTimestamp(millis: fix).description)
-        }
-        w.raw(",\"expected_interval_seconds\":")
-        w.number(Double(t.expectedSeconds ?? defaultExpectedSeconds))
-        w.raw(",\"at\":")
-        w.string(WireTimestamp(millis: nowMillis).description)
-        w.raw("}")
-        return String(decoding: w.bytes, as: UTF8.self)
+        let event = WireDeviceStatusEvent(
+            installId: t.installId, status: s, lastContactAt: WireTimestamp(millis: t.lastContactMillis),
+            lastFixAt: t.lastFixMillis.map { WireTimestamp(millis: $0) },
+            expectedIntervalSeconds: t.expectedSeconds ?? defaultExpectedSeconds,
+            at: WireTimestamp(millis: nowMillis))
+        return String(decoding: event.encoded(), as: UTF8.self)
     }
 }
 

@@ -45,8 +45,10 @@ struct LiveStart: Sendable {
         var cursor = marks.head
         if let start = requested {
             if start < marks.prunedThrough || start > marks.head {
-                let reason = start > marks.head ? "unknown_event_id" : "beyond_retention"
-                out.writeString("id: \(marks.head)\nevent: reset\ndata: {\"reason\":\"\(reason)\",\"head\":\(marks.head)}\n\n")
+                let reset = WireLiveReset(reason: start > marks.head ? .unknownEventId : .beyondRetention, head: marks.head)
+                out.writeString("id: \(marks.head)\nevent: reset\ndata: ")
+                out.writeBytes(reset.encoded())
+                out.writeString("\n\n")
             } else {
                 cursor = start
             }

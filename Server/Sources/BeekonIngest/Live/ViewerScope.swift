@@ -9,14 +9,14 @@ struct ViewerScope: Sendable, Equatable {
     /// How far back fix / event time may go, in seconds; nil for no limit.
     var historySeconds: Int?
     /// Coordinates are coarsened to this many metres; nil for full precision.
-    var precisionMetres: Double?
+    var precisionMeters: Double?
     /// Whether the live stream is allowed.
     var live: Bool = true
     /// Whether locate requests may be made (for its devices).
     var locate: Bool = true
 
     /// Everything (admin keys, auth off).
-    static let everything = ViewerScope(devices: nil, historySeconds: nil, precisionMetres: nil)
+    static let everything = ViewerScope(devices: nil, historySeconds: nil, precisionMeters: nil)
 
     /// The earliest fix time (Unix ms) visible at `nowMillis`; nil for no limit.
     func windowStart(nowMillis: Int64) -> Int64? {
@@ -52,7 +52,7 @@ struct ViewerScope: Sendable, Equatable {
     }
 
     /// The coarsening this viewer's precision asks for (nil: full precision).
-    var coarsening: Coarsening? { precisionMetres.map(Coarsening.init(metres:)) }
+    var coarsening: Coarsening? { precisionMeters.map(Coarsening.init(meters:)) }
 
     /// The event's JSON as this viewer may see it: a `fix` coarsened when required (`ViewerJSON`).
     /// The other kinds carry no position (`geofence_event`, `device`, and `locate`, which is

@@ -4,24 +4,24 @@ import Foundation
 /// `intervalSeconds`, holding at most `burst`. It is computed from the creation times of
 /// the device's recent requests (kept in the store), so it needs no memory of its own
 /// and every instance on one database applies the same limit.
-public struct LocateRateLimit: Sendable, Equatable {
+package struct LocateRateLimit: Sendable, Equatable {
     /// Seconds per refilled request (60 = one a minute).
-    public var intervalSeconds: Double
+    package var intervalSeconds: Double
     /// Requests that may be made back to back.
-    public var burst: Int
+    package var burst: Int
 
     /// Creates a limit.
-    public init(intervalSeconds: Double = 60, burst: Int = 3) {
+    package init(intervalSeconds: Double = 60, burst: Int = 3) {
         self.intervalSeconds = max(0, intervalSeconds)
         self.burst = max(1, burst)
     }
 
     /// How far back creation times matter: older ones cannot affect the bucket.
-    public var horizonMillis: Int64 { Int64(intervalSeconds * 1000) * Int64(burst) }
+    package var horizonMillis: Int64 { Int64(intervalSeconds * 1000) * Int64(burst) }
 
     /// Whether a request may be made at `nowMillis` given earlier creation times; if not,
     /// the whole seconds after which it may (the `Retry-After`).
-    public func check(previous: [Int64], nowMillis: Int64) -> (allowed: Bool, retryAfterSeconds: Int) {
+    package func check(previous: [Int64], nowMillis: Int64) -> (allowed: Bool, retryAfterSeconds: Int) {
         guard intervalSeconds > 0 else { return (true, 0) }
         let interval = intervalSeconds * 1000
         var tokens = Double(burst)

@@ -6,58 +6,39 @@ import Foundation
 /// no answer came before `expiresAtMillis` (`pushed`: a silent push went to the device's
 /// push token, XR-6; a device without one skips it). The final states never change again; an answer
 /// that arrives after the expiry is kept (`lateFixId`) but does not flip the state.
-public struct LocateRequest: Sendable, Equatable {
-    /// Lifecycle states.
-    public enum State: String, Sendable, CaseIterable {
-        /// Created; no device has fetched it yet.
-        case pending
-        /// The push service (APNs or FCM) accepted a silent push for the device (XR-6).
-        case pushed
-        /// Handed to the device (command channel or an ingest response).
-        case delivered
-        /// The device uploaded a fix carrying the request id.
-        case answered
-        /// The device declined (e.g. sharing is off), with its reason.
-        case refused
-        /// No answer before the expiry.
-        case expired
-
-        /// Whether the request can still change.
-        public var isOpen: Bool { self == .pending || self == .pushed || self == .delivered }
-
-        /// The open states as an SQL list (`'pending', 'pushed', 'delivered'`).
-        static let openSQL = allCases.filter(\.isOpen).map { "'\($0.rawValue)'" }.joined(separator: ", ")
-    }
+package struct LocateRequest: Sendable, Equatable {
+    /// Lifecycle states (the wire's, issue 31).
+    package typealias State = WireLocateRequestState.State
 
     /// The request id (also the `locate_request_id` the answering fix carries).
-    public var id: UUID
+    package var id: UUID
     /// The device asked.
-    public var installId: UUID
+    package var installId: UUID
     /// Where it stands.
-    public var state: State
+    package var state: State
     /// Who asked: `admin` or a share id.
-    public var requestedBy: String
+    package var requestedBy: String
     /// Times in Unix ms.
-    public var createdAtMillis: Int64, expiresAtMillis: Int64
+    package var createdAtMillis: Int64, expiresAtMillis: Int64
     /// When it was first delivered to the device.
-    public var deliveredAtMillis: Int64?
+    package var deliveredAtMillis: Int64?
     /// When it reached a final state.
-    public var finishedAtMillis: Int64?
+    package var finishedAtMillis: Int64?
     /// The device's reason for a refusal.
-    public var reason: String?
+    package var reason: String?
     /// The answering fix's id and its read-API JSON object.
-    public var fixId: UUID?
+    package var fixId: UUID?
     /// The answering fix as the read API renders it.
-    public var fixJSON: String?
+    package var fixJSON: String?
     /// A fix that answered after the request had expired (stored, but the state stays `expired`).
-    public var lateFixId: UUID?
+    package var lateFixId: UUID?
     /// When the push service accepted the silent push.
-    public var pushedAtMillis: Int64?
+    package var pushedAtMillis: Int64?
     /// Why the last push attempt failed (e.g. `apns 410 Unregistered`); nil when none failed.
-    public var pushError: String?
+    package var pushError: String?
 
     /// Creates a request.
-    public init(
+    package init(
         id: UUID, installId: UUID, state: State = .pending, requestedBy: String, createdAtMillis: Int64, expiresAtMillis: Int64,
         deliveredAtMillis: Int64? = nil, finishedAtMillis: Int64? = nil, reason: String? = nil, fixId: UUID? = nil,
         fixJSON: String? = nil, lateFixId: UUID? = nil, pushedAtMillis: Int64? = nil, pushError: String? = nil
@@ -79,7 +60,7 @@ public struct LocateRequest: Sendable, Equatable {
     }
 
     /// A change the device or the clock makes to a request.
-    public enum Change: Sendable, Equatable {
+    package enum Change: Sendable, Equatable {
         /// The push service accepted a silent push for it.
         case push
         /// A push attempt failed (the request stays where it is; the reason is kept).
@@ -96,7 +77,7 @@ public struct LocateRequest: Sendable, Equatable {
 
     /// Applies `change` at `nowMillis`; returns whether the lifecycle moved (an event to publish).
     /// A request past its expiry expires first, so a late answer only records `lateFixId`.
-    public mutating func apply(_ change: Change, nowMillis: Int64) -> Bool {
+    package mutating func apply(_ change: Change, nowMillis: Int64) -> Bool {
         if state.isOpen, nowMillis >= expiresAtMillis {
             state = .expired
             finishedAtMillis = expiresAtMillis
@@ -137,43 +118,36 @@ public struct LocateRequest: Sendable, Equatable {
     }
 
     /// The request as its device is told of it (command channel, ingest answer).
-    public var notice: WireLocateNotice {
+    package var notice: WireLocateNotice {
         WireLocateNotice(id: id, createdAt: WireTimestamp(millis: createdAtMillis), expiresAt: WireTimestamp(millis: expiresAtMillis))
+    }
+
+    /// The request as viewers see it (the live `locate` event).
+    var wireState: WireLocateRequestState {
+        func time(_ millis: Int64?) -> WireTimestamp? { millis.map { WireTimestamp(millis: $0) } }
+        return WireLocateRequestState(
+            id: id, installId: installId, state: state, requestedBy: requestedBy, createdAt: WireTimestamp(millis: createdAtMillis),
+            expiresAt: WireTimestamp(millis: expiresAtMillis), pushedAt: time(pushedAtMillis), deliveredAt: time(deliveredAtMillis),
+            finishedAt: time(finishedAtMillis), reason: reason, pushError: pushError, fixId: fixId, lateFixId: lateFixId)
     }
 
     /// The JSON object the API and the live stream show; `fix` (the answering fix) only
     /// when `includeFix`, at a share's precision when `coarsening` is given.
     func json(includeFix: Bool = true, coarsening: Coarsening? = nil) -> String {
         var w = WireJSONWriter(capacity: 400)
-        w.raw("{\"id\":")
-        w.string(id.wireString)
-        w.raw(",\"install_id\":")
-        w.string(installId.wireString)
-        w.raw(",\"state\":")
-        w.string(state.rawValue)
-        w.raw(",\"requested_by\":")
-        w.string(requestedBy)
-        w.raw(",\"created_at\":")
-        w.string(WireTimestamp(millis: createdAtMillis).description)
-        w.raw(",\"expires_at\":")
-        w.string(WireTimestamp(millis: expiresAtMillis).description)
-        for (key, value) in [("pushed_at", pushedAtMillis), ("delivered_at", deliveredAtMillis), ("finished_at", finishedAtMillis)] {
-            w.raw(",\"\(key)\":")
-            if let value { w.string(WireTimestamp(millis: value).description) } else { w.raw("null") }
-        }
-        w.raw(",\"reason\":")
-        if let reason { w.string(reason) } else { w.raw("null") }
-        w.raw(",\"push_error\":")
-        if let pushError { w.string(pushError) } else { w.raw("null") }
-        w.raw(",\"fix_id\":")
-        if let fixId { w.string(fixId.wireString) } else { w.raw("null") }
-        w.raw(",\"late_fix_id\":")
-        if let lateFixId { w.string(lateFixId.wireString) } else { w.raw("null") }
-        if includeFix {
+        w.write(wireState) { w in
+            guard includeFix else { return }
             w.raw(",\"fix\":")
             w.raw(fixJSON.map { ViewerJSON.fix($0, coarsening: coarsening) } ?? "null")
         }
-        w.raw("}")
         return String(decoding: w.bytes, as: UTF8.self)
     }
+}
+
+extension WireLocateRequestState.State {
+    /// Whether the request can still change.
+    package var isOpen: Bool { self == .pending || self == .pushed || self == .delivered }
+
+    /// The open states as an SQL list (`'pending', 'pushed', 'delivered'`).
+    static let openSQL = allCases.filter(\.isOpen).map { "'\($0.rawValue)'" }.joined(separator: ", ")
 }

@@ -6,9 +6,9 @@ import Logging
 /// lifecycle. Every change is a conditional write that appends a `locate` event, so
 /// concurrent instances (or a device answering while the expiry sweep runs) never
 /// publish one change twice; a lost race is retried from the row as stored.
-public struct LocateService: Sendable {
+package struct LocateService: Sendable {
     /// What `create` decided.
-    public enum Creation: Sendable, Equatable {
+    package enum Creation: Sendable, Equatable {
         /// Stored; the new request.
         case created(LocateRequest)
         /// Over the device's rate limit: retry after this many seconds.
@@ -24,7 +24,7 @@ public struct LocateService: Sendable {
     let onChange: @Sendable () -> Void
 
     /// Creates a service.
-    public init(
+    package init(
         store: any LocateStore, limit: LocateRateLimit, expirySeconds: Int, now: @escaping @Sendable () -> Date,
         makeID: @escaping @Sendable () -> UUID, onChange: @escaping @Sendable () -> Void = {}
     ) {
@@ -39,7 +39,7 @@ public struct LocateService: Sendable {
     var nowMillis: Int64 { WireTimestamp(now()).millis }
 
     /// Creates a request for a device, or refuses it over the rate limit.
-    public func create(installId: UUID, requestedBy: String) async throws(StoreError) -> Creation {
+    package func create(installId: UUID, requestedBy: String) async throws(StoreError) -> Creation {
         let nowMs = nowMillis
         let request = LocateRequest(
             id: makeID(), installId: installId, requestedBy: requestedBy, createdAtMillis: nowMs,
@@ -53,14 +53,14 @@ public struct LocateService: Sendable {
     }
 
     /// The request as it stands now (an open request past its expiry is expired first).
-    public func request(id: UUID) async throws(StoreError) -> LocateRequest? {
+    package func request(id: UUID) async throws(StoreError) -> LocateRequest? {
         guard let request = try await store.locateRequest(id: id) else { return nil }
         guard request.state.isOpen, nowMillis >= request.expiresAtMillis else { return request }
         return try await apply(.expire, to: id)
     }
 
     /// The device's open requests, each marked delivered (they are being handed to it now).
-    public func deliver(to installId: UUID) async throws(StoreError) -> [LocateRequest] {
+    package func deliver(to installId: UUID) async throws(StoreError) -> [LocateRequest] {
         var out: [LocateRequest] = []
         for request in try await store.openLocateRequests(installId: installId) {
             if let updated = try await apply(.deliver, to: request.id), updated.state.isOpen { out.append(updated) }
@@ -69,13 +69,13 @@ public struct LocateService: Sendable {
     }
 
     /// Whether the device has an open request (without marking anything delivered).
-    public func hasOpenRequest(for installId: UUID) async throws(StoreError) -> Bool {
+    package func hasOpenRequest(for installId: UUID) async throws(StoreError) -> Bool {
         try await !store.openLocateRequests(installId: installId).filter { $0.expiresAtMillis > nowMillis }.isEmpty
     }
 
     /// Expires every open request past its expiry; returns how many expired.
     @discardableResult
-    public func expireDue() async throws(StoreError) -> Int {
+    package func expireDue() async throws(StoreError) -> Int {
         var count = 0
         for request in try await store.dueLocateRequests(nowMillis: nowMillis) {
             if try await apply(.expire, to: request.id)?.state == .expired { count += 1 }
@@ -86,7 +86,7 @@ public struct LocateService: Sendable {
     /// Applies a change to the stored request (retrying when another writer moved it first);
     /// nil when the request does not exist.
     @discardableResult
-    public func apply(_ change: LocateRequest.Change, to id: UUID) async throws(StoreError) -> LocateRequest? {
+    package func apply(_ change: LocateRequest.Change, to id: UUID) async throws(StoreError) -> LocateRequest? {
         for _ in 0..<5 {
             guard let stored = try await store.locateRequest(id: id) else { return nil }
             var updated = stored

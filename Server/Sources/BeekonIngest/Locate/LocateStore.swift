@@ -3,7 +3,7 @@ import Foundation
 /// Persistence of locate requests. Lifecycle changes are conditional writes (the row
 /// must still be in the state the caller read), each appending a `locate` event to the
 /// event log in the same transaction, so every instance sees each change once.
-public protocol LocateStore: Sendable {
+package protocol LocateStore: Sendable {
     /// Stores a new request and appends its `locate` event (`payload`) if `limit` admits it,
     /// judged on the device's earlier requests read in the same transaction, with one device's
     /// creations serialised, so a burst never exceeds the limit, on any number of instances.

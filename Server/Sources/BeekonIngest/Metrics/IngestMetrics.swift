@@ -2,9 +2,9 @@ import Prometheus
 
 /// The server's Prometheus metrics, in a registry owned by one app instance
 /// (no global bootstrap, so several apps can run in one process, as in tests).
-public final class IngestMetrics: Sendable {
+package final class IngestMetrics: Sendable {
     /// The registry `/metrics` renders.
-    public let registry = PrometheusCollectorRegistry()
+    package let registry = PrometheusCollectorRegistry()
 
     let batchesStored: Counter, batchesDuplicate: Counter
     let fixesStored: Counter, fixesDuplicate: Counter
@@ -27,7 +27,7 @@ public final class IngestMetrics: Sendable {
     static let rejectStatuses = [400, 401, 413, 415, 422]
 
     /// Creates all series up front so they show as 0 before the first request.
-    public init() {
+    package init() {
         let registry = self.registry
         func counter(_ name: String, _ labels: [(String, String)], _ help: String) -> Counter {
             registry.makeCounter(descriptor: Self.name(name, "total", help), labels: labels)
@@ -105,5 +105,5 @@ public final class IngestMetrics: Sendable {
     }
 
     /// The Prometheus text exposition.
-    public func render() -> [UInt8] { registry.emitToBuffer() }
+    package func render() -> [UInt8] { registry.emitToBuffer() }
 }

@@ -4,9 +4,9 @@ import Foundation
 /// A device's push token (SPEC XR-6): one per install, registered with the device's own
 /// credential (`PUT /v1/devices/{install_id}/push-token`), replaced when it changes and
 /// removed when the provider says it is no longer valid. No route ever returns it.
-public struct PushToken: Sendable, Equatable {
+package struct PushToken: Sendable, Equatable {
     /// Which push service the token belongs to.
-    public enum Provider: String, Sendable, CaseIterable {
+    package enum Provider: String, Sendable, CaseIterable {
         /// Apple Push Notification service (iOS, iPadOS, macOS, watchOS).
         case apns
         /// Firebase Cloud Messaging (Android clients of the same wire contract).
@@ -14,7 +14,7 @@ public struct PushToken: Sendable, Equatable {
     }
 
     /// The APNs environment a device token was issued for (it only works there).
-    public enum Environment: String, Sendable, CaseIterable {
+    package enum Environment: String, Sendable, CaseIterable {
         /// `api.sandbox.push.apple.com`: development builds.
         case sandbox
         /// `api.push.apple.com`: App Store, TestFlight and ad-hoc builds.
@@ -22,20 +22,20 @@ public struct PushToken: Sendable, Equatable {
     }
 
     /// The install the token wakes.
-    public var installId: UUID
+    package var installId: UUID
     /// APNs or FCM.
-    public var provider: Provider
+    package var provider: Provider
     /// The APNs device token (lowercase hex) or the FCM registration token.
-    public var token: String
+    package var token: String
     /// APNs only: the environment the token belongs to.
-    public var environment: Environment?
+    package var environment: Environment?
     /// APNs only: the app's bundle id (`apns-topic`).
-    public var topic: String?
+    package var topic: String?
     /// When it was registered (Unix ms).
-    public var updatedAtMillis: Int64
+    package var updatedAtMillis: Int64
 
     /// Creates a token.
-    public init(
+    package init(
         installId: UUID, provider: Provider, token: String, environment: Environment? = nil, topic: String? = nil,
         updatedAtMillis: Int64
     ) {
@@ -77,7 +77,7 @@ struct PushTokenRefusal: Error {
 }
 
 /// Persistence of push tokens: one row per install.
-public protocol PushTokenStore: Sendable {
+package protocol PushTokenStore: Sendable {
     /// Stores `token` for its install, replacing any earlier one.
     func setPushToken(_ token: PushToken) async throws(StoreError)
     /// The install's token, if any.

@@ -21,9 +21,9 @@ extension ReadController {
         var events = try await store.proximityEvents(query)
         let truncated = events.count > pageSize
         if truncated { events.removeLast(events.count - pageSize) }
-        if let metres = scope.precisionMetres {
+        if let meters = scope.precisionMeters {
             // A distance to a fixed beacon is a position: a coarsened share sees it at its precision (XR-4).
-            let c = Coarsening(metres: metres)
+            let c = Coarsening(meters: meters)
             for i in events.indices { events[i].event.distance = events[i].event.distance.map(c.multiple) }
         }
         var w = WireJSONWriter(capacity: 128 + events.count * 300)

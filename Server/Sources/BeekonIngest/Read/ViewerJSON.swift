@@ -11,14 +11,7 @@ import Foundation
 /// rendered again — numbers are never guessed from JSON text.
 enum ViewerJSON {
     /// A stored fix: the schema-v1 location, then `install_id`, `session_id`, `batch_id` and `received_at`.
-    static func write(_ f: StoredFix, into w: inout WireJSONWriter) {
-        w.write(f.location) { w in
-            w.member("install_id", string: f.installId.wireString)
-            w.member("session_id", string: f.sessionId.wireString)
-            w.member("batch_id", string: f.batchId.wireString)
-            w.member("received_at", string: f.receivedAt.description)
-        }
-    }
+    static func write(_ f: StoredFix, into w: inout WireJSONWriter) { w.write(f) }
 
     /// ``write(_:into:)`` as text.
     static func fix(_ f: StoredFix) -> String {
@@ -37,14 +30,9 @@ enum ViewerJSON {
     /// A geofence event of `batch`: the schema-v1 object, then `install_id`, `session_id`, `batch_id` and `received_at`.
     static func geofenceEvent(_ g: WireGeofenceEvent, of batch: IngestBatch) -> String {
         let e = batch.envelope
-        var w = WireJSONWriter(capacity: 320)
-        w.write(g) { w in
-            w.member("install_id", string: e.device.installId.wireString)
-            w.member("session_id", string: e.sessionId.wireString)
-            w.member("batch_id", string: e.batchId.wireString)
-            w.member("received_at", string: batch.receivedAt.description)
-        }
-        return String(decoding: w.bytes, as: UTF8.self)
+        let event = WireViewerGeofenceEvent(
+            event: g, installId: e.device.installId, sessionId: e.sessionId, batchId: e.batchId, receivedAt: batch.receivedAt)
+        return String(decoding: event.encoded(), as: UTF8.self)
     }
 
     /// A stored proximity event: the schema-v1 object, then `session_id`, `batch_id` and `received_at`.
@@ -56,9 +44,10 @@ enum ViewerJSON {
         }
     }
 
-    /// Reads back a fix object ``write(_:into:)`` rendered (nil when `json` is not one).
+    /// Reads back a fix object ``write(_:into:)`` rendered (nil when `json` is not one), with
+    /// BeekonWire's own reader.
     static func readFix(_ json: String) -> StoredFix? {
-        try? JSONDecoder().decode(Fix.self, from: Data(json.utf8)).value
+        try? WireViewerFix.decode(Data(json.utf8))
     }
 
     /// A fix as text at `coarsening` (nil: as rendered); "{}" when `json` is not a fix object,
@@ -66,34 +55,5 @@ enum ViewerJSON {
     static func fix(_ json: String, coarsening: Coarsening?) -> String {
         guard let coarsening else { return json }
         return readFix(json).map { fix(coarsening.fix($0)) } ?? "{}"
-    }
-
-    /// The typed reading of a fix object: the location (BeekonWire's own reader) and the stored context.
-    private struct Fix: Decodable {
-        let value: StoredFix
-
-        enum Key: String, CodingKey {
-            case installId = "install_id"
-            case sessionId = "session_id"
-            case batchId = "batch_id"
-            case receivedAt = "received_at"
-        }
-
-        init(from decoder: any Decoder) throws {
-            let location = try WireLocation(from: decoder)
-            let c = try decoder.container(keyedBy: Key.self)
-            func uuid(_ key: Key) throws -> UUID {
-                guard let u = UUID(wire: try c.decode(String.self, forKey: key)) else {
-                    throw DecodingError.dataCorruptedError(forKey: key, in: c, debugDescription: "not a UUID")
-                }
-                return u
-            }
-            guard let received = WireTimestamp(wire: try c.decode(String.self, forKey: .receivedAt)) else {
-                throw DecodingError.dataCorruptedError(forKey: .receivedAt, in: c, debugDescription: "not a timestamp")
-            }
-            value = StoredFix(
-                location: location, sessionId: try uuid(.sessionId), installId: try uuid(.installId), batchId: try uuid(.batchId),
-                receivedAt: received)
-        }
     }
 }

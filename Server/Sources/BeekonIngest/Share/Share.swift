@@ -2,32 +2,32 @@ import BeekonWire
 import Foundation
 
 /// A scoped, revocable read grant for viewers (`beekon-ingest share create`, `POST /v1/shares`).
-public struct Share: Sendable, Equatable, Codable {
+package struct Share: Sendable, Equatable, Codable {
     /// Public id (`sh_…`), used to list and revoke; not a credential.
-    public var id: String
+    package var id: String
     /// A free-text label, e.g. who it was given to.
-    public var label: String?
+    package var label: String?
     /// The devices it covers; nil for all.
-    public var devices: [UUID]?
+    package var devices: [UUID]?
     /// When it was created (Unix ms).
-    public var createdAtMillis: Int64
+    package var createdAtMillis: Int64
     /// When it stops working (Unix ms); nil for never.
-    public var expiresAtMillis: Int64?
+    package var expiresAtMillis: Int64?
     /// How far back its fixes may go, in seconds; nil for no limit.
-    public var historySeconds: Int?
+    package var historySeconds: Int?
     /// Whether it may open `GET /v1/live`.
-    public var live: Bool
+    package var live: Bool
     /// Positions are coarsened to this many metres; nil for full precision.
-    public var precisionMetres: Double?
+    package var precisionMeters: Double?
     /// When it was revoked (Unix ms); nil while active.
-    public var revokedAtMillis: Int64?
+    package var revokedAtMillis: Int64?
     /// Whether its viewers may ask its devices for a fresh fix (`POST /v1/devices/{id}/locate`).
-    public var locate: Bool
+    package var locate: Bool
 
     /// Creates a share.
-    public init(
+    package init(
         id: String, label: String?, devices: [UUID]?, createdAtMillis: Int64, expiresAtMillis: Int64?,
-        historySeconds: Int?, live: Bool, precisionMetres: Double?, revokedAtMillis: Int64? = nil, locate: Bool = false
+        historySeconds: Int?, live: Bool, precisionMeters: Double?, revokedAtMillis: Int64? = nil, locate: Bool = false
     ) {
         self.id = id
         self.label = label
@@ -36,7 +36,7 @@ public struct Share: Sendable, Equatable, Codable {
         self.expiresAtMillis = expiresAtMillis
         self.historySeconds = historySeconds
         self.live = live
-        self.precisionMetres = precisionMetres
+        self.precisionMeters = precisionMeters
         self.revokedAtMillis = revokedAtMillis
         self.locate = locate
     }
@@ -44,7 +44,7 @@ public struct Share: Sendable, Equatable, Codable {
     /// What it lets a viewer see.
     var scope: ViewerScope {
         ViewerScope(
-            devices: devices.map(Set.init), historySeconds: historySeconds, precisionMetres: precisionMetres, live: live, locate: locate)
+            devices: devices.map(Set.init), historySeconds: historySeconds, precisionMeters: precisionMeters, live: live, locate: locate)
     }
 
     enum CodingKeys: String, CodingKey {
@@ -52,11 +52,11 @@ public struct Share: Sendable, Equatable, Codable {
         case createdAtMillis = "created_at_ms"
         case expiresAtMillis = "expires_at_ms"
         case historySeconds = "history_seconds"
-        case precisionMetres = "precision_m"
+        case precisionMeters = "precision_m"
         case revokedAtMillis = "revoked_at_ms"
     }
     /// Device ids in the wire's lowercase form; absent optionals as `null`.
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(id, forKey: .id)
         try c.encode(label, forKey: .label)
@@ -65,27 +65,27 @@ public struct Share: Sendable, Equatable, Codable {
         try c.encode(expiresAtMillis, forKey: .expiresAtMillis)
         try c.encode(historySeconds, forKey: .historySeconds)
         try c.encode(live, forKey: .live)
-        try c.encode(precisionMetres, forKey: .precisionMetres)
+        try c.encode(precisionMeters, forKey: .precisionMeters)
         try c.encode(revokedAtMillis, forKey: .revokedAtMillis)
         try c.encode(locate, forKey: .locate)
     }
 }
 
 /// One use of a share: who (the share), when, what (endpoint and path), and the outcome.
-public struct ShareAccess: Sendable, Equatable, Codable {
+package struct ShareAccess: Sendable, Equatable, Codable {
     /// The share used.
-    public var shareId: String
+    package var shareId: String
     /// When (Unix ms).
-    public var atMillis: Int64
+    package var atMillis: Int64
     /// The endpoint: `devices`, `sessions`, `track`, `fixes`, `live`.
-    public var what: String
+    package var what: String
     /// The request path.
-    public var path: String
+    package var path: String
     /// `granted` (refused uses are counted, not recorded: issue 28).
-    public var outcome: String
+    package var outcome: String
 
     /// Creates a record.
-    public init(shareId: String, atMillis: Int64, what: String, path: String, outcome: String) {
+    package init(shareId: String, atMillis: Int64, what: String, path: String, outcome: String) {
         self.shareId = shareId
         self.atMillis = atMillis
         self.what = what
@@ -103,25 +103,25 @@ public struct ShareAccess: Sendable, Equatable, Codable {
 /// How the share access log stays bounded (issue 28): only granted uses are recorded (refused
 /// tokens are counted in `beekon_share_refused_total`), each path is cut to `maxPathBytes`, and
 /// each insert deletes the rows beyond the newest `maxRows` and the oldest rows past `maxAgeSeconds`.
-public struct ShareAccessRetention: Sendable, Equatable {
+package struct ShareAccessRetention: Sendable, Equatable {
     /// Rows kept at most.
-    public var maxRows: Int
+    package var maxRows: Int
     /// Rows older than this are deleted.
-    public var maxAgeSeconds: Int
+    package var maxAgeSeconds: Int
     /// A recorded path is cut to this many bytes of UTF-8.
-    public static let maxPathBytes = 256
+    package static let maxPathBytes = 256
     /// Old rows deleted per insert at most: more than one, so the age bound catches up.
     static let pruneBatch = 64
 
     /// Creates a retention policy (default: 100,000 rows, 30 days).
-    public init(maxRows: Int = 100_000, maxAgeSeconds: Int = 30 * 86_400) {
+    package init(maxRows: Int = 100_000, maxAgeSeconds: Int = 30 * 86_400) {
         self.maxRows = max(1, maxRows)
         self.maxAgeSeconds = max(1, maxAgeSeconds)
     }
 }
 
 /// Persistence of shares and their access records.
-public protocol ShareStore: Sendable {
+package protocol ShareStore: Sendable {
     /// Stores a new share with the SHA-256 (hex) of its token.
     func createShare(_ share: Share, tokenHash: String) async throws(StoreError)
     /// Every share, newest first.

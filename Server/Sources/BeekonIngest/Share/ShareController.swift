@@ -99,7 +99,7 @@ struct ShareController: Sendable {
             spec = try ShareSpec(
                 devices: body.devices, all: body.all ?? false, expiresInSeconds: body.expiresInSeconds,
                 historySeconds: body.historySeconds, live: body.live ?? false,
-                precisionMetres: body.precisionM, label: body.label, locate: body.locate ?? false)
+                precisionMeters: body.precisionM, label: body.label, locate: body.locate ?? false)
         } catch {
             return APIResponse.error(.badRequest, "invalid_request", error.description)
         }

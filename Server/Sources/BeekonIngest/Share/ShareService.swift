@@ -7,7 +7,7 @@ import Foundation
 /// SHA-256 is stored. Open streams re-check their share at least every 250 ms against a
 /// per-instance cache of every share's expiry and revocation, refreshed from the database
 /// at most every 250 ms, so a revocation on any instance closes them within a second.
-public final class ShareService: Sendable {
+package final class ShareService: Sendable {
     /// The outcome of presenting a share token.
     enum Outcome: Sendable {
         case granted(ViewerGrant)
@@ -28,10 +28,10 @@ public final class ShareService: Sendable {
     private let cache = Locked(Cache())
 
     /// Token prefix: a bearer token with it is a share token, whatever the auth mode.
-    public static let tokenPrefix = "bks_"
+    package static let tokenPrefix = "bks_"
 
     /// Creates the service.
-    public convenience init(store: any LocationStore, now: @escaping @Sendable () -> Date = { Date() }) {
+    package convenience init(store: any LocationStore, now: @escaping @Sendable () -> Date = { Date() }) {
         self.init(store: store, now: now, metrics: nil, retention: ShareAccessRetention())
     }
 
@@ -44,22 +44,22 @@ public final class ShareService: Sendable {
     }
 
     /// Creates a share; returns it and its token (shown once).
-    public func create(
+    package func create(
         devices: [UUID]?, expiresInSeconds: Int?, historySeconds: Int?, live: Bool,
-        precisionMetres: Double?, label: String?, locate: Bool = false
+        precisionMeters: Double?, label: String?, locate: Bool = false
     ) async throws(StoreError) -> (Share, String) {
         let nowMs = WireTimestamp(now()).millis
         let share = Share(
             id: "sh_" + Self.randomHex(8), label: label, devices: devices, createdAtMillis: nowMs,
             expiresAtMillis: expiresInSeconds.map { nowMs + Int64($0) * 1000 },
-            historySeconds: historySeconds, live: live, precisionMetres: precisionMetres, locate: locate)
+            historySeconds: historySeconds, live: live, precisionMeters: precisionMeters, locate: locate)
         let token = Self.tokenPrefix + Self.randomHex(32)
         try await store.createShare(share, tokenHash: Self.hash(token))
         return (share, token)
     }
 
     /// Revokes a share at once (open streams close within a second).
-    public func revoke(id: String) async throws(StoreError) -> Bool {
+    package func revoke(id: String) async throws(StoreError) -> Bool {
         let done = try await store.revokeShare(id: id, atMillis: WireTimestamp(now()).millis)
         cache.withLock { $0.loadedAt = nil }
         return done

@@ -2,32 +2,32 @@ import BeekonWire
 import Foundation
 
 /// A validated request for a share, from the command line or `POST /v1/shares`.
-public struct ShareSpec: Sendable, Equatable {
+package struct ShareSpec: Sendable, Equatable {
     /// A share request that cannot be honoured; one line.
-    public struct Invalid: Error, CustomStringConvertible {
+    package struct Invalid: Error, CustomStringConvertible {
         /// What is wrong.
-        public let description: String
+        package let description: String
     }
 
     /// The devices; nil for all.
-    public var devices: [UUID]?
+    package var devices: [UUID]?
     /// Lifetime in seconds; nil for no expiry.
-    public var expiresInSeconds: Int?
+    package var expiresInSeconds: Int?
     /// History window in seconds; nil for no limit.
-    public var historySeconds: Int?
+    package var historySeconds: Int?
     /// Whether the live stream is included.
-    public var live: Bool
+    package var live: Bool
     /// Precision in metres; nil for full precision.
-    public var precisionMetres: Double?
+    package var precisionMeters: Double?
     /// Free-text label.
-    public var label: String?
+    package var label: String?
     /// Whether viewers may request a fresh fix from its devices.
-    public var locate: Bool
+    package var locate: Bool
 
     /// Validates: exactly one of `devices` / `all`; positive durations; precision 1…100,000 m; label ≤ 200 code points (never grapheme clusters).
-    public init(
+    package init(
         devices: [String]?, all: Bool, expiresInSeconds: Int?, historySeconds: Int?, live: Bool,
-        precisionMetres: Double?, label: String?, locate: Bool = false
+        precisionMeters: Double?, label: String?, locate: Bool = false
     ) throws(Invalid) {
         switch (devices, all) {
         case (nil, true): self.devices = nil
@@ -52,18 +52,18 @@ public struct ShareSpec: Sendable, Equatable {
         if let h = historySeconds, !(1...Int(Int32.max)).contains(h) {
             throw Invalid(description: "the history window must be 1…2147483647 seconds")
         }
-        if let p = precisionMetres, !(p >= 1 && p <= 100_000) { throw Invalid(description: "the precision must be 1…100000 metres") }
+        if let p = precisionMeters, !(p >= 1 && p <= 100_000) { throw Invalid(description: "the precision must be 1…100000 metres") }
         if let l = label, WireLimits.length(l) > 200 { throw Invalid(description: "the label must be at most \(WireLimits.describe(200))") }
         self.expiresInSeconds = expiresInSeconds
         self.historySeconds = historySeconds
         self.live = live
-        self.precisionMetres = precisionMetres
+        self.precisionMeters = precisionMeters
         self.label = label
         self.locate = locate
     }
 
     /// Parses a duration: a number with an optional unit `s`, `m`, `h` or `d` (`90`, `15m`, `2h`, `7d`).
-    public static func seconds(_ text: String) throws(Invalid) -> Int {
+    package static func seconds(_ text: String) throws(Invalid) -> Int {
         let units: [Character: Int] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
         var digits = Substring(text.trimmingCharacters(in: .whitespaces))
         var factor = 1
@@ -80,9 +80,9 @@ public struct ShareSpec: Sendable, Equatable {
 
 extension ShareService {
     /// Creates a share from a validated spec; returns it and its token (shown once).
-    public func create(_ spec: ShareSpec) async throws(StoreError) -> (Share, String) {
+    package func create(_ spec: ShareSpec) async throws(StoreError) -> (Share, String) {
         try await create(
             devices: spec.devices, expiresInSeconds: spec.expiresInSeconds, historySeconds: spec.historySeconds,
-            live: spec.live, precisionMetres: spec.precisionMetres, label: spec.label, locate: spec.locate)
+            live: spec.live, precisionMeters: spec.precisionMeters, label: spec.label, locate: spec.locate)
     }
 }

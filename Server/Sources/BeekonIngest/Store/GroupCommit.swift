@@ -70,16 +70,16 @@ final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
 }
 
 /// What group commit has done so far (benchmarks and tests).
-public struct GroupCommitCounts: Sendable, Equatable {
+package struct GroupCommitCounts: Sendable, Equatable {
     /// Transactions the writer started (one per group).
-    public var groups: Int
+    package var groups: Int
     /// Uploads in them.
-    public var uploads: Int
+    package var uploads: Int
     /// Uploads waiting for the next group.
-    public var waiting: Int
+    package var waiting: Int
 
     /// Creates counts.
-    public init(groups: Int, uploads: Int, waiting: Int) {
+    package init(groups: Int, uploads: Int, waiting: Int) {
         self.groups = groups
         self.uploads = uploads
         self.waiting = waiting

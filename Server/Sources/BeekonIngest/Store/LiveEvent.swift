@@ -6,9 +6,9 @@ import Foundation
 /// `seq` is assigned by the store when the ingest transaction commits (SQLite: the
 /// `events` rowid in the ingest transaction; PostgreSQL: a sequence, allocated under
 /// a transaction-scoped lock so that values become visible in order — see the README).
-public struct LiveEvent: Sendable, Equatable {
+package struct LiveEvent: Sendable, Equatable {
     /// The kinds of events on the stream (the SSE `event:` field).
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         /// A fix was stored.
         case fix
         /// A geofence event was stored.
@@ -20,18 +20,18 @@ public struct LiveEvent: Sendable, Equatable {
     }
 
     /// Server-assigned, strictly increasing in commit order (the SSE `id:`).
-    public var seq: Int64
+    package var seq: Int64
     /// What happened.
-    public var kind: Kind
+    package var kind: Kind
     /// The device concerned.
-    public var installId: UUID
+    package var installId: UUID
     /// Fix / event time in Unix ms (the time a share's history window applies to).
-    public var millis: Int64
+    package var millis: Int64
     /// The event's JSON object (the SSE `data:`), as a read API answer would render it.
-    public var payload: String
+    package var payload: String
 
     /// Creates an event.
-    public init(seq: Int64, kind: Kind, installId: UUID, millis: Int64, payload: String) {
+    package init(seq: Int64, kind: Kind, installId: UUID, millis: Int64, payload: String) {
         self.seq = seq
         self.kind = kind
         self.installId = installId
@@ -74,14 +74,14 @@ struct PendingEvent: Sendable {
 }
 
 /// Where the event log stands: the newest visible sequence and how far it was pruned.
-public struct EventLogMarks: Sendable, Equatable {
+package struct EventLogMarks: Sendable, Equatable {
     /// Highest sequence stored (0 when empty).
-    public var head: Int64
+    package var head: Int64
     /// Every event with `seq <= prunedThrough` was deleted by retention (0 when none).
-    public var prunedThrough: Int64
+    package var prunedThrough: Int64
 
     /// Creates marks.
-    public init(head: Int64, prunedThrough: Int64) {
+    package init(head: Int64, prunedThrough: Int64) {
         self.head = head
         self.prunedThrough = prunedThrough
     }

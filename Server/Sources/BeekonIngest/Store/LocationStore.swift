@@ -9,7 +9,7 @@ import ServiceLifecycle
 /// rows that already exist are skipped (`INSERT … ON CONFLICT DO NOTHING`),
 /// so any replay — whole, overlapping, concurrent, on another server
 /// instance — stores nothing twice. The call returns only after the commit.
-public protocol LocationStore: Sendable {
+package protocol LocationStore: Sendable {
     /// Long-running parts (e.g. a connection pool) to run in the app's ServiceGroup.
     var services: [any Service] { get }
     /// Creates or upgrades the schema; safe to run concurrently from several instances.
@@ -60,16 +60,16 @@ public protocol LocationStore: Sendable {
 }
 
 /// An envelope with what the server knows about its arrival.
-public struct IngestBatch: Sendable {
+package struct IngestBatch: Sendable {
     /// The validated envelope.
-    public var envelope: WireEnvelope
+    package var envelope: WireEnvelope
     /// When the server received it.
-    public var receivedAt: WireTimestamp
+    package var receivedAt: WireTimestamp
     /// Who sent it (token subject or `api-key`), nil with auth off.
-    public var principal: String?
+    package var principal: String?
 
     /// Creates a batch.
-    public init(envelope: WireEnvelope, receivedAt: WireTimestamp, principal: String? = nil) {
+    package init(envelope: WireEnvelope, receivedAt: WireTimestamp, principal: String? = nil) {
         self.envelope = envelope
         self.receivedAt = receivedAt
         self.principal = principal
@@ -83,22 +83,22 @@ public struct IngestBatch: Sendable {
 }
 
 /// What one `ingest` call stored.
-public struct IngestResult: Sendable, Equatable, Codable {
+package struct IngestResult: Sendable, Equatable, Codable {
     /// The batch id had been seen before: nothing was written.
-    public var duplicateBatch: Bool
+    package var duplicateBatch: Bool
     /// Locations newly stored.
-    public var locationsStored: Int
+    package var locationsStored: Int
     /// Locations skipped because their id was already stored.
-    public var locationsDuplicate: Int
+    package var locationsDuplicate: Int
     /// Geofence events newly stored.
-    public var eventsStored: Int
+    package var eventsStored: Int
     /// Geofence events skipped because their id was already stored.
-    public var eventsDuplicate: Int
+    package var eventsDuplicate: Int
     /// Whether something new was stored (and so the event log grew).
-    public var storedAnything: Bool { locationsStored + eventsStored > 0 }
+    package var storedAnything: Bool { locationsStored + eventsStored > 0 }
 
     /// Creates a result.
-    public init(duplicateBatch: Bool, locationsStored: Int, locationsDuplicate: Int, eventsStored: Int, eventsDuplicate: Int) {
+    package init(duplicateBatch: Bool, locationsStored: Int, locationsDuplicate: Int, eventsStored: Int, eventsDuplicate: Int) {
         self.duplicateBatch = duplicateBatch
         self.locationsStored = locationsStored
         self.locationsDuplicate = locationsDuplicate
@@ -117,7 +117,7 @@ public struct IngestResult: Sendable, Equatable, Codable {
 
 extension LocationStore {
     /// Every session of one device, newest first.
-    public func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary] {
+    package func sessions(installId: UUID) async throws(StoreError) -> [SessionSummary] {
         try await sessions(installId: installId, sinceMillis: nil, limit: nil)
     }
 }
@@ -126,67 +126,59 @@ extension LocationStore {
 /// server received it comes from a wrong clock. It is stored (history keeps what the
 /// device sent) but never becomes a device's `last_fix`, so it cannot pin the device's
 /// position or keep its status `live`.
-public enum FixClock {
+package enum FixClock {
     /// Ten minutes: far beyond NTP-synchronised skew, well within the live window's scale.
-    public static let futureToleranceMillis: Int64 = 10 * 60 * 1000
+    package static let futureToleranceMillis: Int64 = 10 * 60 * 1000
 }
 
 /// A device and its newest fix (by fix time, never arrival time; never a fix stamped more
 /// than ``FixClock/futureToleranceMillis`` after its arrival).
-public struct DeviceSummary: Sendable, Equatable {
+package struct DeviceSummary: Sendable, Equatable {
     /// The device's install id.
-    public var installId: UUID
+    package var installId: UUID
     /// Platform, SDK version and model from its newest batch.
-    public var platform: String, sdkVersion: String, model: String?
+    package var platform: String, sdkVersion: String, model: String?
     /// Newest fix by fix timestamp, if any fix was stored.
-    public var lastFix: StoredFix?
+    package var lastFix: StoredFix?
     /// When the server last received a batch from it.
-    public var lastReceivedAt: WireTimestamp
+    package var lastReceivedAt: WireTimestamp
     /// Number of fixes stored for it.
-    public var fixCount: Int
+    package var fixCount: Int
     /// The reporting interval its newest batch declared, in seconds.
-    public var expectedIntervalSeconds: Int? = nil
+    package var expectedIntervalSeconds: Int? = nil
 }
 
 /// One tracking run of a device.
-public struct SessionSummary: Sendable, Equatable {
+package struct SessionSummary: Sendable, Equatable {
     /// The session id.
-    public var sessionId: UUID
+    package var sessionId: UUID
     /// The device.
-    public var installId: UUID
+    package var installId: UUID
     /// Oldest and newest fix time (nil for a session with only geofence events).
-    public var firstFixAt: WireTimestamp?, lastFixAt: WireTimestamp?
+    package var firstFixAt: WireTimestamp?, lastFixAt: WireTimestamp?
     /// Fixes stored.
-    public var fixCount: Int
+    package var fixCount: Int
     /// Geofence events stored.
-    public var eventCount: Int
+    package var eventCount: Int
 }
 
-/// A stored fix with its context.
-public struct StoredFix: Sendable, Equatable {
-    /// The fix as it arrived.
-    public var location: WireLocation
-    /// Its session and device.
-    public var sessionId: UUID, installId: UUID
-    /// The batch that first delivered it.
-    public var batchId: UUID
-    /// When the server received that batch.
-    public var receivedAt: WireTimestamp
-}
+/// A stored fix with its context: the viewer fix object of the wire (one type, written and read
+/// by BeekonWire on both sides, issue 31).
+package typealias StoredFix = WireViewerFix
 
 /// A paged query of fixes: `from` inclusive, `to` exclusive, keyset-paged by (timestamp, id).
-public struct FixQuery: Sendable, Equatable {
+package struct FixQuery: Sendable, Equatable {
     /// The device.
-    public var installId: UUID
+    package var installId: UUID
     /// Time range.
-    public var from: WireTimestamp?, to: WireTimestamp?
+    package var from: WireTimestamp?, to: WireTimestamp?
     /// Page size.
-    public var limit: Int
+    package var limit: Int
     /// Continue after this (timestamp, id), from the previous page's cursor.
-    public var after: FixCursor?
+    package var after: FixCursor?
 
     /// Creates a query.
-    public init(installId: UUID, from: WireTimestamp? = nil, to: WireTimestamp? = nil, limit: Int = 500, after: FixCursor? = nil) {
+    package init(installId: UUID, from: WireTimestamp? = nil, to: WireTimestamp? = nil, limit: Int = 500, after: FixCursor? = nil) {
         self.installId = installId
         self.from = from
         self.to = to
@@ -196,18 +188,18 @@ public struct FixQuery: Sendable, Equatable {
 }
 
 /// A paged query of one session's fixes, keyset-paged by (timestamp, id).
-public struct TrackQuery: Sendable, Equatable {
+package struct TrackQuery: Sendable, Equatable {
     /// The session.
-    public var sessionId: UUID
+    package var sessionId: UUID
     /// Only fixes at or after this time (a share's history window); nil for all.
-    public var sinceMillis: Int64?
+    package var sinceMillis: Int64?
     /// Page size.
-    public var limit: Int
+    package var limit: Int
     /// Continue after this (timestamp, id), from the previous page's cursor.
-    public var after: FixCursor?
+    package var after: FixCursor?
 
     /// Creates a query.
-    public init(sessionId: UUID, sinceMillis: Int64? = nil, limit: Int, after: FixCursor? = nil) {
+    package init(sessionId: UUID, sinceMillis: Int64? = nil, limit: Int, after: FixCursor? = nil) {
         self.sessionId = sessionId
         self.sinceMillis = sinceMillis
         self.limit = limit
@@ -217,7 +209,7 @@ public struct TrackQuery: Sendable, Equatable {
 
 extension LocationStore {
     /// Every fix of a session in time order, page by page (for tools and tests; the API pages).
-    public func track(sessionId: UUID) async throws(StoreError) -> [StoredFix] {
+    package func track(sessionId: UUID) async throws(StoreError) -> [StoredFix] {
         var all: [StoredFix] = []
         var query = TrackQuery(sessionId: sessionId, limit: 5_000)
         while true {
@@ -230,31 +222,31 @@ extension LocationStore {
 }
 
 /// A page of fixes and the cursor for the next one (nil on the last page).
-public struct FixPage: Sendable, Equatable {
+package struct FixPage: Sendable, Equatable {
     /// The fixes, in (timestamp, id) order.
-    public var fixes: [StoredFix]
+    package var fixes: [StoredFix]
     /// Pass as `after` to get the next page.
-    public var next: FixCursor?
+    package var next: FixCursor?
 }
 
 /// A position in (timestamp, id) order.
-public struct FixCursor: Sendable, Equatable {
+package struct FixCursor: Sendable, Equatable {
     /// Fix time in Unix ms.
-    public var millis: Int64
+    package var millis: Int64
     /// Fix id.
-    public var id: UUID
+    package var id: UUID
 
     /// Creates a cursor.
-    public init(millis: Int64, id: UUID) {
+    package init(millis: Int64, id: UUID) {
         self.millis = millis
         self.id = id
     }
 
     /// The opaque text form used in the API (`<ms>_<uuid>`).
-    public var token: String { "\(millis)_\(id.wireString)" }
+    package var token: String { "\(millis)_\(id.wireString)" }
 
     /// Parses the text form.
-    public init?(token: String) {
+    package init?(token: String) {
         let parts = token.split(separator: "_", maxSplits: 1)
         guard parts.count == 2, let ms = Int64(parts[0]), let id = UUID(uuidString: String(parts[1])) else { return nil }
         self.init(millis: ms, id: id)

@@ -3,7 +3,7 @@ import Foundation
 import PostgresNIO
 
 extension PostgresLocationStore {
-    public func events(after: Int64, limit: Int) async throws(StoreError) -> [LiveEvent] {
+    package func events(after: Int64, limit: Int) async throws(StoreError) -> [LiveEvent] {
         try await perform { conn in
             let rows = try await conn.query(
                 """
@@ -20,7 +20,7 @@ extension PostgresLocationStore {
         }
     }
 
-    public func eventMarks() async throws(StoreError) -> EventLogMarks {
+    package func eventMarks() async throws(StoreError) -> EventLogMarks {
         try await perform { conn in
             // Only committed rows count as the head: a sequence value drawn by a transaction
             // still in flight must not be promised to a client.
@@ -36,7 +36,7 @@ extension PostgresLocationStore {
         }
     }
 
-    public func pruneEvents(receivedBefore cutoff: WireTimestamp) async throws(StoreError) {
+    package func pruneEvents(receivedBefore cutoff: WireTimestamp) async throws(StoreError) {
         _ = try await transaction { conn in
             try await conn.query(
                 """
@@ -70,7 +70,7 @@ extension PostgresLocationStore {
 }
 
 extension PostgresLocationStore {
-    public func publishDeviceStatus(installId: UUID, status: String, payload: String, atMillis: Int64) async throws(StoreError) -> Bool {
+    package func publishDeviceStatus(installId: UUID, status: String, payload: String, atMillis: Int64) async throws(StoreError) -> Bool {
         try await transaction { conn in
             // The row lock serialises instances publishing the same device; the advisory lock
             // orders the sequence value with every other event (see PostgresIngestStatement).

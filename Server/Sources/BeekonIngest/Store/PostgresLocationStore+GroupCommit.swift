@@ -5,7 +5,7 @@ import PostgresNIO
 /// Group commit on PostgreSQL (issue 32), with the same gathering as SQLite's (`GroupCommit`).
 extension PostgresLocationStore {
     /// What group commit has done so far (zeros without it).
-    public var groupCommitCounts: GroupCommitCounts { group?.counts ?? GroupCommitCounts(groups: 0, uploads: 0, waiting: 0) }
+    package var groupCommitCounts: GroupCommitCounts { group?.counts ?? GroupCommitCounts(groups: 0, uploads: 0, waiting: 0) }
 }
 
 extension PostgresLocationStore.Writer {

@@ -20,7 +20,7 @@ enum PostgresIdentitySchema {
 }
 
 extension PostgresLocationStore {
-    public func deviceBinding(subject: String, claim: UUID, nowMillis: Int64) async throws(StoreError) -> DeviceBinding {
+    package func deviceBinding(subject: String, claim: UUID, nowMillis: Int64) async throws(StoreError) -> DeviceBinding {
         try await perform { conn in
             if let bound = try await self.binding(conn, subject: subject) { return bound }
             try await conn.query(
@@ -42,7 +42,7 @@ extension PostgresLocationStore {
         return found
     }
 
-    public func revokeDevice(installId: UUID, nowMillis: Int64) async throws(StoreError) -> Int {
+    package func revokeDevice(installId: UUID, nowMillis: Int64) async throws(StoreError) -> Int {
         let install = installId.wireString
         return try await transaction { conn in
             try await conn.query(
@@ -66,7 +66,7 @@ extension PostgresLocationStore {
         }
     }
 
-    public func insertEnrollmentCode(_ code: EnrollmentCodeRecord) async throws(StoreError) {
+    package func insertEnrollmentCode(_ code: EnrollmentCodeRecord) async throws(StoreError) {
         try await perform { conn in
             try await conn.query(
                 """
@@ -76,7 +76,7 @@ extension PostgresLocationStore {
         }
     }
 
-    public func redeemEnrollmentCode(hash: String, installId: UUID, refresh r: RefreshTokenRecord, nowMillis: Int64)
+    package func redeemEnrollmentCode(hash: String, installId: UUID, refresh r: RefreshTokenRecord, nowMillis: Int64)
         async throws(StoreError) -> EnrollmentRedemption
     {
         let install = installId.wireString

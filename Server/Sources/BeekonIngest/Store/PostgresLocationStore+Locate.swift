@@ -3,14 +3,14 @@ import Foundation
 import PostgresNIO
 
 extension PostgresLocationStore: LocateStore {
-    public var locates: any LocateStore { self }
+    package var locates: any LocateStore { self }
 
     static let locateColumns = """
         id, install_id, state, requested_by, created_at, expires_at, delivered_at, finished_at, reason, fix_id, fix, late_fix_id,
         pushed_at, push_error
         """
 
-    public func insertLocate(_ r: LocateRequest, payload: String, limit: LocateRateLimit) async throws(StoreError) -> Int? {
+    package func insertLocate(_ r: LocateRequest, payload: String, limit: LocateRateLimit) async throws(StoreError) -> Int? {
         try await transaction { conn in
             // One device's creations are serialised (across instances) until this transaction ends.
             try await conn.query("SELECT pg_advisory_xact_lock(74657003, hashtext(\(r.installId.wireString)))", logger: self.logger)
@@ -35,13 +35,13 @@ extension PostgresLocationStore: LocateStore {
         }
     }
 
-    public func locateRequest(id: UUID) async throws(StoreError) -> LocateRequest? {
+    package func locateRequest(id: UUID) async throws(StoreError) -> LocateRequest? {
         try await perform { conn in
             try await self.fetchLocates(conn, "SELECT \(unescaped: Self.locateColumns) FROM locate_requests WHERE id = \(id)").first
         }
     }
 
-    public func openLocateRequests(installId: UUID) async throws(StoreError) -> [LocateRequest] {
+    package func openLocateRequests(installId: UUID) async throws(StoreError) -> [LocateRequest] {
         try await perform { conn in
             try await self.fetchLocates(
                 conn,
@@ -52,7 +52,7 @@ extension PostgresLocationStore: LocateStore {
         }
     }
 
-    public func dueLocateRequests(nowMillis: Int64) async throws(StoreError) -> [LocateRequest] {
+    package func dueLocateRequests(nowMillis: Int64) async throws(StoreError) -> [LocateRequest] {
         try await perform { conn in
             try await self.fetchLocates(
                 conn,
@@ -63,7 +63,7 @@ extension PostgresLocationStore: LocateStore {
         }
     }
 
-    public func updateLocate(_ r: LocateRequest, from: LocateRequest.State, payload: String?) async throws(StoreError) -> Bool {
+    package func updateLocate(_ r: LocateRequest, from: LocateRequest.State, payload: String?) async throws(StoreError) -> Bool {
         try await transaction { conn in
             var changed = false
             for try await _ in try await conn.query(

@@ -29,15 +29,15 @@ enum PostgresOverviewSchema {
 
 extension PostgresLocationStore: HistoryStore {
     /// This store: it answers the dashboard's history reads itself.
-    public var history: any HistoryStore { self }
+    package var history: any HistoryStore { self }
 
     /// Every fix of a device with time in `[fromMillis, toMillis)`, in time order, at most `limit` (`HistoryStore`).
-    public func trackPoints(installId: UUID, fromMillis: Int64, toMillis: Int64, limit: Int) async throws(StoreError) -> [TrackPoint] {
+    package func trackPoints(installId: UUID, fromMillis: Int64, toMillis: Int64, limit: Int) async throws(StoreError) -> [TrackPoint] {
         try await perform { conn in try await self.raw(conn, installId, fromMillis, toMillis, limit: limit) }
     }
 
     /// A window read through the overview tier, in one snapshot (`HistoryStore`).
-    public func overview(
+    package func overview(
         installId: UUID, fromMillis: Int64, toMillis: Int64, level: @escaping @Sendable (TrackBounds?) -> Int
     ) async throws(StoreError) -> OverviewSlice {
         try await transaction { conn in
@@ -81,7 +81,7 @@ extension PostgresLocationStore: HistoryStore {
     /// before its commit, lowers each mark by `d`: a mark made meanwhile keeps the bucket
     /// stale, so it is rebuilt again. The bucket rows are updated in (install, bucket) order,
     /// the order an ingest marks them in.
-    public func rebuildOverview(limit: Int) async throws(StoreError) -> Int {
+    package func rebuildOverview(limit: Int) async throws(StoreError) -> Int {
         try await transaction { conn in
             var stale: [(UUID, Int64, Int32)] = []
             for try await row in try await conn.query(

@@ -128,14 +128,14 @@ enum LocationPartitions {
 }
 
 /// What one run of `PostgresLocationStore.maintainPartitions` did.
-public struct PartitionMaintenance: Sendable, Equatable {
+package struct PartitionMaintenance: Sendable, Equatable {
     /// Weekly partitions created (names), oldest first.
-    public var created: [String] = []
+    package var created: [String] = []
     /// Partitions dropped by retention (names), oldest first.
-    public var dropped: [String] = []
+    package var dropped: [String] = []
     /// Fixes of the dropped partitions kept because each is its device's newest (at most one per
     /// device; they move to the default partition).
-    public var keptNewest: Int = 0
+    package var keptNewest: Int = 0
 }
 
 extension PostgresLocationStore {
@@ -152,7 +152,7 @@ extension PostgresLocationStore {
     ///
     /// One instance at a time (an advisory lock); a run that waits more than 10 s for a table
     /// lock fails and the next run retries.
-    public func maintainPartitions(now: Date, retentionDays: Int?) async throws(StoreError) -> PartitionMaintenance {
+    package func maintainPartitions(now: Date, retentionDays: Int?) async throws(StoreError) -> PartitionMaintenance {
         let nowMillis = WireTimestamp(now).millis
         return try await transaction { conn in
             try await conn.query("SELECT pg_advisory_xact_lock(\(LocationPartitions.maintenanceLock))", logger: self.logger)

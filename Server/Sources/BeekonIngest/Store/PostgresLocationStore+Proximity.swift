@@ -38,7 +38,7 @@ extension PostgresLocationStore {
         }
     }
 
-    public func proximityEvents(_ q: ProximityQuery) async throws(StoreError) -> [StoredProximityEvent] {
+    package func proximityEvents(_ q: ProximityQuery) async throws(StoreError) -> [StoredProximityEvent] {
         try await perform { conn in
             var out: [StoredProximityEvent] = []
             let rows = try await conn.query(

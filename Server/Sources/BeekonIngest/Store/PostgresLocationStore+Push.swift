@@ -3,9 +3,9 @@ import Foundation
 import PostgresNIO
 
 extension PostgresLocationStore: PushTokenStore {
-    public var pushTokens: any PushTokenStore { self }
+    package var pushTokens: any PushTokenStore { self }
 
-    public func setPushToken(_ t: PushToken) async throws(StoreError) {
+    package func setPushToken(_ t: PushToken) async throws(StoreError) {
         try await perform { conn in
             try await conn.query(
                 """
@@ -17,7 +17,7 @@ extension PostgresLocationStore: PushTokenStore {
         }
     }
 
-    public func pushToken(installId: UUID) async throws(StoreError) -> PushToken? {
+    package func pushToken(installId: UUID) async throws(StoreError) -> PushToken? {
         try await perform { conn in
             let rows = try await conn.query(
                 "SELECT provider, token, environment, topic, updated_at FROM push_tokens WHERE install_id = \(installId)",
@@ -34,7 +34,7 @@ extension PostgresLocationStore: PushTokenStore {
     }
 
     @discardableResult
-    public func removePushToken(installId: UUID, ifToken: String?) async throws(StoreError) -> Bool {
+    package func removePushToken(installId: UUID, ifToken: String?) async throws(StoreError) -> Bool {
         try await perform { conn in
             var removed = false
             let rows =

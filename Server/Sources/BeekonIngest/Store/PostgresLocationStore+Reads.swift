@@ -8,7 +8,7 @@ extension PostgresLocationStore {
         trigger, motion, is_mock, activity, quality, received_at, privacy_zone
         """
 
-    public func devices() async throws(StoreError) -> [DeviceSummary] {
+    package func devices() async throws(StoreError) -> [DeviceSummary] {
         try await perform { conn in
             var devices: [DeviceSummary] = []
             let rows = try await conn.query(
@@ -36,7 +36,7 @@ extension PostgresLocationStore {
         }
     }
 
-    public func deviceTimes(installId: UUID?) async throws(StoreError) -> [DeviceTimes] {
+    package func deviceTimes(installId: UUID?) async throws(StoreError) -> [DeviceTimes] {
         try await perform { conn in
             let query: PostgresQuery
             if let installId {
@@ -66,7 +66,7 @@ extension PostgresLocationStore {
         }
     }
 
-    public func holdsEverything(of envelope: WireEnvelope) async throws(StoreError) -> Bool {
+    package func holdsEverything(of envelope: WireEnvelope) async throws(StoreError) -> Bool {
         let install = envelope.device.installId
         let locations = envelope.locations.map(\.id)
         let events = envelope.geofenceEvents.map(\.id)
@@ -82,7 +82,7 @@ extension PostgresLocationStore {
         }
     }
 
-    public func sessions(installId: UUID, sinceMillis: Int64?, limit: Int?) async throws(StoreError) -> [SessionSummary] {
+    package func sessions(installId: UUID, sinceMillis: Int64?, limit: Int?) async throws(StoreError) -> [SessionSummary] {
         let since = sinceMillis ?? .min
         return try await perform { conn in
             let rows = try await conn.query(
@@ -112,13 +112,13 @@ extension PostgresLocationStore {
         }
     }
 
-    public func track(_ q: TrackQuery) async throws(StoreError) -> FixPage {
+    package func track(_ q: TrackQuery) async throws(StoreError) -> FixPage {
         try await perform { conn in
             FixPage.paged(try await self.fetchFixes(conn, Self.trackQuery(q)), limit: q.limit)
         }
     }
 
-    public func fixes(_ q: FixQuery) async throws(StoreError) -> FixPage {
+    package func fixes(_ q: FixQuery) async throws(StoreError) -> FixPage {
         try await perform { conn in
             FixPage.paged(try await self.fetchFixes(conn, Self.fixesQuery(q)), limit: q.limit)
         }

@@ -2,30 +2,30 @@ import Foundation
 import PostgresNIO
 
 extension PostgresLocationStore {
-    public func createShare(_ share: Share, tokenHash: String) async throws(StoreError) {
+    package func createShare(_ share: Share, tokenHash: String) async throws(StoreError) {
         try await perform { conn in
             try await conn.query(
                 """
                 INSERT INTO shares (id, token_hash, label, devices, created_at, expires_at, history_seconds, live, precision_m, locate)
                 VALUES (\(share.id), \(tokenHash), \(share.label), \(ShareRow.devicesText(share.devices)), \(share.createdAtMillis),
-                        \(share.expiresAtMillis), \(share.historySeconds.map(Int64.init)), \(share.live), \(share.precisionMetres), \(share.locate))
+                        \(share.expiresAtMillis), \(share.historySeconds.map(Int64.init)), \(share.live), \(share.precisionMeters), \(share.locate))
                 """, logger: self.logger)
         }
     }
 
-    public func shares() async throws(StoreError) -> [Share] {
+    package func shares() async throws(StoreError) -> [Share] {
         try await perform { conn in
             try await self.fetchShares(conn, "SELECT \(unescaped: Self.shareColumns) FROM shares ORDER BY created_at DESC, id")
         }
     }
 
-    public func share(tokenHash: String) async throws(StoreError) -> Share? {
+    package func share(tokenHash: String) async throws(StoreError) -> Share? {
         try await perform { conn in
             try await self.fetchShares(conn, "SELECT \(unescaped: Self.shareColumns) FROM shares WHERE token_hash = \(tokenHash)").first
         }
     }
 
-    public func revokeShare(id: String, atMillis: Int64) async throws(StoreError) -> Bool {
+    package func revokeShare(id: String, atMillis: Int64) async throws(StoreError) -> Bool {
         try await perform { conn in
             var n = 0
             for try await _ in try await conn.query(
@@ -37,7 +37,7 @@ extension PostgresLocationStore {
         }
     }
 
-    public func recordShareAccess(_ a: ShareAccess, retention: ShareAccessRetention) async throws(StoreError) {
+    package func recordShareAccess(_ a: ShareAccess, retention: ShareAccessRetention) async throws(StoreError) {
         let cutoff = a.atMillis - Int64(retention.maxAgeSeconds) * 1000
         let keep = Int64(retention.maxRows)
         let batch = ShareAccessRetention.pruneBatch
@@ -56,7 +56,7 @@ extension PostgresLocationStore {
         }
     }
 
-    public func shareAccess(shareId: String?, limit: Int) async throws(StoreError) -> [ShareAccess] {
+    package func shareAccess(shareId: String?, limit: Int) async throws(StoreError) -> [ShareAccess] {
         try await perform { conn in
             let rows = try await conn.query(
                 """
@@ -83,7 +83,7 @@ extension PostgresLocationStore {
                 Share(
                     id: id, label: label, devices: ShareRow.devices(devices), createdAtMillis: created,
                     expiresAtMillis: expires, historySeconds: history.map { Int($0) }, live: live,
-                    precisionMetres: precision, revokedAtMillis: revoked, locate: locate))
+                    precisionMeters: precision, revokedAtMillis: revoked, locate: locate))
         }
         return out
     }

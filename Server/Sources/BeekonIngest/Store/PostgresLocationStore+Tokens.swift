@@ -2,7 +2,7 @@ import Foundation
 import PostgresNIO
 
 extension PostgresLocationStore {
-    public func signingKey(proposed: [UInt8]) async throws(StoreError) -> [UInt8] {
+    package func signingKey(proposed: [UInt8]) async throws(StoreError) -> [UInt8] {
         // Start-up work, like migrations: no request deadline.
         do {
             return try await client.withTransaction(logger: logger) { conn in try await self.loadOrCreateKey(conn, proposed) }
@@ -27,7 +27,7 @@ extension PostgresLocationStore {
         return key
     }
 
-    public func insertRefreshToken(_ r: RefreshTokenRecord) async throws(StoreError) {
+    package func insertRefreshToken(_ r: RefreshTokenRecord) async throws(StoreError) {
         try await perform { conn in
             try await conn.query(
                 """
@@ -37,7 +37,7 @@ extension PostgresLocationStore {
         }
     }
 
-    public func rotateRefreshToken(presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64) async throws(StoreError)
+    package func rotateRefreshToken(presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64) async throws(StoreError)
         -> RefreshRotation
     {
         try await transaction { conn in

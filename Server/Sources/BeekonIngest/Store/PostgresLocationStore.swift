@@ -8,7 +8,7 @@ import ServiceLifecycle
 /// in the app's ServiceGroup). Several server instances may share one database;
 /// dedupe rests on the primary keys, and rows are inserted in id order so that
 /// concurrent overlapping batches wait for each other instead of deadlocking.
-public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore {
+package final class PostgresLocationStore: LocationStore, TokenStore, ShareStore {
     let client: PostgresClient
     let logger: Logger
     /// Longest a request waits for the database before it is answered 503.
@@ -21,7 +21,7 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
     /// unreachable: the pool would otherwise keep waiting for a connection) fails.
     /// With `groupCommit` (the default), concurrent uploads share one transaction and one
     /// commit (see `GroupCommit` and `commitGroup`).
-    public init(
+    package init(
         location: PostgresLocation, maximumConnections: Int = 20, operationTimeout: Duration = .seconds(10),
         groupCommit: Bool = true, logger: Logger
     ) {
@@ -53,11 +53,11 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
 
     var writer: Writer { Writer(client: client, logger: logger, operationTimeout: operationTimeout) }
 
-    public var services: [any Service] { [client] }
-    public var tokens: any TokenStore { self }
-    public var shares: any ShareStore { self }
+    package var services: [any Service] { [client] }
+    package var tokens: any TokenStore { self }
+    package var shares: any ShareStore { self }
 
-    public func migrate() async throws(StoreError) {
+    package func migrate() async throws(StoreError) {
         do {
             try await client.withTransaction(logger: logger) { conn in
                 // One instance migrates at a time; the others wait and then find the version set.
@@ -82,11 +82,11 @@ public final class PostgresLocationStore: LocationStore, TokenStore, ShareStore 
         }
     }
 
-    public func ping() async throws(StoreError) {
+    package func ping() async throws(StoreError) {
         try await perform { conn in try await conn.query("SELECT 1", logger: self.logger) }
     }
 
-    public func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult {
+    package func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult {
         let e = batch.envelope
         try await insertProximity(batch)
         let upload = PostgresIngestUpload(batch)

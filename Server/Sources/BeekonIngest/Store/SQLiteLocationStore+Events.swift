@@ -16,7 +16,7 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func events(after: Int64, limit: Int) async throws(StoreError) -> [LiveEvent] {
+    package func events(after: Int64, limit: Int) async throws(StoreError) -> [LiveEvent] {
         try await run { db in
             try Row.fetchAll(
                 db,
@@ -30,7 +30,7 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func eventMarks() async throws(StoreError) -> EventLogMarks {
+    package func eventMarks() async throws(StoreError) -> EventLogMarks {
         try await run { db in
             let head = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'events'") ?? 0
             let pruned = try String.fetchOne(db, sql: "SELECT value FROM server_keys WHERE name = 'events_pruned_through'")
@@ -38,7 +38,7 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func pruneEvents(receivedBefore cutoff: WireTimestamp) async throws(StoreError) {
+    package func pruneEvents(receivedBefore cutoff: WireTimestamp) async throws(StoreError) {
         try await write { db in
             guard
                 let top = try Int64.fetchOne(
@@ -56,7 +56,7 @@ extension SQLiteLocationStore {
 }
 
 extension SQLiteLocationStore {
-    public func publishDeviceStatus(installId: UUID, status: String, payload: String, atMillis: Int64) async throws(StoreError) -> Bool {
+    package func publishDeviceStatus(installId: UUID, status: String, payload: String, atMillis: Int64) async throws(StoreError) -> Bool {
         try await write { db in
             let id = installId.wireString
             let current = try String.fetchOne(db, sql: "SELECT status FROM device_status WHERE install_id = ?", arguments: [id])

@@ -16,7 +16,7 @@ enum SQLiteIdentitySchema {
 }
 
 extension SQLiteLocationStore {
-    public func deviceBinding(subject: String, claim: UUID, nowMillis: Int64) async throws(StoreError) -> DeviceBinding {
+    package func deviceBinding(subject: String, claim: UUID, nowMillis: Int64) async throws(StoreError) -> DeviceBinding {
         // The common case is a read (WAL readers do not wait for the writer).
         if let bound = try await run({ db in try Self.binding(db, subject: subject) }) { return bound }
         return try await write { db in
@@ -36,7 +36,7 @@ extension SQLiteLocationStore {
         return DeviceBinding(installId: install, revoked: (row[1] as Int64?) != nil)
     }
 
-    public func revokeDevice(installId: UUID, nowMillis: Int64) async throws(StoreError) -> Int {
+    package func revokeDevice(installId: UUID, nowMillis: Int64) async throws(StoreError) -> Int {
         let install = installId.wireString
         return try await write { db in
             try db.execute(
@@ -55,7 +55,7 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func insertEnrollmentCode(_ code: EnrollmentCodeRecord) async throws(StoreError) {
+    package func insertEnrollmentCode(_ code: EnrollmentCodeRecord) async throws(StoreError) {
         try await write { db in
             try db.execute(
                 sql: "INSERT INTO enrollment_codes (code_hash, label, created_at, expires_at, uses_left) VALUES (?, ?, ?, ?, ?)",
@@ -63,7 +63,7 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func redeemEnrollmentCode(hash: String, installId: UUID, refresh r: RefreshTokenRecord, nowMillis: Int64)
+    package func redeemEnrollmentCode(hash: String, installId: UUID, refresh r: RefreshTokenRecord, nowMillis: Int64)
         async throws(StoreError) -> EnrollmentRedemption
     {
         let install = installId.wireString

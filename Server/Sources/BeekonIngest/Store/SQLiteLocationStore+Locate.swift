@@ -3,14 +3,14 @@ import Foundation
 import GRDB
 
 extension SQLiteLocationStore: LocateStore {
-    public var locates: any LocateStore { self }
+    package var locates: any LocateStore { self }
 
     static let locateColumns = """
         id, install_id, state, requested_by, created_at, expires_at, delivered_at, finished_at, reason, fix_id, fix, late_fix_id,
         pushed_at, push_error
         """
 
-    public func insertLocate(_ r: LocateRequest, payload: String, limit: LocateRateLimit) async throws(StoreError) -> Int? {
+    package func insertLocate(_ r: LocateRequest, payload: String, limit: LocateRateLimit) async throws(StoreError) -> Int? {
         try await write { db in
             // The write transaction is the only writer: the read and the insert cannot interleave with another's.
             let previous = try Int64.fetchAll(
@@ -26,14 +26,14 @@ extension SQLiteLocationStore: LocateStore {
         }
     }
 
-    public func locateRequest(id: UUID) async throws(StoreError) -> LocateRequest? {
+    package func locateRequest(id: UUID) async throws(StoreError) -> LocateRequest? {
         try await run { db in
             try Row.fetchOne(db, sql: "SELECT \(Self.locateColumns) FROM locate_requests WHERE id = ?", arguments: [id.wireString])
                 .flatMap(Self.locate)
         }
     }
 
-    public func openLocateRequests(installId: UUID) async throws(StoreError) -> [LocateRequest] {
+    package func openLocateRequests(installId: UUID) async throws(StoreError) -> [LocateRequest] {
         try await run { db in
             // Every upload asks (the 2xx carries the open requests): a cached statement.
             try Row.fetchAll(
@@ -46,7 +46,7 @@ extension SQLiteLocationStore: LocateStore {
         }
     }
 
-    public func dueLocateRequests(nowMillis: Int64) async throws(StoreError) -> [LocateRequest] {
+    package func dueLocateRequests(nowMillis: Int64) async throws(StoreError) -> [LocateRequest] {
         try await run { db in
             try Row.fetchAll(
                 db,
@@ -58,7 +58,7 @@ extension SQLiteLocationStore: LocateStore {
         }
     }
 
-    public func updateLocate(_ r: LocateRequest, from: LocateRequest.State, payload: String?) async throws(StoreError) -> Bool {
+    package func updateLocate(_ r: LocateRequest, from: LocateRequest.State, payload: String?) async throws(StoreError) -> Bool {
         try await write { db in
             try db.execute(
                 sql: """

@@ -24,15 +24,15 @@ enum SQLiteOverviewSchema {
 
 extension SQLiteLocationStore: HistoryStore {
     /// This store: it answers the dashboard's history reads itself.
-    public var history: any HistoryStore { self }
+    package var history: any HistoryStore { self }
 
     /// Every fix of a device with time in `[fromMillis, toMillis)`, in time order, at most `limit` (`HistoryStore`).
-    public func trackPoints(installId: UUID, fromMillis: Int64, toMillis: Int64, limit: Int) async throws(StoreError) -> [TrackPoint] {
+    package func trackPoints(installId: UUID, fromMillis: Int64, toMillis: Int64, limit: Int) async throws(StoreError) -> [TrackPoint] {
         try await run { db in try Self.raw(db, installId.wireString, fromMillis, toMillis, limit: limit) }
     }
 
     /// A window read through the overview tier, in one snapshot (`HistoryStore`).
-    public func overview(
+    package func overview(
         installId: UUID, fromMillis: Int64, toMillis: Int64, level: @escaping @Sendable (TrackBounds?) -> Int
     ) async throws(StoreError) -> OverviewSlice {
         try await run { db in
@@ -68,7 +68,7 @@ extension SQLiteLocationStore: HistoryStore {
     }
 
     /// Rebuilds up to `limit` stale buckets of the overview tier; how many it rebuilt (`HistoryStore`).
-    public func rebuildOverview(limit: Int) async throws(StoreError) -> Int {
+    package func rebuildOverview(limit: Int) async throws(StoreError) -> Int {
         try await write { db in
             let stale = try Row.fetchAll(
                 db, sql: "SELECT install_id, bucket FROM track_overview_buckets WHERE dirty > 0 LIMIT ?", arguments: [limit])

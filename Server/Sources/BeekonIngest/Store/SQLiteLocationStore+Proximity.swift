@@ -36,7 +36,7 @@ extension SQLiteLocationStore {
         return stored
     }
 
-    public func proximityEvents(_ q: ProximityQuery) async throws(StoreError) -> [StoredProximityEvent] {
+    package func proximityEvents(_ q: ProximityQuery) async throws(StoreError) -> [StoredProximityEvent] {
         try await run { db in
             try Row.fetchAll(
                 db,

@@ -3,9 +3,9 @@ import Foundation
 import GRDB
 
 extension SQLiteLocationStore: PushTokenStore {
-    public var pushTokens: any PushTokenStore { self }
+    package var pushTokens: any PushTokenStore { self }
 
-    public func setPushToken(_ t: PushToken) async throws(StoreError) {
+    package func setPushToken(_ t: PushToken) async throws(StoreError) {
         try await write { db in
             try db.execute(
                 sql: """
@@ -19,7 +19,7 @@ extension SQLiteLocationStore: PushTokenStore {
         }
     }
 
-    public func pushToken(installId: UUID) async throws(StoreError) -> PushToken? {
+    package func pushToken(installId: UUID) async throws(StoreError) -> PushToken? {
         try await run { db in
             guard
                 let row = try Row.fetchOne(
@@ -35,7 +35,7 @@ extension SQLiteLocationStore: PushTokenStore {
     }
 
     @discardableResult
-    public func removePushToken(installId: UUID, ifToken: String?) async throws(StoreError) -> Bool {
+    package func removePushToken(installId: UUID, ifToken: String?) async throws(StoreError) -> Bool {
         try await write { db in
             if let ifToken {
                 try db.execute(

@@ -8,7 +8,7 @@ extension SQLiteLocationStore {
         trigger, motion, is_mock, activity, quality, received_at, privacy_zone
         """
 
-    public func devices() async throws(StoreError) -> [DeviceSummary] {
+    package func devices() async throws(StoreError) -> [DeviceSummary] {
         try await run { db in
             // SQLite returns the bare columns of the row holding MAX(received_at).
             let rows = try Row.fetchAll(
@@ -34,7 +34,7 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func deviceTimes(installId: UUID?) async throws(StoreError) -> [DeviceTimes] {
+    package func deviceTimes(installId: UUID?) async throws(StoreError) -> [DeviceTimes] {
         try await run { db in
             let ids =
                 try installId.map { [$0.wireString] }
@@ -54,7 +54,7 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func holdsEverything(of envelope: WireEnvelope) async throws(StoreError) -> Bool {
+    package func holdsEverything(of envelope: WireEnvelope) async throws(StoreError) -> Bool {
         let install = envelope.device.installId.wireString
         let groups: [(String, [String])] = [
             ("locations", Array(Set(envelope.locations.map(\.id.wireString)))),
@@ -75,7 +75,7 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func sessions(installId: UUID, sinceMillis: Int64?, limit: Int?) async throws(StoreError) -> [SessionSummary] {
+    package func sessions(installId: UUID, sinceMillis: Int64?, limit: Int?) async throws(StoreError) -> [SessionSummary] {
         let since = sinceMillis ?? .min
         return try await run { db in
             let rows = try Row.fetchAll(
@@ -104,7 +104,7 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func track(_ q: TrackQuery) async throws(StoreError) -> FixPage {
+    package func track(_ q: TrackQuery) async throws(StoreError) -> FixPage {
         try await run { db in
             let rows = try Row.fetchAll(
                 db,
@@ -121,7 +121,7 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func fixes(_ query: FixQuery) async throws(StoreError) -> FixPage {
+    package func fixes(_ query: FixQuery) async throws(StoreError) -> FixPage {
         try await run { db in
             var sql = "SELECT \(Self.fixColumns) FROM locations WHERE install_id = ?"
             var args: [any DatabaseValueConvertible] = [query.installId.wireString]

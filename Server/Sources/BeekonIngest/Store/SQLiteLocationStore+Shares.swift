@@ -4,7 +4,7 @@ import GRDB
 extension SQLiteLocationStore {
     static let shareColumns = "id, label, devices, created_at, expires_at, history_seconds, live, precision_m, revoked_at, locate"
 
-    public func createShare(_ share: Share, tokenHash: String) async throws(StoreError) {
+    package func createShare(_ share: Share, tokenHash: String) async throws(StoreError) {
         try await write { db in
             try db.execute(
                 sql: """
@@ -13,32 +13,32 @@ extension SQLiteLocationStore {
                     """,
                 arguments: [
                     share.id, tokenHash, share.label, ShareRow.devicesText(share.devices), share.createdAtMillis,
-                    share.expiresAtMillis, share.historySeconds, share.live, share.precisionMetres, share.locate,
+                    share.expiresAtMillis, share.historySeconds, share.live, share.precisionMeters, share.locate,
                 ])
         }
     }
 
-    public func shares() async throws(StoreError) -> [Share] {
+    package func shares() async throws(StoreError) -> [Share] {
         try await run { db in
             try Row.fetchAll(db, sql: "SELECT \(Self.shareColumns) FROM shares ORDER BY created_at DESC, id").map(Self.share)
         }
     }
 
-    public func share(tokenHash: String) async throws(StoreError) -> Share? {
+    package func share(tokenHash: String) async throws(StoreError) -> Share? {
         try await run { db in
             try Row.fetchOne(db, sql: "SELECT \(Self.shareColumns) FROM shares WHERE token_hash = ?", arguments: [tokenHash]).map(
                 Self.share)
         }
     }
 
-    public func revokeShare(id: String, atMillis: Int64) async throws(StoreError) -> Bool {
+    package func revokeShare(id: String, atMillis: Int64) async throws(StoreError) -> Bool {
         try await write { db in
             try db.execute(sql: "UPDATE shares SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", arguments: [atMillis, id])
             return db.changesCount == 1
         }
     }
 
-    public func recordShareAccess(_ a: ShareAccess, retention: ShareAccessRetention) async throws(StoreError) {
+    package func recordShareAccess(_ a: ShareAccess, retention: ShareAccessRetention) async throws(StoreError) {
         try await write { db in
             try db.execute(
                 sql: "INSERT INTO share_access (share_id, at, what, path, outcome) VALUES (?, ?, ?, ?, ?)",
@@ -53,7 +53,7 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func shareAccess(shareId: String?, limit: Int) async throws(StoreError) -> [ShareAccess] {
+    package func shareAccess(shareId: String?, limit: Int) async throws(StoreError) -> [ShareAccess] {
         try await run { db in
             try Row.fetchAll(
                 db,
@@ -67,7 +67,7 @@ extension SQLiteLocationStore {
     static func share(_ row: Row) -> Share {
         Share(
             id: row[0], label: row[1], devices: ShareRow.devices(row[2]), createdAtMillis: row[3], expiresAtMillis: row[4],
-            historySeconds: row[5], live: row[6], precisionMetres: row[7], revokedAtMillis: row[8], locate: row[9])
+            historySeconds: row[5], live: row[6], precisionMeters: row[7], revokedAtMillis: row[8], locate: row[9])
     }
 }
 

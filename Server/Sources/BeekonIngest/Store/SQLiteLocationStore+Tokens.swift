@@ -2,7 +2,7 @@ import Foundation
 import GRDB
 
 extension SQLiteLocationStore {
-    public func signingKey(proposed: [UInt8]) async throws(StoreError) -> [UInt8] {
+    package func signingKey(proposed: [UInt8]) async throws(StoreError) -> [UInt8] {
         try await write { db in
             try db.execute(
                 sql: "INSERT INTO server_keys (name, value) VALUES ('access_token_hmac', ?) ON CONFLICT (name) DO NOTHING",
@@ -12,7 +12,7 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func insertRefreshToken(_ r: RefreshTokenRecord) async throws(StoreError) {
+    package func insertRefreshToken(_ r: RefreshTokenRecord) async throws(StoreError) {
         try await write { db in
             try db.execute(
                 sql: """
@@ -21,7 +21,7 @@ extension SQLiteLocationStore {
         }
     }
 
-    public func rotateRefreshToken(presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64) async throws(StoreError)
+    package func rotateRefreshToken(presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64) async throws(StoreError)
         -> RefreshRotation
     {
         try await write { db in

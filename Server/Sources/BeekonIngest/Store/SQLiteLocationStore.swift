@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// The zero-setup store: one SQLite file in WAL mode with `synchronous=FULL`,
 /// so a commit is on disk before the 2xx is sent. Writes are serialised by
 /// GRDB's single writer connection; reads run concurrently from the pool.
-public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
+package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     let pool: DatabasePool
     let logger: Logger
     /// Concurrent uploads' shared transactions; nil: one transaction per upload.
@@ -15,7 +15,7 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
 
     /// Opens (or creates) the database file at `path`. With `groupCommit` (the default),
     /// concurrent uploads share one transaction and one fsync (see `GroupCommit`).
-    public init(path: String, groupCommit: Bool = true, logger: Logger) throws(StoreError) {
+    package init(path: String, groupCommit: Bool = true, logger: Logger) throws(StoreError) {
         var config = Configuration()
         config.label = "beekon-ingest"
         config.busyMode = .timeout(10)
@@ -32,11 +32,11 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         group = groupCommit ? GroupCommit { [pool] batches in await Self.commit(batches, pool: pool) } : nil
     }
 
-    public var services: [any Service] { [] }
-    public var tokens: any TokenStore { self }
-    public var shares: any ShareStore { self }
+    package var services: [any Service] { [] }
+    package var tokens: any TokenStore { self }
+    package var shares: any ShareStore { self }
 
-    public func migrate() async throws(StoreError) {
+    package func migrate() async throws(StoreError) {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.execute(sql: SQLiteSchema.v1)
@@ -72,17 +72,17 @@ public final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         }
     }
 
-    public func ping() async throws(StoreError) {
+    package func ping() async throws(StoreError) {
         try await run { db in _ = try Int.fetchOne(db, sql: "SELECT 1") }
     }
 
-    public func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult {
+    package func ingest(_ batch: IngestBatch) async throws(StoreError) -> IngestResult {
         if let group { return try await group.submit(batch) }
         return try await write { db in try Self.ingest(batch, into: db) }
     }
 
     /// What group commit has done so far (zeros without it).
-    public var groupCommitCounts: GroupCommitCounts { group?.counts ?? GroupCommitCounts(groups: 0, uploads: 0, waiting: 0) }
+    package var groupCommitCounts: GroupCommitCounts { group?.counts ?? GroupCommitCounts(groups: 0, uploads: 0, waiting: 0) }
 
     static func ingest(_ batch: IngestBatch, into db: Database) throws -> IngestResult {
         let result = try insert(batch, into: db)

@@ -1,5 +1,5 @@
 /// A storage failure: the server's own fault, answered with 503 so devices retry.
-public enum StoreError: Error, Sendable, CustomStringConvertible {
+package enum StoreError: Error, Sendable, CustomStringConvertible {
     /// The database could not be opened or reached.
     case unavailable(String)
     /// A statement failed.
@@ -7,7 +7,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// The schema could not be created or upgraded.
     case migrationFailed(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unavailable(let why): return "database unavailable: \(why) — check --database and that the server is running"
         case .queryFailed(let why): return "database query failed: \(why)"

@@ -3,28 +3,28 @@ import Foundation
 
 /// A stored beacon proximity event (SPEC BY-5) with its context. Stored once per event id:
 /// a replayed or overlapping batch adds nothing.
-public struct StoredProximityEvent: Sendable, Equatable {
+package struct StoredProximityEvent: Sendable, Equatable {
     /// The event as it arrived.
-    public var event: WireProximityEvent
+    package var event: WireProximityEvent
     /// The device, and the session of the batch that first delivered it.
-    public var installId: UUID, sessionId: UUID
+    package var installId: UUID, sessionId: UUID
     /// The batch that first delivered it.
-    public var batchId: UUID
+    package var batchId: UUID
     /// When the server received that batch.
-    public var receivedAt: WireTimestamp
+    package var receivedAt: WireTimestamp
 }
 
 /// A device's proximity events in a time range: `from` inclusive, `to` exclusive, in (timestamp, id) order.
-public struct ProximityQuery: Sendable, Equatable {
+package struct ProximityQuery: Sendable, Equatable {
     /// The device.
-    public var installId: UUID
+    package var installId: UUID
     /// Time range.
-    public var from: WireTimestamp?, to: WireTimestamp?
+    package var from: WireTimestamp?, to: WireTimestamp?
     /// At most this many.
-    public var limit: Int
+    package var limit: Int
 
     /// Creates a query.
-    public init(installId: UUID, from: WireTimestamp? = nil, to: WireTimestamp? = nil, limit: Int = 500) {
+    package init(installId: UUID, from: WireTimestamp? = nil, to: WireTimestamp? = nil, limit: Int = 500) {
         self.installId = installId
         self.from = from
         self.to = to

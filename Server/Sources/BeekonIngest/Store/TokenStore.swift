@@ -3,7 +3,7 @@ import Foundation
 /// Persistence for the token endpoint: the access-token signing key and the
 /// refresh-token chain. Kept in the database so that several server instances
 /// share both.
-public protocol TokenStore: Sendable {
+package protocol TokenStore: Sendable {
     /// Returns the signing key, creating it on first use (the first instance wins).
     func signingKey(proposed: [UInt8]) async throws(StoreError) -> [UInt8]
     /// Records a freshly issued refresh token (start of a new family).
@@ -28,32 +28,32 @@ public protocol TokenStore: Sendable {
 }
 
 /// The install a device credential acts for, and whether an admin revoked it.
-public struct DeviceBinding: Sendable, Equatable {
+package struct DeviceBinding: Sendable, Equatable {
     /// The only install the credential may upload for, poll commands of, or answer for.
-    public var installId: UUID
+    package var installId: UUID
     /// Revoked by an admin: its tokens no longer work.
-    public var revoked: Bool
+    package var revoked: Bool
 
     /// Creates a binding.
-    public init(installId: UUID, revoked: Bool) {
+    package init(installId: UUID, revoked: Bool) {
         self.installId = installId
         self.revoked = revoked
     }
 }
 
 /// An enrollment code as stored: a device exchanges it for tokens bound to its install.
-public struct EnrollmentCodeRecord: Sendable, Equatable {
+package struct EnrollmentCodeRecord: Sendable, Equatable {
     /// SHA-256 of the code, hex.
-    public var hash: String
+    package var hash: String
     /// The admin's note (e.g. the app or fleet it is for).
-    public var label: String?
+    package var label: String?
     /// Creation and expiry time, Unix ms.
-    public var createdMillis: Int64, expiresMillis: Int64
+    package var createdMillis: Int64, expiresMillis: Int64
     /// How many installs may still enrol with it (1 for a one-device code).
-    public var usesLeft: Int
+    package var usesLeft: Int
 
     /// Creates a record.
-    public init(hash: String, label: String?, createdMillis: Int64, expiresMillis: Int64, usesLeft: Int) {
+    package init(hash: String, label: String?, createdMillis: Int64, expiresMillis: Int64, usesLeft: Int) {
         self.hash = hash
         self.label = label
         self.createdMillis = createdMillis
@@ -63,7 +63,7 @@ public struct EnrollmentCodeRecord: Sendable, Equatable {
 }
 
 /// The result of presenting an enrollment code.
-public enum EnrollmentRedemption: Sendable, Equatable {
+package enum EnrollmentRedemption: Sendable, Equatable {
     /// Spent; the install is bound and the refresh token stored.
     case enrolled
     /// Unknown, expired or used up.
@@ -75,18 +75,18 @@ public enum EnrollmentRedemption: Sendable, Equatable {
 }
 
 /// One refresh token as stored (only its hash is kept).
-public struct RefreshTokenRecord: Sendable, Equatable {
+package struct RefreshTokenRecord: Sendable, Equatable {
     /// SHA-256 of the token, hex.
-    public var hash: String
+    package var hash: String
     /// The device / principal it was issued to.
-    public var subject: String
+    package var subject: String
     /// The chain it belongs to (all rotations of one grant).
-    public var family: String
+    package var family: String
     /// Issue and expiry time, Unix ms.
-    public var issuedMillis: Int64, expiresMillis: Int64
+    package var issuedMillis: Int64, expiresMillis: Int64
 
     /// Creates a record.
-    public init(hash: String, subject: String, family: String, issuedMillis: Int64, expiresMillis: Int64) {
+    package init(hash: String, subject: String, family: String, issuedMillis: Int64, expiresMillis: Int64) {
         self.hash = hash
         self.subject = subject
         self.family = family
@@ -96,7 +96,7 @@ public struct RefreshTokenRecord: Sendable, Equatable {
 }
 
 /// The result of presenting a refresh token.
-public enum RefreshRotation: Sendable, Equatable {
+package enum RefreshRotation: Sendable, Equatable {
     /// Rotated; the replacement was stored for `subject`.
     case rotated(subject: String)
     /// Unknown, expired or revoked token.
