@@ -8,7 +8,23 @@ import Dispatch
 /// the tests running beside it. A serial queue with a label runs on libdispatch's overcommitting
 /// pool, not on the cooperative one (which, like `DispatchQueue.global()`, is as wide as the
 /// machine has cores).
-public final class OffPoolExecutor: TaskExecutor, Sendable {
+///
+/// Task executors are `@available(macOS 15.0, iOS 18.0, …)` in the standard library's
+/// interface (`withTaskExecutorPreference`, `TaskExecutor`); below those versions (the SDK's
+/// tests also run on iOS 16 / macOS 13) the work runs on the cooperative pool as before.
+public enum OffPoolExecutor {
+    /// Runs `work` (synchronous or not) on a new queue executor, in the calling task.
+    public static func run<T: Sendable>(_ name: String, _ work: @Sendable () async throws -> T) async rethrows -> T {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+            return try await withTaskExecutorPreference(QueueTaskExecutor(name: name)) { try await work() }
+        }
+        return try await work()
+    }
+}
+
+/// The executor behind ``OffPoolExecutor``: every job on one serial dispatch queue.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+public final class QueueTaskExecutor: TaskExecutor, Sendable {
     private let queue: DispatchQueue
 
     /// A new queue named `name`.
@@ -18,10 +34,5 @@ public final class OffPoolExecutor: TaskExecutor, Sendable {
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
-
-    /// Runs `work` (synchronous or not) on a new executor of this kind, in the calling task.
-    public static func run<T: Sendable>(_ name: String, _ work: @Sendable () async throws -> T) async rethrows -> T {
-        try await withTaskExecutorPreference(OffPoolExecutor(name: name)) { try await work() }
     }
 }
