@@ -162,6 +162,14 @@ extension Ingest {
                     #expect(zip(events, events.dropFirst()).allSatisfy { $1.seq == $0.seq + 1 })
                     #expect(try await store.eventMarks().head == events.last?.seq)
 
+                    // The overview tier has drawn the fixes retention is about to drop.
+                    _ = try await store.rebuildOverview(limit: 1_000)
+                    let orphanPoints = """
+                        SELECT count(*) FROM track_overview o WHERE NOT EXISTS (
+                            SELECT 1 FROM locations l WHERE l.install_id = o.install_id AND l.ts = o.ts)
+                        """
+                    #expect(try await Self.rows(side, "SELECT count(*) FROM track_overview WHERE ts < \(b)", as: Int64.self) != [0])
+                    #expect(try await Self.rows(side, orphanPoints, as: Int64.self) == [0])
                     // Retention (1 day, three days after the boundary): the weeks before it go.
                     let report = try await store.maintainPartitions(now: Self.date(b + 3 * 86_400_000), retentionDays: 1)
                     #expect(report.dropped == [LocationPartitions.name(weekStarting: b - 2 * Self.week), lastWeek])
@@ -176,6 +184,8 @@ extension Ingest {
                     // The dedupe keys of the dropped fixes went with them; the kept one's stays.
                     let ids = try await Self.rows(side, "SELECT id FROM location_ids", as: UUID.self)
                     #expect(Set(ids) == Set(left.keys))
+                    // No simplified point of a dropped fix is left for the dashboard to draw.
+                    #expect(try await Self.rows(side, orphanPoints, as: Int64.self) == [0])
                     // A second run changes nothing.
                     #expect(
                         try await store.maintainPartitions(now: Self.date(b + 3 * 86_400_000), retentionDays: 1)
@@ -204,6 +214,17 @@ extension Ingest {
 
         /// A fix no weekly partition covers (a clock years ahead, an offline device's old fix) goes
         /// to the default partition; the week's partition, made later, takes it over.
+        /// A viewer resuming from the live event log must not replay a fix retention dropped.
+        @Test func theEventLogNeverOutlivesTheFixRetention() {
+            var config = IngestConfiguration(database: .sqlite(path: "unused.sqlite"), authMode: .off)
+            config.eventRetentionSeconds = 7 * 86_400
+            #expect(config.effectiveEventRetentionSeconds == 7 * 86_400)
+            config.retentionDays = 2
+            #expect(config.effectiveEventRetentionSeconds == 2 * 86_400)
+            config.retentionDays = 30
+            #expect(config.effectiveEventRetentionSeconds == 7 * 86_400)
+        }
+
         @Test func theDefaultPartitionTakesAnyTimeAndAWeekMadeLaterTakesItsRows() async throws {
             try await Self.withDatabase { _, store, side in
                 let far = Self.boundary + 200 * Self.week + 5 * Self.minute

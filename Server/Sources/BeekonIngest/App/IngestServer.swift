@@ -69,7 +69,7 @@ package enum IngestServer {
             },
             configuration: ApplicationConfiguration(address: .hostname(host, port: config.port), serverName: "beekon-ingest"),
             services: store.services + liveServices + [
-                EventRetention(store: store, retentionSeconds: config.eventRetentionSeconds, now: now, logger: logger),
+                EventRetention(store: store, retentionSeconds: config.effectiveEventRetentionSeconds, now: now, logger: logger),
                 OverviewMaintainer(history: store.history, idle: .seconds(2), logger: logger),
             ] + (partitions.map { [$0] } ?? []),
             onServerRunning: { channel in

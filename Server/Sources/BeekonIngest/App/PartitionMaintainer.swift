@@ -11,6 +11,10 @@ struct PartitionMaintainer: Service {
     let retentionDays: Int?
     let now: @Sendable () -> Date
     let logger: Logger
+    /// Waits between runs (injected: tests never wait an hour).
+    var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    /// Time between runs.
+    static let interval: Duration = .seconds(3_600)
 
     /// One maintenance run; failures are logged, not thrown.
     func runOnce() async {
@@ -31,7 +35,7 @@ struct PartitionMaintainer: Service {
     func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(3_600))
+                try? await sleep(Self.interval)
                 guard !Task.isCancelled else { return }
                 await runOnce()
             }

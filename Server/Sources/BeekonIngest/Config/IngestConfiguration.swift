@@ -36,6 +36,12 @@ package struct IngestConfiguration: Sendable {
     /// PostgreSQL only: fixes older than this many days are deleted by dropping their weekly
     /// partitions (each device keeps its newest fix); nil (the default): fixes are kept forever.
     package var retentionDays: Int?
+    /// How long the live event log keeps events: `eventRetentionSeconds`, but never longer than
+    /// the fix retention (a viewer resuming from the log must not replay a fix retention dropped).
+    package var effectiveEventRetentionSeconds: Int {
+        guard let retentionDays else { return eventRetentionSeconds }
+        return min(eventRetentionSeconds, retentionDays * 86_400)
+    }
     /// How often each instance polls the event log even without a wake-up (default 1 s).
     package var livePollSeconds: Double = 1
     /// How long a new connection may take to send the whole head of its first request before

@@ -25,8 +25,20 @@ import PostgresNIO
 enum PostgresPartitionSchema {
     /// Converts the unpartitioned table in place: the old table becomes the partition of every
     /// time up to the end of the week of its newest fix (its indexes are reused, nothing is
-    /// copied); fixes dated later than now (a device clock ahead) move to the default partition.
+    /// copied; only the ids are copied into `location_ids`, and attaching scans the old table
+    /// once, under an exclusive lock: on a large table, plan the upgrade as downtime); fixes
+    /// dated later than now (a device clock ahead) move to the default partition. Needs
+    /// PostgreSQL 13 or later (a row trigger on a partitioned table): on an older server the
+    /// migration stops at its first statement with a message saying so, and changes nothing.
     static let v10 = [
+        """
+        DO $$ BEGIN
+            IF current_setting('server_version_num')::int < 130000 THEN
+                RAISE EXCEPTION 'beekon-ingest needs PostgreSQL 13 or later (schema version 10 partitions locations by week); this server is %',
+                    current_setting('server_version');
+            END IF;
+        END $$
+        """,
         "ALTER TABLE locations RENAME TO locations_legacy",
         "ALTER INDEX locations_device_time RENAME TO locations_legacy_device_time",
         "ALTER INDEX locations_session_time RENAME TO locations_legacy_session_time",
@@ -84,6 +96,9 @@ enum LocationPartitions {
     static let weeksAhead: Int64 = 2
     /// The event log's transaction lock is 74657002; this one serialises maintenance across instances.
     static let maintenanceLock = 74_657_003
+    /// The longest one statement of a maintenance run may take (deleting a week's ids, the
+    /// scan of an attach); longer, and the run fails, rolls back and is retried an hour later.
+    static let maintenanceStatementTimeout = "15min"
 
     /// The start (Monday 00:00 UTC) of the week holding `millis`.
     static func weekStart(_ millis: Int64) -> Int64 {
@@ -150,36 +165,68 @@ extension PostgresLocationStore {
     /// older than the cutoff, its newest one moves to the default partition and stays until a
     /// newer fix of that device arrives and the old one falls due again.
     ///
+    /// Retention also marks the overview tier's buckets before the cutoff stale (they are redrawn
+    /// from what is left) and deletes their simplified points, so no dropped fix is drawn again.
+    ///
     /// One instance at a time (an advisory lock); a run that waits more than 10 s for a table
-    /// lock fails and the next run retries.
+    /// lock fails and the next run retries. The run is not bound by the store's per-request
+    /// operation timeout (deleting a week's ids can take longer than a request may): it has a
+    /// statement timeout of its own, `LocationPartitions.maintenanceStatementTimeout`.
     package func maintainPartitions(now: Date, retentionDays: Int?) async throws(StoreError) -> PartitionMaintenance {
         let nowMillis = WireTimestamp(now).millis
-        return try await transaction { conn in
-            try await conn.query("SELECT pg_advisory_xact_lock(\(LocationPartitions.maintenanceLock))", logger: self.logger)
-            try await conn.query("SET LOCAL lock_timeout = '10s'", logger: self.logger)
-            var report = PartitionMaintenance()
-            var partitions = try await self.partitions(conn)
-            let current = LocationPartitions.weekStart(nowMillis)
-            let cutoff = retentionDays.map { nowMillis - Int64($0) * 86_400_000 }
-            for week in -1...LocationPartitions.weeksAhead {
-                let from = current + week * LocationPartitions.weekMillis
-                let to = from + LocationPartitions.weekMillis
-                // A week already due for retention is not made again (it would be dropped at once).
-                if let cutoff, to <= cutoff { continue }
-                let overlaps = partitions.contains { p in !p.isDefault && (p.from ?? .min) < to && from < (p.to ?? .max) }
-                guard !overlaps else { continue }
-                let name = LocationPartitions.name(weekStarting: from)
-                try await self.createPartition(conn, name: name, from: from, to: to)
-                partitions.append(.init(name: name, from: from, to: to, isDefault: false))
-                report.created.append(name)
+        do {
+            return try await client.withTransaction(logger: logger) { conn in
+                try await self.maintainPartitions(conn, nowMillis: nowMillis, retentionDays: retentionDays)
             }
-            if let cutoff {
-                let due = partitions.filter { !$0.isDefault && ($0.to ?? .max) <= cutoff }.sorted { ($0.to ?? 0) < ($1.to ?? 0) }
-                report.keptNewest = try await self.drop(conn, due.map(\.name), cutoff: cutoff)
-                report.dropped = due.map(\.name)
-            }
-            return report
+        } catch {
+            throw Self.storeError(error)
         }
+    }
+
+    private func maintainPartitions(_ conn: PostgresConnection, nowMillis: Int64, retentionDays: Int?) async throws
+        -> PartitionMaintenance
+    {
+        try await conn.query("SELECT pg_advisory_xact_lock(\(LocationPartitions.maintenanceLock))", logger: self.logger)
+        try await conn.query("SET LOCAL lock_timeout = '10s'", logger: self.logger)
+        try await conn.query(
+            PostgresQuery(unsafeSQL: "SET LOCAL statement_timeout = '\(LocationPartitions.maintenanceStatementTimeout)'"),
+            logger: self.logger)
+        var report = PartitionMaintenance()
+        var partitions = try await self.partitions(conn)
+        let current = LocationPartitions.weekStart(nowMillis)
+        let cutoff = retentionDays.map { nowMillis - Int64($0) * 86_400_000 }
+        for week in -1...LocationPartitions.weeksAhead {
+            let from = current + week * LocationPartitions.weekMillis
+            let to = from + LocationPartitions.weekMillis
+            // A week already due for retention is not made again (it would be dropped at once).
+            if let cutoff, to <= cutoff { continue }
+            let overlaps = partitions.contains { p in !p.isDefault && (p.from ?? .min) < to && from < (p.to ?? .max) }
+            guard !overlaps else { continue }
+            let name = LocationPartitions.name(weekStarting: from)
+            try await self.createPartition(conn, name: name, from: from, to: to)
+            partitions.append(.init(name: name, from: from, to: to, isDefault: false))
+            report.created.append(name)
+        }
+        if let cutoff {
+            let due = partitions.filter { !$0.isDefault && ($0.to ?? .max) <= cutoff }.sorted { ($0.to ?? 0) < ($1.to ?? 0) }
+            report.keptNewest = try await self.drop(conn, due.map(\.name), cutoff: cutoff)
+            report.dropped = due.map(\.name)
+            try await self.retireOverview(conn, cutoff: cutoff)
+        }
+        return report
+    }
+
+    /// The overview tier forgets what retention dropped: the simplified points before `cutoff`
+    /// go, and every bucket that starts before it is marked stale, so the dashboard reads those
+    /// buckets from the fixes that are left (a device's kept newest fix) until the rebuild
+    /// redraws or removes them.
+    func retireOverview(_ conn: PostgresConnection, cutoff: Int64) async throws {
+        try await conn.query("DELETE FROM track_overview WHERE ts < \(cutoff)", logger: logger)
+        try await conn.query(
+            """
+            UPDATE track_overview_buckets SET dirty = dirty + 1
+            WHERE bucket * \(TrackOverview.bucketMillis) < \(cutoff)
+            """, logger: logger)
     }
 
     /// The attached partitions of `locations`.
@@ -253,6 +300,12 @@ extension PostgresLocationStore {
         // Only now the exclusive lock on `locations` (held to the commit): the slow part is done.
         for name in names {
             try await conn.query(PostgresQuery(unsafeSQL: "ALTER TABLE locations DETACH PARTITION \(name)"), logger: logger)
+            // Again, now that no upload can reach the table: an old fix that arrived between the
+            // first delete and the detach claimed its id, which must not outlive its row. (Such an
+            // upload can also deadlock with the detach; PostgreSQL breaks it and the upload's
+            // retry stores the fix in the default partition.)
+            try await conn.query(
+                PostgresQuery(unsafeSQL: "DELETE FROM location_ids d USING \(name) p WHERE d.id = p.id"), logger: logger)
             // Back in through `locations` (the trigger claims the id again): the week has no
             // partition any more, so the row lands in the default partition.
             for try await _ in try await conn.query(
