@@ -133,11 +133,7 @@ extension Ingest {
             guard case .postgres(let location) = db.location else { throw TestFailure("not PostgreSQL") }
             let store = PostgresLocationStore(
                 location: location, operationTimeout: .seconds(operationTimeout), groupCommit: groupCommit, logger: testLogger)
-            let side = try await PostgresConnection.connect(
-                configuration: PostgresConnection.Configuration(
-                    host: location.host, port: location.port, username: location.username, password: location.password,
-                    database: location.database, tls: .disable),
-                id: 1, logger: testLogger)
+            let side = try await PostgresConnection.side(to: location)
             do {
                 try await IngestServer.withServices(store.services, logger: testLogger) {
                     try await store.migrate()

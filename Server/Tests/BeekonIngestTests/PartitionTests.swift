@@ -32,11 +32,7 @@ extension Ingest {
             defer { db.remove() }
             guard case .postgres(let location) = db.location else { throw TestFailure("not PostgreSQL") }
             let store = PostgresLocationStore(location: location, operationTimeout: .seconds(testDatabaseTimeout), logger: testLogger)
-            let side = try await PostgresConnection.connect(
-                configuration: PostgresConnection.Configuration(
-                    host: location.host, port: location.port, username: location.username, password: location.password,
-                    database: location.database, tls: .disable),
-                id: 1, logger: testLogger)
+            let side = try await PostgresConnection.side(to: location)
             do {
                 try await IngestServer.withServices(store.services, logger: testLogger) {
                     if migrate { try await store.migrate() }
@@ -96,11 +92,7 @@ extension Ingest {
                 guard case .postgres(let location) = db.location else { throw TestFailure("not PostgreSQL") }
                 let store = PostgresLocationStore(location: location, logger: testLogger)
                 try await IngestServer.withServices(store.services, logger: testLogger) {
-                    let side = try await PostgresConnection.connect(
-                        configuration: PostgresConnection.Configuration(
-                            host: location.host, port: location.port, username: location.username, password: location.password,
-                            database: location.database, tls: .disable),
-                        id: 2, logger: testLogger)
+                    let side = try await PostgresConnection.side(to: location, id: 2)
                     defer { Task { try? await side.close() } }
                     // The server made last week, this week and the next two at start (its clock: before the boundary).
                     let names = try await Self.rows(

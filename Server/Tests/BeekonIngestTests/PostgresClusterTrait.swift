@@ -1,3 +1,5 @@
+@testable import BeekonIngest
+import PostgresNIO
 import PostgresTestCluster
 import Testing
 
@@ -29,4 +31,16 @@ struct PostgresClusterTrait: SuiteTrait, TestScoping {
 extension Trait where Self == PostgresClusterTrait {
     /// A PostgreSQL cluster for the suite.
     static var postgresCluster: PostgresClusterTrait { PostgresClusterTrait() }
+}
+
+extension PostgresConnection {
+    /// A connection of the test's own to `location`'s database, beside the store's pool: for
+    /// reading rows, locks and plans directly. The caller closes it.
+    static func side(to location: PostgresLocation, id: Int = 1) async throws -> PostgresConnection {
+        try await connect(
+            configuration: PostgresConnection.Configuration(
+                host: location.host, port: location.port, username: location.username, password: location.password,
+                database: location.database, tls: .disable),
+            id: id, logger: testLogger)
+    }
 }
