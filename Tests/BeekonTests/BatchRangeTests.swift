@@ -134,4 +134,39 @@ struct BatchRangeTests {
         #expect(try await store.pendingCount() == 0)
         #expect(try await store.history(from: .distantPast, to: .distantFuture).isEmpty, "acknowledged without keeping: deleted")
     }
+
+    /// Fixes whose session row is gone (pruned, or stored by a release that kept none) still go
+    /// out: after the known sessions, one session at a time in id order, each fix once. The
+    /// orphan sessions are found by one index seek each (issue 31, P3-cpu), not by a walk over
+    /// every pending row.
+    @Test("SY-4: sessions missing from the session table drain after the known ones, in id order, each fix once")
+    func orphanSessionsDrainInIDOrderAfterTheKnownOnes() async throws {
+        let dir = TempDir()
+        let store = try LocationStore(path: dir.db, logger: Logger(label: "test"))
+        let sessions = (0..<3).map { _ in UUID() }.sorted { $0.wireString < $1.wireString }
+        // The largest id is the known one: it still goes first.
+        let known = sessions[2]
+        try await store.pool.write { db in
+            try db.execute(sql: "INSERT INTO session(id, started_at) VALUES (?, 0)", arguments: [known.wireString])
+        }
+        var stored: [UUID: [UUID]] = [:]
+        for i in 0..<9 {
+            let session = sessions[i % 3]
+            let l = Location(
+                id: UUID(), sessionId: session, timestamp: WireTimestamp(millis: Self.t0 + Int64(i) * 1000).date, latitude: 48,
+                longitude: 11)
+            try await store.insert(l, syncOn: true, by: .storeTestsOnly)
+            stored[session, default: []].append(l.id)
+        }
+        let now = WireTimestamp(millis: Self.t0 + 60_000).date
+        var order: [UUID] = []
+        while let batch = try await store.nextBatch(limit: 2, now: now, makeID: { UUID() }) {
+            #expect(Set(batch.locations.map(\.sessionId)).count == 1, "one session per batch")
+            order.append(contentsOf: batch.locations.map(\.id))
+            #expect(try await store.acknowledge(batch.id, keepLocations: true) == batch.locations.count)
+            #expect(order.count <= 9, "no fix twice")
+        }
+        #expect(order == stored[known]! + stored[sessions[0]]! + stored[sessions[1]]!)
+        #expect(try await store.pendingCount() == 0)
+    }
 }
