@@ -62,7 +62,7 @@ struct AuthEndToEndTests {
                     && log.filter { $0.path == "/v1/locations" && $0.upstreamStatus == 200 }.count >= 3
             }
             kill(first.pid, SIGKILL)
-            let killed = try await first.finish(timeout: .seconds(10))
+            let killed = try await first.finish(timeout: .seconds(60))
             try #require(
                 killed.signalled && !killed.stdout.contains("source ended"),
                 "the kill landed while the first run was tracking: \(killed.stdout.suffix(800))")

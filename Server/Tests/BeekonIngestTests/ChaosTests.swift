@@ -152,9 +152,9 @@ struct ChaosTests {
         let agent = try ChaosAgent(dir: dir, url: proxy.url, speed: "300")
         let process = try agent.track()
         try await proxy.waitFor("the kill") { $0.count > 4 && $0[4].upstreamStatus != nil }
-        #expect(server.waitForExit(timeout: 10) == SIGKILL)
+        #expect(server.waitForExit(timeout: 60) == SIGKILL)
         // Down for a moment (the agent meets refused connections), then up on the same file.
-        try await proxy.waitFor("an upload while the server is down", timeout: .seconds(20)) { $0.count > 5 }
+        try await proxy.waitFor("an upload while the server is down", timeout: .seconds(90)) { $0.count > 5 }
         server = try await ServerProcess.start(database: database, dir: dir)
         servers.append(server)
         proxy.setUpstream(port: server.port)

@@ -76,7 +76,7 @@ extension Ingest {
                 })
 
             let page = try await HeadlessChromium.launch(base + "/#key=admin-k")
-            try await page.waitUntil("document.querySelectorAll('tr[data-device]').length === 2", timeout: 20)
+            try await page.waitUntil("document.querySelectorAll('tr[data-device]').length === 2", timeout: 90)
             for (id, status) in expected {
                 let shown = try await page.evaluate(
                     "document.querySelector('tr[data-device=\"\(id)\"] .state').dataset.state", as: String.self)
@@ -88,13 +88,13 @@ extension Ingest {
                 "document.querySelector('tr[data-device=\"\(b.wireString)\"] .seen').textContent", as: String.self)
             #expect(seenA == "last seen 5 min ago" || seenA == "last seen 6 min ago", "\(seenA ?? "nil")")
             #expect(seenB == "last seen 3 h ago", "\(seenB ?? "nil")")
-            try await page.waitUntil("document.getElementById('conn').dataset.state === 'live'", timeout: 10)
+            try await page.waitUntil("document.getElementById('conn').dataset.state === 'live'", timeout: 90)
 
             // A fix ingested after the page loaded.
             let fresh = Fixtures.envelope(Fixtures.locations(1, startMillis: WireTimestamp(Date()).millis), install: a)
             #expect(try await Self.upload(base, fresh, headers: Self.admin).status == 200)
             let rowA = "document.querySelector('tr[data-device=\"\(a.wireString)\"]')"
-            let took = try await page.waitUntil("\(rowA).dataset.lastFix === '\(fresh.locations[0].id.wireString)'", timeout: 10)
+            let took = try await page.waitUntil("\(rowA).dataset.lastFix === '\(fresh.locations[0].id.wireString)'", timeout: 90)
             print("dashboard: fix visible \(Int(took * 1000)) ms after the upload's 200")
             // "Last seen" now counts from the new fix: at most the seconds since its timestamp
             // (a loaded machine may take more than a second between the upload and this read).
@@ -105,8 +105,8 @@ extension Ingest {
 
             // Kill the server (SIGKILL), store a fix while it is down, restart it on the same port.
             kill(process.pid, SIGKILL)
-            _ = try await process.finish(timeout: .seconds(10))
-            try await page.waitUntil("document.getElementById('conn').dataset.state === 'reconnecting'", timeout: 10)
+            _ = try await process.finish(timeout: .seconds(60))
+            try await page.waitUntil("document.getElementById('conn').dataset.state === 'reconnecting'", timeout: 90)
             #expect(
                 (try await page.evaluate("document.getElementById('conn').textContent", as: String.self))?.hasPrefix("reconnecting…")
                     == true)
@@ -114,15 +114,15 @@ extension Ingest {
             let store = try SQLiteLocationStore(path: path, logger: testLogger)
             _ = try await store.ingest(IngestBatch(envelope: meanwhile, receivedAt: WireTimestamp(Date())))
             process = try await Self.spawn(path, port: port, dir: dir)
-            try await page.waitUntil("\(rowA).dataset.lastFix === '\(meanwhile.locations[0].id.wireString)'", timeout: 40)
-            try await page.waitUntil("document.getElementById('conn').dataset.state === 'live'", timeout: 5)
+            try await page.waitUntil("\(rowA).dataset.lastFix === '\(meanwhile.locations[0].id.wireString)'", timeout: 90)
+            try await page.waitUntil("document.getElementById('conn').dataset.state === 'live'", timeout: 90)
             if let out = ProcessInfo.processInfo.environment["BEEKON_DASHBOARD_SCREENSHOT"] {
                 try await page.screenshot().write(to: URL(fileURLWithPath: out))
             }
 
             // A share URL: only its device.
             let shared = try await HeadlessChromium.launch(base + "/?share=\(shareToken)")
-            try await shared.waitUntil("document.querySelectorAll('tr[data-device]').length >= 1", timeout: 20)
+            try await shared.waitUntil("document.querySelectorAll('tr[data-device]').length >= 1", timeout: 90)
             let ids = try await shared.evaluate(
                 "[...document.querySelectorAll('tr[data-device]')].map(r => r.dataset.device)", as: [String].self)
             #expect(ids == [a.wireString])
@@ -143,7 +143,7 @@ extension Ingest {
                 #expect(try await Self.upload(base, e, headers: Self.admin).status == 200)
             }
             let page = try await HeadlessChromium.launch(base + "/?days=1#key=admin-k")
-            try await page.waitUntil("document.body.dataset.firstRender !== undefined", timeout: 30)
+            try await page.waitUntil("document.body.dataset.firstRender !== undefined", timeout: 90)
             func number(_ name: String) async throws -> Int {
                 Int(try await page.evaluate("document.body.dataset.\(name)", as: String.self) ?? "") ?? -1
             }
@@ -164,7 +164,7 @@ extension Ingest {
                 clientY: r.top + r.height / 2, bubbles: true, cancelable: true })); return true; })()
                 """, as: Bool.self)
             try await page.waitUntil(
-                "document.body.dataset.historyZoom === '\(zoom + 2)' && Number(document.body.dataset.historyLoads) > \(loads)", timeout: 15)
+                "document.body.dataset.historyZoom === '\(zoom + 2)' && Number(document.body.dataset.historyLoads) > \(loads)", timeout: 90)
             let finer = try await number("drawnPoints")
             #expect(finer > drawn, "\(finer) points at zoom \(zoom + 2) vs \(drawn) at \(zoom)")
             #expect((try await page.evaluate(inked, as: Int.self) ?? 0) > 200)
