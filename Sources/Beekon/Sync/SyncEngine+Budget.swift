@@ -19,15 +19,15 @@ extension SyncEngine {
     /// request was cancelled, or never started because no time was left).
     func exchange(
         _ prepared: PreparedBatch, authorization: String?,
-        within lease: any ExecutionLease
+        within lease: any ExecutionLease, willSend: @escaping @Sendable () -> Void = {}
     ) async -> Result<HTTPResponse, HTTPTransportError>? {
         guard let allowance = ExecutionWindow().allowance(remaining: await lease.remaining()) else {
-            return await exchange(prepared, authorization: authorization)
+            return await exchange(prepared, authorization: authorization, willSend: willSend)
         }
         guard allowance > .zero else { return nil }
         let clock = self.clock
         return await withTaskGroup(of: BudgetRace.self) { group in
-            group.addTask { .answered(await self.exchange(prepared, authorization: authorization)) }
+            group.addTask { .answered(await self.exchange(prepared, authorization: authorization, willSend: willSend)) }
             group.addTask {
                 do { try await clock.sleep(for: allowance) } catch { return .cancelled }
                 return .expired

@@ -7,7 +7,8 @@ import Logging
 extension SyncEngine {
     /// Sends one batch and acts on the outcome; returns whether the server accepted it
     /// (the caller then records the acknowledgement) and the drain may continue.
-    func send(_ prepared: PreparedBatch, within lease: any ExecutionLease) async -> Bool {
+    /// `willSend` runs when the request is handed to the transport.
+    func send(_ prepared: PreparedBatch, within lease: any ExecutionLease, willSend: @escaping @Sendable () -> Void = {}) async -> Bool {
         let batch = prepared.batch
         var authorization: String?
         if let auth {
@@ -17,7 +18,7 @@ extension SyncEngine {
             case .wait(let until): return await waitForAuth(until: until)
             }
         }
-        guard var result = await exchange(prepared, authorization: authorization, within: lease) else {
+        guard var result = await exchange(prepared, authorization: authorization, within: lease, willSend: willSend) else {
             return await budgetExpired(batch)
         }
         var outcome = StatusPolicy.classify(result, now: clock.now())
@@ -94,9 +95,13 @@ extension SyncEngine {
         }
     }
 
-    func exchange(_ prepared: PreparedBatch, authorization: String?) async -> Result<HTTPResponse, HTTPTransportError> {
+    func exchange(
+        _ prepared: PreparedBatch, authorization: String?, willSend: @Sendable () -> Void = {}
+    ) async -> Result<HTTPResponse, HTTPTransportError> {
+        let request = request(for: prepared, authorization: authorization)
+        willSend()
         do {
-            return .success(try await transport.send(request(for: prepared, authorization: authorization)))
+            return .success(try await transport.send(request))
         } catch {
             return .failure(error)
         }
