@@ -69,7 +69,8 @@ package struct ServerProcess: Sendable {
     package func terminate() -> Int32? {
         guard child.isRunning else { return child.process.terminationStatus }
         child.kill(SIGTERM)
-        if let status = waitForExit(timeout: 90) { return status }  // a failure bound: under a CPU hog graceful shutdown has taken more than 20 s
+        // A failure bound: under a CPU hog a graceful shutdown has taken more than 20 s.
+        if let status = waitForExit(timeout: 90) { return status }
         child.kill()
         return nil
     }
