@@ -18,6 +18,9 @@ func p1Pipeline(runs: Int, dir: URL) async throws -> Comparison {
     var ours: [Double] = []
     var base: [Double] = []
     var activities = 0
+    var blurs: [Double] = []
+    var classifier: [Double] = []
+    var labelled = 0
     for run in 0...runs {
         let (b, _) = try await sdkPerFix(
             fixes, config: plain, path: dir.appendingPathComponent("p1p-plain-\(run).sqlite").path, label: "P1"
@@ -30,9 +33,15 @@ func p1Pipeline(runs: Int, dir: URL) async throws -> Comparison {
         let blur = await measure { for w in wires where filter.apply(w) != nil { kept += 1 } } / Double(max(1, wires.count))
         guard kept == wires.count else { throw BenchError(description: "P1-pipeline: the blur dropped fixes") }
         activities = rows.filter { $0.activity != nil }.count
+        // The classifier alone over the same fixes: its share of the gap (issue 29).
+        var alone = SpeedActivityClassifier()
+        labelled = 0
+        let classify = await measure { for f in fixes where alone.classify(f) != .unknown { labelled += 1 } } / Double(max(1, fixes.count))
         if run > 0 {
             base.append(b * 1e6)
             ours.append((p + blur) * 1e6)
+            blurs.append(blur * 1e6)
+            classifier.append(classify * 1e6)
         }
     }
     let o = Stats(ours)
@@ -42,6 +51,9 @@ func p1Pipeline(runs: Int, dir: URL) async throws -> Comparison {
         ours: o, baseline: b, ratio: o.median / b.median,
         details: [
             "fixes_per_run": "\(fixes.count)", "source": source, "classified": "\(activities)",
+            "blur_us_per_fix": String(format: "%.2f", Stats(blurs).median),
+            "classifier_alone_us_per_fix": String(format: "%.2f", Stats(classifier).median),
+            "classifier_alone_labelled": "\(labelled)",
             "baseline": "P1 (SDK, gate 0 s / 0 m) interleaved in the same run; target ≤ 1.1×",
         ])
 }

@@ -29,8 +29,7 @@ extension Beekon {
     /// run on it (a source failure), and the writes that follow must not see a cancelled task.
     func stopSource() async {
         await apply(TrackingMachine.effects(of: stationary.sourceStopped()))
-        source.heartbeatTimer?.cancel()
-        source.heartbeatTimer = nil
+        stopHeartbeat()
         source.generation += 1
         source.consumer = nil
         await deps.provider.stop()

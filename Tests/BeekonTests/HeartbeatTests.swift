@@ -94,4 +94,30 @@ struct HeartbeatTests {
         #expect(await beekon.source.heartbeatTimer == nil, "no heartbeat timer in the background")
         try await beekon.stop()
     }
+
+    @Test("BY-4, issue 29: a stored fix moves the heartbeat's deadline; one timer task, not a new one per fix")
+    func aStoredFixMovesTheDeadlineOfOneTimer() async throws {
+        let h = Harness()
+        let beekon = h.beekon()
+        try await beekon.configure(
+            BeekonConfig(
+                minTimeBetweenLocationsSeconds: 0, minDistanceBetweenLocationsMeters: 0, whenStationary: .keepTracking,
+                heartbeatSeconds: 30))
+        try await beekon.start()
+        await h.provider.send(fix(0))
+        await h.clock.waitForSleepers(1)
+        let timer = try #require(await beekon.source.heartbeatTimer)
+        h.clock.advance(by: .seconds(20))
+        await h.provider.send(fix(20, north: 50))
+        #expect(await beekon.source.heartbeatTimer == timer, "the stored fix moved the deadline of the running timer")
+        await h.provider.setOneShotFix(fix(60, north: 100))
+        h.clock.advance(by: .seconds(29))  // 49 s: past the first fix's deadline, 29 s after the second fix
+        await h.clock.waitForSleepers(1)
+        #expect(try await beekon.history(from: .distantPast, to: .distantFuture).count == 2, "not due before 30 s without a fix")
+        h.clock.advance(by: .seconds(1))
+        await h.clock.waitForSleepers(1)  // the re-armed timer of the stored heartbeat fix
+        let stored = try await beekon.history(from: .distantPast, to: .distantFuture)
+        #expect(stored.map(\.timestamp) == [fix(0), fix(20), fix(60)].map(\.timestamp), "30 s after the last stored fix")
+        try await beekon.stop()
+    }
 }

@@ -17,6 +17,11 @@ struct SourceRun: Sendable {
     var checkInTimer: Task<Void, Never>?
     /// Asks for a fresh fix when none was stored within `heartbeatSeconds` (BY-4, foreground).
     var heartbeatTimer: Task<Void, Never>?
+    /// The run and the interval `heartbeatTimer` was started for.
+    var heartbeatArmed: (generation: Int, seconds: Double)?
+    /// When the heartbeat is due, on the SDK's clock: `heartbeatSeconds` after the last stored
+    /// fix (or the arming). A stored fix moves it; the timer sleeps on until it has passed.
+    var heartbeatDeadline: Date?
 
     /// Takes the end waiters, to be resumed.
     mutating func takeEndWaiters() -> [CheckedContinuation<Void, Never>] {
