@@ -56,7 +56,11 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let h) where phase == .awaitingRequest: head = h
         case .end where phase == .awaitingRequest:
-            if let head { open(head, context: context) }
+            // The head is not kept: an open stream holds only what ``LiveStart`` needs.
+            if let head {
+                self.head = nil
+                open(head, context: context)
+            }
         default: break  // a body, or anything pipelined after the stream's request: ignored
         }
     }
