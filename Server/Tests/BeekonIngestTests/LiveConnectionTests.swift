@@ -105,5 +105,36 @@ extension Ingest {
                 #expect(ids.count == 3 && ids == ids.sorted())
             }
         }
+
+        /// BY-7: once a stream is open its request decoder is gone (an idle viewer's memory,
+        /// issue 32); what the viewer sends afterwards — a pipelined request, bytes that are not
+        /// HTTP — is dropped unanswered, and the stream goes on delivering from its cursor.
+        @Test func inputAfterTheStreamsRequestIsDropped() async throws {
+            try await withServer(.sqlite) { server, _ in
+                #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(2))).status == 200)
+                let viewer = try RawHTTPConnection(server.base)
+                let first: [Int64] = await blocking {
+                    viewer.send("GET /v1/live?last_event_id=0 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                    guard let live = viewer.readHead(), RawHTTPConnection.status(live) == 200 else { return [] }
+                    var scanner = FixIDScanner()
+                    while scanner.ids.count < 2, let chunk = viewer.readChunk() { scanner.add(chunk) }
+                    viewer.send(Self.get + "\u{1}\u{2}\u{3} nonsense\r\n\r\n" + String(repeating: "x", count: 5_000))
+                    return scanner.ids
+                }
+                #expect(first.count == 2)
+                #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1))).status == 200)
+                let next: (ids: [Int64], text: String) = await blocking {
+                    var scanner = FixIDScanner()
+                    var text = ""
+                    while scanner.ids.count < 1, let chunk = viewer.readChunk() {
+                        scanner.add(chunk)
+                        text += String(decoding: chunk, as: UTF8.self)
+                    }
+                    return (scanner.ids, text)
+                }
+                #expect(next.ids.count == 1 && next.ids.allSatisfy { $0 > (first.max() ?? 0) })
+                #expect(!next.text.contains("HTTP/1.1"), "the pipelined request was not answered inside the stream")
+            }
+        }
     }
 }

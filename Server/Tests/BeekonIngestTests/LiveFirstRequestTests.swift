@@ -160,6 +160,37 @@ import Testing
         }
     }
 
+    /// Issue 32 (an idle viewer's memory): NIO keeps a connection's last receive buffer for its
+    /// next read, and an idle viewer never reads again, so a connection's first request is read
+    /// into small buffers; a connection handed to Hummingbird gets NIO's default sizes back.
+    @Test func firstRequestIsReadIntoSmallBuffers() throws {
+        let clock = TestClock()
+        try withScratchStore { config, store, tokens in
+            let live = IngestServer.makeRoutes(config, store: store, tokens: tokens, now: { clock.now() }, logger: testLogger).live
+            let server = LiveServerChannel(
+                http1: HTTP1Channel(responder: { _, _, _ in }), live: live, firstRequestTimeout: .seconds(30))
+            let channel = EmbeddedChannel()
+            _ = try server.setup(channel: channel, logger: testLogger).wait()
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+            func reads() throws -> (fixed: Int?, adaptive: Bool) {
+                let allocator = try channel.getOption(ChannelOptions.recvAllocator).wait()
+                return ((allocator as? FixedSizeRecvByteBufferAllocator)?.capacity, allocator is AdaptiveRecvByteBufferAllocator)
+            }
+            #expect(try reads().fixed == 512)
+            try channel.writeInbound(ByteBuffer(string: "GET /v1/live HTTP/1.1\r\nHost: localhost\r\n"))
+            #expect(try reads().fixed == 512, "still small while the head comes in")
+            try channel.writeInbound(ByteBuffer(string: "X: y\r\n"))
+            let hummingbird = EmbeddedChannel()
+            _ = try server.setup(channel: hummingbird, logger: testLogger).wait()
+            try hummingbird.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+            try hummingbird.writeInbound(ByteBuffer(string: "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+            let allocator = try hummingbird.getOption(ChannelOptions.recvAllocator).wait()
+            #expect(allocator is AdaptiveRecvByteBufferAllocator, "Hummingbird's connection reads with NIO's default")
+            _ = try? channel.close().wait()
+            _ = try? hummingbird.close().wait()
+        }
+    }
+
     private static func closeEndsTheHandOver(_ server: LiveServerChannel) throws {
         for sniffed in [true, false] {
             let channel = EmbeddedChannel()

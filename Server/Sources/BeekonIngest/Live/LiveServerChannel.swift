@@ -39,6 +39,10 @@ struct LiveServerChannel: ServerChildChannel {
     /// The cap on open connections (nil: none).
     var limit: ConnectionLimit? = nil
 
+    /// The receive buffers a connection's first request is read into (and a live stream's
+    /// later reads): a viewer's request head fits in one or two of them.
+    static let firstReads = FixedSizeRecvByteBufferAllocator(capacity: 512)
+
     /// Installs the sniffer; the pipeline behind it is built once the first request line is in.
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let promise = channel.eventLoop.makePromise(of: HTTP1Channel.Value?.self)
@@ -56,6 +60,11 @@ struct LiveServerChannel: ServerChildChannel {
             channel.closeFuture.whenComplete { _ in limit.release() }
         }
         return channel.eventLoop.makeCompletedFuture {
+            // NIO keeps each connection's last receive buffer for its next read; an idle viewer
+            // never reads again, so the buffer its request head was read into stays for the
+            // stream's life. The head is read into small buffers; Hummingbird's connections get
+            // NIO's default sizes back once routed.
+            try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.firstReads)
             let sniffer = FirstRequestSniffer(
                 timeout: timeout,
                 configure: { route, channel in
@@ -73,6 +82,7 @@ struct LiveServerChannel: ServerChildChannel {
                         try pipeline.addHandler(LiveViewerHandler(controller: live, logger: logger))
                         promise.succeed(nil)
                     default:
+                        try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator())
                         // First in the pipeline once the sniffer has left: sees the peer finish sending.
                         try channel.pipeline.syncOperations.addHandler(PresenceHandler(presence: presence))
                         // HTTP1Channel's setup completes at once on the event loop, so its callback runs

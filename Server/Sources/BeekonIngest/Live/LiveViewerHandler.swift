@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 
 /// The event-driven live stream: serves `GET /v1/live` on a connection whose first request
@@ -56,7 +57,11 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let h) where phase == .awaitingRequest: head = h
         case .end where phase == .awaitingRequest:
-            if let head { open(head, context: context) }
+            // The head is not kept: an open stream holds only what ``LiveStart`` needs.
+            if let head {
+                self.head = nil
+                open(head, context: context)
+            }
         default: break  // a body, or anything pipelined after the stream's request: ignored
         }
     }
@@ -128,6 +133,7 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
         cursor = start.cursor
         context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: LiveStart.headers))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.body(start.preamble)), promise: nil)
+        Self.dropRequestDecoder(context: context)
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loop = context.eventLoop
         let hub = controller.hub
@@ -138,6 +144,18 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
             wake: { bound.value.pump() },
             finish: { loop.execute { bound.value.close(reason: "the live hub stopped") } })
         pump()
+    }
+
+    /// Once the stream is open the connection's input is never read again (anything sent after
+    /// the stream's request is ignored), so the request decoder — the HTTP parser and the
+    /// buffers it keeps — leaves the pipeline, and a ``LiveInputDiscarder`` takes its place.
+    /// End of input and errors still reach this handler.
+    private static func dropRequestDecoder(context: ChannelHandlerContext) {
+        let pipeline = context.pipeline.syncOperations
+        guard let decoder = try? pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self),
+            (try? pipeline.addHandler(LiveInputDiscarder(), position: .before(decoder.handler))) != nil
+        else { return }
+        pipeline.removeHandler(context: decoder, promise: nil)
     }
 
     // MARK: Delivering
@@ -266,4 +284,12 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
             controller.hub.unsubscribe(id)
         }
     }
+}
+
+/// Stands in for the request decoder of an open live stream: drops the bytes a viewer sends
+/// after its request (they were ignored before, parsed) and passes every event on.
+final class LiveInputDiscarder: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
 }
