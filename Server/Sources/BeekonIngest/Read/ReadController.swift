@@ -104,17 +104,22 @@ struct ReadController: Sendable {
                 w.raw(",\"fix_count\":")
                 w.number(Double(d.fixCount))
             }
-            w.raw(",\"last_received_at\":")
-            w.string(d.lastReceivedAt.description)
-            w.raw(",\"last_contact_at\":")
-            w.string(d.lastReceivedAt.description)
+            // Contact and status only for a viewer whose share is not limited in time (ShareScope.showsContact).
+            if scope.rules.showsContact {
+                w.raw(",\"last_received_at\":")
+                w.string(d.lastReceivedAt.description)
+                w.raw(",\"last_contact_at\":")
+                w.string(d.lastReceivedAt.description)
+            }
             if let monitor {
                 w.raw(",\"expected_interval_seconds\":")
                 w.number(Double(d.expectedIntervalSeconds ?? monitor.defaultExpectedSeconds))
-                w.raw(",\"status\":")
-                w.string(monitor.status(of: d, nowMillis: nowMs).rawValue)
+                if scope.rules.showsContact {
+                    w.raw(",\"status\":")
+                    w.string(monitor.status(of: d, nowMillis: nowMs).rawValue)
+                }
             }
-            if let fix = d.lastFix.flatMap({ scope.visible($0, nowMillis: nowMs) }) {
+            if let fix = try await lastVisibleFix(d, scope, nowMillis: nowMs) {
                 let age = max(0, Double(nowMs - fix.location.timestamp.millis) / 1000)
                 w.raw(",\"last_fix_at\":")
                 w.string(fix.location.timestamp.description)
@@ -135,9 +140,33 @@ struct ReadController: Sendable {
         return APIResponse.json(.ok, w.bytes)
     }
 
+    /// The newest fix `scope` may see of a device, coarsened as it requires: the device's newest
+    /// fix when only a history window limits time (a newer fix would be inside it too), else the
+    /// newest one its hours admit, found from the device's activity (`ShareScope.newestFixMillis`).
+    private func lastVisibleFix(_ d: DeviceSummary, _ scope: ViewerScope, nowMillis: Int64) async throws(StoreError) -> StoredFix? {
+        guard scope.rules.filtersEachFix else { return d.lastFix.flatMap { scope.visible($0, nowMillis: nowMillis) } }
+        let minutes = try await store.activity(
+            installId: d.installId, sinceMillis: scope.windowStart(nowMillis: nowMillis), limit: ShareScope.activityLimit)
+        guard let millis = scope.rules.newestFixMillis(in: minutes, nowMillis: nowMillis) else { return nil }
+        let page = try await store.fixes(
+            FixQuery(installId: d.installId, from: WireTimestamp(millis: millis), to: WireTimestamp(millis: millis + 1), limit: Self.maxPage))
+        return page.fixes.last { $0.location.timestamp.millis <= $0.receivedAt.millis + FixClock.futureToleranceMillis }
+            .flatMap { scope.visible($0, nowMillis: nowMillis) }
+    }
+
     func sessions(_ installId: UUID, _ scope: ViewerScope = .everything, limit: Int = maxList) async throws(StoreError) -> Response {
-        let since = scope.windowStart(nowMillis: WireTimestamp(now()).millis)
-        let all = try await store.sessions(installId: installId, sinceMillis: since, limit: limit + 1)
+        let nowMs = WireTimestamp(now()).millis
+        let since = scope.windowStart(nowMillis: nowMs)
+        let all: [SessionSummary]
+        var cut = false
+        if scope.rules.filtersEachFix {
+            // Hours of the day: each session summarised from what the share admits (ShareScope).
+            let minutes = try await store.activity(installId: installId, sinceMillis: since, limit: ShareScope.activityLimit)
+            cut = minutes.count >= ShareScope.activityLimit
+            all = scope.rules.sessions(from: minutes, installId: installId, nowMillis: nowMs)
+        } else {
+            all = try await store.sessions(installId: installId, sinceMillis: since, limit: limit + 1)
+        }
         let sessions = all.prefix(limit)
         var w = WireJSONWriter(capacity: 128 + sessions.count * 200)
         w.raw("{\"install_id\":")
@@ -162,7 +191,7 @@ struct ReadController: Sendable {
             w.raw("}")
         }
         w.raw("]")
-        if all.count > limit { w.raw(",\"truncated\":true") }
+        if all.count > limit || cut { w.raw(",\"truncated\":true") }
         w.raw("}")
         return APIResponse.json(.ok, w.bytes)
     }
