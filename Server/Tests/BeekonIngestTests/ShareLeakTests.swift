@@ -134,5 +134,89 @@ extension Ingest {
                 #expect(try await Self.get(server, "/v1/devices/\(a.wireString)/sessions", bearer).status == 403)
             }
         }
+
+        @Test("BY-7, XR-4: an hours share's pages never carry a cursor at a fix it may not see", arguments: Backend.all)
+        func pagingCursorsPointOnlyAtVisibleFixes(_ backend: Backend) async throws {
+            let clock = TestClock(start: Date(timeIntervalSince1970: 1_768_075_200))
+            try await withServer(
+                backend,
+                configure: {
+                    $0.authMode = .required
+                    $0.apiKeys = ["admin-k"]
+                }, now: { clock.now() }
+            ) { server, _ in
+                let a = Fixtures.ids.next()
+                let session = Fixtures.ids.next()
+                // Berlin: 06:00 out, 08:00 in, 20:00 out, 21:00 out, 09:00 next day in, 22:00 out.
+                let times = [
+                    "2026-01-08T05:00:00.000Z", "2026-01-08T07:00:00.000Z", "2026-01-08T19:00:00.000Z", "2026-01-08T20:00:00.000Z",
+                    "2026-01-09T08:00:00.000Z", "2026-01-09T21:00:00.000Z",
+                ]
+                let fixes = times.map { Fixtures.locations(1, startMillis: Self.ms($0))[0] }
+                #expect(try await HTTP.upload(server, Fixtures.envelope(fixes, session: session, install: a), headers: Self.admin).status == 200)
+                let share = try await Shares.createShare(
+                    server, #"{"devices":["\#(a.wireString)"],"hours":"07:00-19:00","time_zone":"Europe/Berlin"}"#)
+                let auth = ["Authorization": "Bearer \(share.token)"]
+                let visible = Set([times[1], times[4]].map { String(Self.ms($0)) })
+
+                for (path, key) in [("/v1/devices/\(a.wireString)/fixes?limit=1", "fixes"), ("/v1/sessions/\(session.wireString)/track?limit=1", "features")] {
+                    var seen: [String] = []
+                    var url = path
+                    for _ in 0..<10 {
+                        let r = try await Self.get(server, url, auth)
+                        #expect(r.status == 200, "\(path): \(r.text)")
+                        let o = try r.json()
+                        if key == "fixes" {
+                            seen += (o["fixes"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+                        } else {
+                            let feature = (o["features"] as? [[String: Any]])?.first
+                            seen += (feature?["properties"] as? [String: Any])?["times"] as? [String] ?? []
+                        }
+                        guard let next = o["next_cursor"] as? String else { break }
+                        // The cursor's time is a fix the share may see, never one outside its hours.
+                        let millis = String(next.split(separator: "_").first ?? "")
+                        #expect(visible.contains(millis), "\(path): cursor \(next) points at a fix outside the hours")
+                        url = path + "&cursor=" + next
+                    }
+                    #expect(seen.count == 2, "\(path): \(seen)")
+                    if key == "fixes" { #expect(seen == [fixes[1].id.wireString, fixes[4].id.wireString]) }
+                }
+                // Admin: every fix, one per page, as before.
+                let first = try await Self.get(server, "/v1/devices/\(a.wireString)/fixes?limit=1", Self.admin).json()
+                #expect((first["fixes"] as? [[String: Any]])?.first?["id"] as? String == fixes[0].id.wireString)
+                #expect((first["next_cursor"] as? String)?.hasPrefix(String(Self.ms(times[0]))) == true)
+            }
+        }
+
+        @Test("BY-2, BY-7: an hours share asks for a fresh fix only within its hours and sees an answer only from them", arguments: Backend.all)
+        func locateFollowsTheHours(_ backend: Backend) async throws {
+            // 2026-01-10T17:59Z: 18:59 in Berlin, inside 07:00-19:00.
+            let clock = TestClock(start: Date(timeIntervalSince1970: 1_768_067_940))
+            try await withServer(backend, configure: Locate.configure, now: { clock.now() }) { server, _ in
+                let a = Fixtures.ids.next()
+                let share = try await Shares.createShare(
+                    server, #"{"devices":["\#(a.wireString)"],"locate":true,"hours":"07:00-19:00","time_zone":"Europe/Berlin"}"#)
+                let auth = ["Authorization": "Bearer \(share.token)"]
+                let created = try await Locate.post(server, a, auth)
+                #expect(created.status == 202, "\(created.text)")
+                let id = try #require(try created.json()["id"] as? String)
+                // Answered 61 s later, at 19:00:01: outside the hours (the request expires after 120 s).
+                clock.advance(by: .seconds(61))
+                var fix = Fixtures.locations(1, startMillis: WireTimestamp(clock.now()).millis)[0]
+                fix.trigger = .manual
+                fix.locateRequestId = UUID(uuidString: id)
+                #expect(try await HTTP.upload(server, Fixtures.envelope([fix], install: a), headers: Self.admin).status == 200)
+                let full = try await Locate.get(server, a, id)
+                #expect(full["state"] as? String == "answered" && (full["fix"] as? [String: Any])?["id"] as? String == fix.id.wireString)
+                let r = try await Self.get(server, "/v1/devices/\(a.wireString)/locate/\(id)", auth)
+                #expect(r.status == 200, "\(r.text)")
+                #expect(try r.json()["state"] as? String == "answered")
+                #expect(try r.json()["fix"] is NSNull, "the share sees a fix from outside its hours: \(r.text)")
+                // Now (19:01) is outside the hours: no new request; the admin still may.
+                clock.advance(by: .seconds(60))
+                #expect(try await Locate.post(server, a, auth).status == 403)
+                #expect(try await Locate.post(server, a).status == 202)
+            }
+        }
     }
 }

@@ -200,6 +200,40 @@ struct ReadController: Sendable {
     /// viewer's four requests from 135 MB to 1 GB of server memory).
     static let trackPage = 5_000
 
+    /// Fixes a share with hours reads at most for one page (like the dashboard's history, XR-3).
+    static let hoursScanLimit = 4_000_000
+
+    /// One page of the fixes `scope` may see, read by `read` from a cursor. With hours of the day
+    /// (issue 31) a store page's cursor could point at a fix the share may not see, and its time
+    /// would tell of it: pages are read on until `limit` visible fixes are found or the store
+    /// has no more, and the cursor is the last visible fix (past ``hoursScanLimit`` fixes read,
+    /// the store's cursor). Otherwise one store page, filtered, with its cursor, as before.
+    private func visiblePage(
+        _ scope: ViewerScope, limit: Int, after: FixCursor?, nowMillis: Int64,
+        _ read: (FixCursor?) async throws(StoreError) -> FixPage
+    ) async throws(StoreError) -> FixPage {
+        var after = after
+        var out = FixPage(fixes: [], next: nil)
+        var scanned = 0
+        while true {
+            let page = try await read(after)
+            scanned += page.fixes.count
+            for fix in page.fixes {
+                guard let seen = scope.visible(fix, nowMillis: nowMillis) else { continue }
+                out.fixes.append(seen)
+                if scope.rules.filtersEachFix, out.fixes.count == limit, page.next != nil || fix != page.fixes.last {
+                    out.next = FixCursor(millis: fix.location.timestamp.millis, id: fix.location.id)
+                    return out
+                }
+            }
+            guard scope.rules.filtersEachFix, let next = page.next, scanned < Self.hoursScanLimit else {
+                out.next = page.next
+                return out
+            }
+            after = next
+        }
+    }
+
     /// One page of a session's track (`limit` 1…`trackPage`, `cursor` from the previous page's `next_cursor`).
     func track(_ sessionId: UUID, _ params: Parameters = .init(), _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
         let nowMs = WireTimestamp(now()).millis
@@ -214,8 +248,12 @@ struct ReadController: Sendable {
             guard let c = FixCursor(token: String(cursor)) else { return Self.badParameter("cursor", "a next_cursor value") }
             query.after = c
         }
-        let page = try await store.track(query)
-        let fixes = page.fixes.compactMap { scope.visible($0, nowMillis: nowMs) }
+        let page = try await visiblePage(scope, limit: query.limit, after: query.after, nowMillis: nowMs) { (after: FixCursor?) throws(StoreError) -> FixPage in
+            var q = query
+            q.after = after
+            return try await store.track(q)
+        }
+        let fixes = page.fixes
         guard !fixes.isEmpty || query.after != nil else {
             return APIResponse.error(.notFound, "not_found", "no fixes stored for session \(sessionId.wireString)")
         }
@@ -236,9 +274,12 @@ struct ReadController: Sendable {
             guard let c = FixCursor(token: String(cursor)) else { return Self.badParameter("cursor", "a next_cursor value") }
             query.after = c
         }
-        var page = try await store.fixes(query)
         let nowMs = WireTimestamp(now()).millis
-        page.fixes = page.fixes.compactMap { scope.visible($0, nowMillis: nowMs) }
+        let page = try await visiblePage(scope, limit: query.limit, after: query.after, nowMillis: nowMs) { (after: FixCursor?) throws(StoreError) -> FixPage in
+            var q = query
+            q.after = after
+            return try await store.fixes(q)
+        }
         var w = WireJSONWriter(capacity: 128 + page.fixes.count * 300)
         w.raw("{\"install_id\":")
         w.string(installId.wireString)
