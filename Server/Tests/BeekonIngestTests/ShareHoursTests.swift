@@ -99,13 +99,7 @@ extension Ingest {
         @Test(arguments: Backend.all)
         func hoursShareSeesOnlyItsHoursOnEveryEndpointAndTheStream(_ backend: Backend) async throws {
             let clock = TestClock(start: Date(timeIntervalSince1970: 1_768_046_400))  // 2026-01-10T12:00Z
-            try await withServer(
-                backend,
-                configure: {
-                    $0.authMode = .required
-                    $0.apiKeys = ["admin-k"]
-                }, now: { clock.now() }
-            ) { server, db in
+            try await Shares.withAdminServer(backend, clock) { server, db in
                 let a = Fixtures.ids.next()
                 let session = Fixtures.ids.next()
                 // Berlin (UTC+1) 06:30 out, 07:30 in, 18:30 in, 19:30 out.

@@ -43,18 +43,14 @@ extension Ingest {
         func sessionsAndDevicesAreNarrowedByTheScope(_ backend: Backend) async throws {
             // 2026-01-10T20:00Z: 21:00 in Berlin, outside 07:00-19:00; the upload arrives now.
             let clock = TestClock(start: Date(timeIntervalSince1970: 1_768_075_200))
-            try await withServer(
-                backend,
-                configure: {
-                    $0.authMode = .required
-                    $0.apiKeys = ["admin-k"]
-                }, now: { clock.now() }
-            ) { server, db in
+            try await Shares.withAdminServer(backend, clock) { server, db in
                 let a = Fixtures.ids.next()
                 let day = Fixtures.ids.next()
                 let night = Fixtures.ids.next()
                 // Berlin (UTC+1): 06:30 out, 07:30 in, 18:30 in, 19:30 out.
-                let times = ["2026-01-09T05:30:00.000Z", "2026-01-09T06:30:00.000Z", "2026-01-09T17:30:00.000Z", "2026-01-09T18:30:00.000Z"]
+                let times = [
+                    "2026-01-09T05:30:00.000Z", "2026-01-09T06:30:00.000Z", "2026-01-09T17:30:00.000Z", "2026-01-09T18:30:00.000Z",
+                ]
                 let fixes = times.map { Fixtures.locations(1, startMillis: Self.ms($0))[0] }
                 let inside = WireGeofenceEvent(
                     id: Fixtures.ids.next(), geofenceId: "home", type: .enter,
@@ -63,11 +59,14 @@ extension Ingest {
                     id: Fixtures.ids.next(), geofenceId: "home", type: .exit,
                     timestamp: WireTimestamp(millis: Self.ms("2026-01-09T18:45:00.000Z")))
                 #expect(
-                    try await HTTP.upload(server, Fixtures.envelope(fixes, session: day, install: a, events: [inside, outside]), headers: Self.admin)
-                        .status == 200)
+                    try await HTTP.upload(
+                        server, Fixtures.envelope(fixes, session: day, install: a, events: [inside, outside]), headers: Self.admin
+                    )
+                    .status == 200)
                 // A session wholly outside the hours: 21:00 Berlin.
                 let late = [Fixtures.locations(1, startMillis: Self.ms("2026-01-09T20:00:00.000Z"))[0]]
-                #expect(try await HTTP.upload(server, Fixtures.envelope(late, session: night, install: a), headers: Self.admin).status == 200)
+                #expect(
+                    try await HTTP.upload(server, Fixtures.envelope(late, session: night, install: a), headers: Self.admin).status == 200)
 
                 // Admin: today's answers, every fix and event, contact and status.
                 let all = try await Self.sessions(server, a, Self.admin)
@@ -138,13 +137,7 @@ extension Ingest {
         @Test("BY-7, XR-4: an hours share's pages never carry a cursor at a fix it may not see", arguments: Backend.all)
         func pagingCursorsPointOnlyAtVisibleFixes(_ backend: Backend) async throws {
             let clock = TestClock(start: Date(timeIntervalSince1970: 1_768_075_200))
-            try await withServer(
-                backend,
-                configure: {
-                    $0.authMode = .required
-                    $0.apiKeys = ["admin-k"]
-                }, now: { clock.now() }
-            ) { server, _ in
+            try await Shares.withAdminServer(backend, clock) { server, _ in
                 let a = Fixtures.ids.next()
                 let session = Fixtures.ids.next()
                 // Berlin: 06:00 out, 08:00 in, 20:00 out, 21:00 out, 09:00 next day in, 22:00 out.
@@ -153,13 +146,18 @@ extension Ingest {
                     "2026-01-09T08:00:00.000Z", "2026-01-09T21:00:00.000Z",
                 ]
                 let fixes = times.map { Fixtures.locations(1, startMillis: Self.ms($0))[0] }
-                #expect(try await HTTP.upload(server, Fixtures.envelope(fixes, session: session, install: a), headers: Self.admin).status == 200)
+                #expect(
+                    try await HTTP.upload(server, Fixtures.envelope(fixes, session: session, install: a), headers: Self.admin).status == 200
+                )
                 let share = try await Shares.createShare(
                     server, #"{"devices":["\#(a.wireString)"],"hours":"07:00-19:00","time_zone":"Europe/Berlin"}"#)
                 let auth = ["Authorization": "Bearer \(share.token)"]
                 let visible = Set([times[1], times[4]].map { String(Self.ms($0)) })
 
-                for (path, key) in [("/v1/devices/\(a.wireString)/fixes?limit=1", "fixes"), ("/v1/sessions/\(session.wireString)/track?limit=1", "features")] {
+                for (path, key) in [
+                    ("/v1/devices/\(a.wireString)/fixes?limit=1", "fixes"),
+                    ("/v1/sessions/\(session.wireString)/track?limit=1", "features"),
+                ] {
                     var seen: [String] = []
                     var url = path
                     for _ in 0..<10 {
@@ -188,7 +186,9 @@ extension Ingest {
             }
         }
 
-        @Test("BY-2, BY-7: an hours share asks for a fresh fix only within its hours and sees an answer only from them", arguments: Backend.all)
+        @Test(
+            "BY-2, BY-7: an hours share asks for a fresh fix only within its hours and sees an answer only from them",
+            arguments: Backend.all)
         func locateFollowsTheHours(_ backend: Backend) async throws {
             // 2026-01-10T17:59Z: 18:59 in Berlin, inside 07:00-19:00.
             let clock = TestClock(start: Date(timeIntervalSince1970: 1_768_067_940))

@@ -149,7 +149,8 @@ struct ReadController: Sendable {
             installId: d.installId, sinceMillis: scope.windowStart(nowMillis: nowMillis), limit: ShareScope.activityLimit)
         guard let millis = scope.rules.newestFixMillis(in: minutes, nowMillis: nowMillis) else { return nil }
         let page = try await store.fixes(
-            FixQuery(installId: d.installId, from: WireTimestamp(millis: millis), to: WireTimestamp(millis: millis + 1), limit: Self.maxPage))
+            FixQuery(
+                installId: d.installId, from: WireTimestamp(millis: millis), to: WireTimestamp(millis: millis + 1), limit: Self.maxPage))
         return page.fixes.last { $0.location.timestamp.millis <= $0.receivedAt.millis + FixClock.futureToleranceMillis }
             .flatMap { scope.visible($0, nowMillis: nowMillis) }
     }
@@ -248,7 +249,8 @@ struct ReadController: Sendable {
             guard let c = FixCursor(token: String(cursor)) else { return Self.badParameter("cursor", "a next_cursor value") }
             query.after = c
         }
-        let page = try await visiblePage(scope, limit: query.limit, after: query.after, nowMillis: nowMs) { (after: FixCursor?) throws(StoreError) -> FixPage in
+        let page = try await visiblePage(scope, limit: query.limit, after: query.after, nowMillis: nowMs) {
+            (after: FixCursor?) throws(StoreError) -> FixPage in
             var q = query
             q.after = after
             return try await store.track(q)
@@ -275,7 +277,8 @@ struct ReadController: Sendable {
             query.after = c
         }
         let nowMs = WireTimestamp(now()).millis
-        let page = try await visiblePage(scope, limit: query.limit, after: query.after, nowMillis: nowMs) { (after: FixCursor?) throws(StoreError) -> FixPage in
+        let page = try await visiblePage(scope, limit: query.limit, after: query.after, nowMillis: nowMs) {
+            (after: FixCursor?) throws(StoreError) -> FixPage in
             var q = query
             q.after = after
             return try await store.fixes(q)

@@ -183,16 +183,6 @@ package struct ActivityMinute: Sendable, Equatable {
     /// Fixes only: the newest fix time that may be a device's last fix (not stamped past
     /// ``FixClock/futureToleranceMillis`` after its arrival); nil for events or when none may.
     package var newestSaneMillis: Int64?
-
-    /// Creates one.
-    package init(sessionId: UUID, isEvent: Bool, count: Int, firstMillis: Int64, lastMillis: Int64, newestSaneMillis: Int64?) {
-        self.sessionId = sessionId
-        self.isEvent = isEvent
-        self.count = count
-        self.firstMillis = firstMillis
-        self.lastMillis = lastMillis
-        self.newestSaneMillis = newestSaneMillis
-    }
 }
 
 /// A stored fix with its context: the viewer fix object of the wire (one type, written and read
