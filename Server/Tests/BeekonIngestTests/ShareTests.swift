@@ -10,6 +10,18 @@ extension Ingest {
     @Suite struct Shares {
         static let admin = ["X-API-Key": "admin-k"]
 
+        /// A server with auth required, the admin key `admin-k`, and `clock` as its clock.
+        static func withAdminServer(
+            _ backend: Backend, _ clock: TestClock, _ body: @Sendable (TestServer, TestDatabase) async throws -> Void
+        ) async throws {
+            try await withServer(
+                backend,
+                configure: {
+                    $0.authMode = .required
+                    $0.apiKeys = ["admin-k"]
+                }, now: { clock.now() }, body)
+        }
+
         /// Fixes from `minutesAgo` minutes before `now` (the server's clock), one a minute.
         static func recent(_ count: Int, minutesAgo: Int, install: UUID, session: UUID = Fixtures.ids.next(), now: Date) -> WireEnvelope {
             let start = WireTimestamp(now).millis - Int64(minutesAgo) * 60_000
@@ -46,13 +58,7 @@ extension Ingest {
         @Test(arguments: Backend.all)
         func shareScopeWindowAndPrecisionOnEveryEndpoint(_ backend: Backend) async throws {
             let clock = TestClock()
-            try await withServer(
-                backend,
-                configure: {
-                    $0.authMode = .required
-                    $0.apiKeys = ["admin-k"]
-                }, now: { clock.now() }
-            ) { server, db in
+            try await Self.withAdminServer(backend, clock) { server, db in
                 let a = Fixtures.ids.next()
                 let b = Fixtures.ids.next()
                 let sessionA = Fixtures.ids.next()

@@ -39,11 +39,13 @@ struct ViewerScope: Sendable, Equatable {
         return copy
     }
 
-    /// Whether an event is visible at `nowMillis`: its device, and (for fixes and
-    /// geofence events) its time admitted by the share's scope (history window, hours).
+    /// Whether an event is visible at `nowMillis`: its device, and its time admitted by the
+    /// share's scope (history window, hours) — a fix, a geofence event, or a locate request's
+    /// step (its time is the device's activity: delivered, answered) — while a `device` status
+    /// change is contact, seen only by a share not limited in time (`ShareScope.showsContact`).
     func admits(_ event: LiveEvent, nowMillis: Int64) -> Bool {
         guard sees(event.installId) else { return false }
-        return event.kind == .device || event.kind == .locate || rules.admits(millis: event.millis, nowMillis: nowMillis)
+        return event.kind == .device ? rules.showsContact : rules.admits(millis: event.millis, nowMillis: nowMillis)
     }
 
     /// A stored fix as this viewer may see it: nil outside its devices or window, coarsened when required.

@@ -34,6 +34,11 @@ struct LocateController: Sendable {
                 guard grant.scope.locate else {
                     return APIResponse.error(.forbidden, "forbidden", "this share does not allow locate requests")
                 }
+                // A fresh fix is taken now: outside a share's hours it would not be the share's to see (issue 31).
+                let now = self.locates.nowMillis
+                guard grant.scope.admits(millis: now, nowMillis: now) else {
+                    return APIResponse.error(.forbidden, "forbidden", "this share's hours do not include now")
+                }
                 switch try await self.locates.create(installId: install, requestedBy: grant.shareId ?? "admin") {
                 case .created(let r):
                     self.pushes?.enqueue(r)
@@ -52,7 +57,13 @@ struct LocateController: Sendable {
         router.get("/v1/devices/:install/locate/:request") { request, context in
             await self.viewer(request, context, "locate") { grant, install in
                 guard let id = ReadController.uuid(context.parameters.get("request")) else { return ReadController.badID("request_id") }
-                guard let r = try await self.locates.request(id: id), r.installId == install else { return Self.unknown() }
+                guard var r = try await self.locates.request(id: id), r.installId == install else { return Self.unknown() }
+                // The answer's fix only when the share may see it (its hours, its window; issue 31).
+                if grant.scope.rules.limitsTime, let json = r.fixJSON,
+                    ViewerJSON.readFix(json).flatMap({ grant.scope.visible($0, nowMillis: self.locates.nowMillis) }) == nil
+                {
+                    r.fixJSON = nil
+                }
                 return APIResponse.json(.ok, Array(r.json(coarsening: grant.scope.coarsening).utf8))
             }
         }

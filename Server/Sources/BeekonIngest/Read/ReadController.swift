@@ -104,17 +104,22 @@ struct ReadController: Sendable {
                 w.raw(",\"fix_count\":")
                 w.number(Double(d.fixCount))
             }
-            w.raw(",\"last_received_at\":")
-            w.string(d.lastReceivedAt.description)
-            w.raw(",\"last_contact_at\":")
-            w.string(d.lastReceivedAt.description)
+            // Contact and status only for a viewer whose share is not limited in time (ShareScope.showsContact).
+            if scope.rules.showsContact {
+                w.raw(",\"last_received_at\":")
+                w.string(d.lastReceivedAt.description)
+                w.raw(",\"last_contact_at\":")
+                w.string(d.lastReceivedAt.description)
+            }
             if let monitor {
                 w.raw(",\"expected_interval_seconds\":")
                 w.number(Double(d.expectedIntervalSeconds ?? monitor.defaultExpectedSeconds))
-                w.raw(",\"status\":")
-                w.string(monitor.status(of: d, nowMillis: nowMs).rawValue)
+                if scope.rules.showsContact {
+                    w.raw(",\"status\":")
+                    w.string(monitor.status(of: d, nowMillis: nowMs).rawValue)
+                }
             }
-            if let fix = d.lastFix.flatMap({ scope.visible($0, nowMillis: nowMs) }) {
+            if let fix = try await lastVisibleFix(d, scope, nowMillis: nowMs) {
                 let age = max(0, Double(nowMs - fix.location.timestamp.millis) / 1000)
                 w.raw(",\"last_fix_at\":")
                 w.string(fix.location.timestamp.description)
@@ -135,9 +140,34 @@ struct ReadController: Sendable {
         return APIResponse.json(.ok, w.bytes)
     }
 
+    /// The newest fix `scope` may see of a device, coarsened as it requires: the device's newest
+    /// fix when only a history window limits time (a newer fix would be inside it too), else the
+    /// newest one its hours admit, found from the device's activity (`ShareScope.newestFixMillis`).
+    private func lastVisibleFix(_ d: DeviceSummary, _ scope: ViewerScope, nowMillis: Int64) async throws(StoreError) -> StoredFix? {
+        guard scope.rules.filtersEachFix else { return d.lastFix.flatMap { scope.visible($0, nowMillis: nowMillis) } }
+        let minutes = try await store.activity(
+            installId: d.installId, sinceMillis: scope.windowStart(nowMillis: nowMillis), limit: ShareScope.activityLimit)
+        guard let millis = scope.rules.newestFixMillis(in: minutes, nowMillis: nowMillis) else { return nil }
+        let page = try await store.fixes(
+            FixQuery(
+                installId: d.installId, from: WireTimestamp(millis: millis), to: WireTimestamp(millis: millis + 1), limit: Self.maxPage))
+        return page.fixes.last { $0.location.timestamp.millis <= $0.receivedAt.millis + FixClock.futureToleranceMillis }
+            .flatMap { scope.visible($0, nowMillis: nowMillis) }
+    }
+
     func sessions(_ installId: UUID, _ scope: ViewerScope = .everything, limit: Int = maxList) async throws(StoreError) -> Response {
-        let since = scope.windowStart(nowMillis: WireTimestamp(now()).millis)
-        let all = try await store.sessions(installId: installId, sinceMillis: since, limit: limit + 1)
+        let nowMs = WireTimestamp(now()).millis
+        let since = scope.windowStart(nowMillis: nowMs)
+        let all: [SessionSummary]
+        var cut = false
+        if scope.rules.filtersEachFix {
+            // Hours of the day: each session summarised from what the share admits (ShareScope).
+            let minutes = try await store.activity(installId: installId, sinceMillis: since, limit: ShareScope.activityLimit)
+            cut = minutes.count >= ShareScope.activityLimit
+            all = scope.rules.sessions(from: minutes, installId: installId, nowMillis: nowMs)
+        } else {
+            all = try await store.sessions(installId: installId, sinceMillis: since, limit: limit + 1)
+        }
         let sessions = all.prefix(limit)
         var w = WireJSONWriter(capacity: 128 + sessions.count * 200)
         w.raw("{\"install_id\":")
@@ -162,7 +192,7 @@ struct ReadController: Sendable {
             w.raw("}")
         }
         w.raw("]")
-        if all.count > limit { w.raw(",\"truncated\":true") }
+        if all.count > limit || cut { w.raw(",\"truncated\":true") }
         w.raw("}")
         return APIResponse.json(.ok, w.bytes)
     }
@@ -170,6 +200,40 @@ struct ReadController: Sendable {
     /// Fixes per track page by default and at most (issue 28: a 200,000-fix session once took a
     /// viewer's four requests from 135 MB to 1 GB of server memory).
     static let trackPage = 5_000
+
+    /// Fixes a share with hours reads at most for one page (like the dashboard's history, XR-3).
+    static let hoursScanLimit = 4_000_000
+
+    /// One page of the fixes `scope` may see, read by `read` from a cursor. With hours of the day
+    /// (issue 31) a store page's cursor could point at a fix the share may not see, and its time
+    /// would tell of it: pages are read on until `limit` visible fixes are found or the store
+    /// has no more, and the cursor is the last visible fix (past ``hoursScanLimit`` fixes read,
+    /// the store's cursor). Otherwise one store page, filtered, with its cursor, as before.
+    private func visiblePage(
+        _ scope: ViewerScope, limit: Int, after: FixCursor?, nowMillis: Int64,
+        _ read: (FixCursor?) async throws(StoreError) -> FixPage
+    ) async throws(StoreError) -> FixPage {
+        var after = after
+        var out = FixPage(fixes: [], next: nil)
+        var scanned = 0
+        while true {
+            let page = try await read(after)
+            scanned += page.fixes.count
+            for fix in page.fixes {
+                guard let seen = scope.visible(fix, nowMillis: nowMillis) else { continue }
+                out.fixes.append(seen)
+                if scope.rules.filtersEachFix, out.fixes.count == limit, page.next != nil || fix != page.fixes.last {
+                    out.next = FixCursor(millis: fix.location.timestamp.millis, id: fix.location.id)
+                    return out
+                }
+            }
+            guard scope.rules.filtersEachFix, let next = page.next, scanned < Self.hoursScanLimit else {
+                out.next = page.next
+                return out
+            }
+            after = next
+        }
+    }
 
     /// One page of a session's track (`limit` 1…`trackPage`, `cursor` from the previous page's `next_cursor`).
     func track(_ sessionId: UUID, _ params: Parameters = .init(), _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
@@ -185,8 +249,13 @@ struct ReadController: Sendable {
             guard let c = FixCursor(token: String(cursor)) else { return Self.badParameter("cursor", "a next_cursor value") }
             query.after = c
         }
-        let page = try await store.track(query)
-        let fixes = page.fixes.compactMap { scope.visible($0, nowMillis: nowMs) }
+        let page = try await visiblePage(scope, limit: query.limit, after: query.after, nowMillis: nowMs) {
+            (after: FixCursor?) throws(StoreError) -> FixPage in
+            var q = query
+            q.after = after
+            return try await store.track(q)
+        }
+        let fixes = page.fixes
         guard !fixes.isEmpty || query.after != nil else {
             return APIResponse.error(.notFound, "not_found", "no fixes stored for session \(sessionId.wireString)")
         }
@@ -207,9 +276,13 @@ struct ReadController: Sendable {
             guard let c = FixCursor(token: String(cursor)) else { return Self.badParameter("cursor", "a next_cursor value") }
             query.after = c
         }
-        var page = try await store.fixes(query)
         let nowMs = WireTimestamp(now()).millis
-        page.fixes = page.fixes.compactMap { scope.visible($0, nowMillis: nowMs) }
+        let page = try await visiblePage(scope, limit: query.limit, after: query.after, nowMillis: nowMs) {
+            (after: FixCursor?) throws(StoreError) -> FixPage in
+            var q = query
+            q.after = after
+            return try await store.fixes(q)
+        }
         var w = WireJSONWriter(capacity: 128 + page.fixes.count * 300)
         w.raw("{\"install_id\":")
         w.string(installId.wireString)

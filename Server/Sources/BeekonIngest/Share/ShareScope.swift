@@ -180,3 +180,51 @@ extension Int64 {
         return (self % d != 0 && (self < 0) != (d < 0)) ? q - 1 : q
     }
 }
+
+// MARK: - What a share's viewers read, narrowed here and nowhere else (issue 31)
+
+extension ShareScope {
+    /// Rows of `LocationStore.activity` one answer reads at most (XR-3: about 140 days of a
+    /// device fixing every minute); past it the answer covers the newest activity and says
+    /// `truncated`.
+    static let activityLimit = 200_000
+
+    /// Whether its viewers see when a device was last in contact and its status (`/devices`'
+    /// `last_received_at`, `last_contact_at`, `status`, and the live `device` events). Contact
+    /// happens at any hour and is no fix, so a share limited in time (history window or hours)
+    /// does not see it at all: a field shown or left out depending on the contact's time would
+    /// itself tell when the device was in contact. Its viewers judge freshness by `last_fix_at`.
+    var showsContact: Bool { !limitsTime }
+
+    /// Whether every fix or event summed in `minute` is visible at `nowMillis` (a minute lies
+    /// wholly inside or outside the hours; both ends are checked, so a sub-minute zone offset
+    /// of old times fails closed).
+    func admits(_ minute: ActivityMinute, nowMillis: Int64) -> Bool {
+        admits(millis: minute.firstMillis, nowMillis: nowMillis) && admits(millis: minute.lastMillis, nowMillis: nowMillis)
+    }
+
+    /// A device's sessions as its viewers may see them, newest first: each summarised only from
+    /// the fixes and geofence events it admits (counts, first and last fix time); a session with
+    /// none is left out.
+    func sessions(from minutes: [ActivityMinute], installId: UUID, nowMillis: Int64) -> [SessionSummary] {
+        var byId: [UUID: SessionSummary] = [:]
+        for m in minutes where admits(m, nowMillis: nowMillis) {
+            var s = byId[m.sessionId] ?? SessionSummary(sessionId: m.sessionId, installId: installId, fixCount: 0, eventCount: 0)
+            if m.isEvent {
+                s.eventCount += m.count
+            } else {
+                s.fixCount += m.count
+                s.firstFixAt = WireTimestamp(millis: min(s.firstFixAt?.millis ?? .max, m.firstMillis))
+                s.lastFixAt = WireTimestamp(millis: max(s.lastFixAt?.millis ?? .min, m.lastMillis))
+            }
+            byId[m.sessionId] = s
+        }
+        return Array(byId.values).sortedNewestFirst()
+    }
+
+    /// The time of the newest fix its viewers may see that may be a device's last fix (see
+    /// ``FixClock``); nil when there is none.
+    func newestFixMillis(in minutes: [ActivityMinute], nowMillis: Int64) -> Int64? {
+        minutes.lazy.filter { !$0.isEvent && self.admits($0, nowMillis: nowMillis) }.compactMap(\.newestSaneMillis).max()
+    }
+}

@@ -32,6 +32,12 @@ package protocol LocationStore: Sendable {
     /// window (times, counts; sessions with nothing in it are left out), for a share's window;
     /// at most `limit` (issue 28: the read is bounded in the database, not cut after it).
     func sessions(installId: UUID, sinceMillis: Int64?, limit: Int?) async throws(StoreError) -> [SessionSummary]
+    /// A device's fixes and geofence events at or after `sinceMillis`, summed per session and
+    /// UTC minute, newest minute first, at most `limit` rows: what a share that filters fix by fix
+    /// (hours of the day) is summarised from by `ShareScope` (issue 31), so that the rule lives
+    /// there and not in SQL. A minute lies wholly inside or outside any hours of the day, as every
+    /// zone's offset and transition falls on a whole minute.
+    func activity(installId: UUID, sinceMillis: Int64?, limit: Int) async throws(StoreError) -> [ActivityMinute]
     /// One page of a session's fixes in (timestamp, id) order, at most `query.limit` (issue 28:
     /// a track is paged, never read whole, however long the session).
     func track(_ query: TrackQuery) async throws(StoreError) -> FixPage
@@ -162,6 +168,21 @@ package struct SessionSummary: Sendable, Equatable {
     package var fixCount: Int
     /// Geofence events stored.
     package var eventCount: Int
+}
+
+/// One session's fixes (or geofence events) within one UTC minute (`LocationStore.activity`).
+package struct ActivityMinute: Sendable, Equatable {
+    /// The session.
+    package var sessionId: UUID
+    /// Whether these are geofence events (else fixes).
+    package var isEvent: Bool
+    /// How many.
+    package var count: Int
+    /// The oldest and newest time among them (Unix ms).
+    package var firstMillis: Int64, lastMillis: Int64
+    /// Fixes only: the newest fix time that may be a device's last fix (not stamped past
+    /// ``FixClock/futureToleranceMillis`` after its arrival); nil for events or when none may.
+    package var newestSaneMillis: Int64?
 }
 
 /// A stored fix with its context: the viewer fix object of the wire (one type, written and read

@@ -112,6 +112,31 @@ extension PostgresLocationStore {
         }
     }
 
+    package func activity(installId: UUID, sinceMillis: Int64?, limit: Int) async throws(StoreError) -> [ActivityMinute] {
+        let since = sinceMillis ?? .min
+        return try await perform { conn in
+            let rows = try await conn.query(
+                """
+                SELECT session_id, 0, ts / 60000 AS minute, count(*), MIN(ts), MAX(ts),
+                       MAX(CASE WHEN ts <= received_at + \(FixClock.futureToleranceMillis) THEN ts END)
+                FROM locations WHERE install_id = \(installId) AND ts >= \(since) GROUP BY session_id, minute
+                UNION ALL
+                SELECT session_id, 1, ts / 60000 AS minute, count(*), MIN(ts), MAX(ts), NULL::BIGINT
+                FROM geofence_events WHERE install_id = \(installId) AND ts >= \(since) GROUP BY session_id, minute
+                ORDER BY minute DESC LIMIT \(Int64(limit))
+                """, logger: self.logger
+            ).decode((UUID, Int32, Int64, Int64, Int64, Int64, Int64?).self)
+            var out: [ActivityMinute] = []
+            for try await (session, kind, _, count, first, last, sane) in rows {
+                out.append(
+                    ActivityMinute(
+                        sessionId: session, isEvent: kind == 1, count: Int(count), firstMillis: first, lastMillis: last,
+                        newestSaneMillis: sane))
+            }
+            return out
+        }
+    }
+
     package func track(_ q: TrackQuery) async throws(StoreError) -> FixPage {
         try await perform { conn in
             FixPage.paged(try await self.fetchFixes(conn, Self.trackQuery(q)), limit: q.limit)

@@ -104,6 +104,31 @@ extension SQLiteLocationStore {
         }
     }
 
+    package func activity(installId: UUID, sinceMillis: Int64?, limit: Int) async throws(StoreError) -> [ActivityMinute] {
+        try await run { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT session_id, 0, ts / 60000 AS minute, COUNT(*), MIN(ts), MAX(ts),
+                           MAX(CASE WHEN ts <= received_at + :tolerance THEN ts END)
+                    FROM locations WHERE install_id = :install AND ts >= :since GROUP BY session_id, minute
+                    UNION ALL
+                    SELECT session_id, 1, ts / 60000 AS minute, COUNT(*), MIN(ts), MAX(ts), NULL
+                    FROM geofence_events WHERE install_id = :install AND ts >= :since GROUP BY session_id, minute
+                    ORDER BY minute DESC LIMIT :limit
+                    """,
+                arguments: [
+                    "install": installId.wireString, "since": sinceMillis ?? Int64.min, "limit": limit,
+                    "tolerance": FixClock.futureToleranceMillis,
+                ]
+            ).map { row in
+                ActivityMinute(
+                    sessionId: UUID(uuidString: row[0])!, isEvent: (row[1] as Int64) == 1, count: row[3], firstMillis: row[4],
+                    lastMillis: row[5], newestSaneMillis: row[6])
+            }
+        }
+    }
+
     package func track(_ q: TrackQuery) async throws(StoreError) -> FixPage {
         try await run { db in
             let rows = try Row.fetchAll(

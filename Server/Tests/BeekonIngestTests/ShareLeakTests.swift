@@ -1,0 +1,222 @@
+import BeekonTesting
+import BeekonWire
+import Foundation
+import Testing
+
+@testable import BeekonIngest
+
+extension Ingest {
+    /// Issue 31, the share leak: every field a share token can read is narrowed by its
+    /// `ShareScope` (BY-7 scoped shares; XR-2 roles per route; XR-4 nothing reveals more than the
+    /// share's precision or window). The attack: a share limited to hours of the day, or to a
+    /// history window, reads the sessions list and `/devices` and learns about fixes, contacts and
+    /// status it may not see. Admin keys keep their full answers; device tokens are refused.
+    @Suite struct ShareLeak {
+        static let admin = ["X-API-Key": "admin-k"]
+
+        static func ms(_ iso: String) -> Int64 { WireTimestamp(iso8601: iso)!.millis }
+        static func at(_ iso: String) -> String { WireTimestamp(millis: ms(iso)).description }
+
+        static func get(_ server: TestServer, _ path: String, _ headers: [String: String]) async throws -> HTTPResult {
+            try await HTTP.send("GET", server.base + path, headers: headers)
+        }
+
+        static func sessions(_ server: TestServer, _ install: UUID, _ headers: [String: String]) async throws -> [String: [String: Any]] {
+            let r = try await get(server, "/v1/devices/\(install.wireString)/sessions", headers)
+            #expect(r.status == 200, "\(r.text)")
+            let list = try #require(try r.json()["sessions"] as? [[String: Any]])
+            return Dictionary(uniqueKeysWithValues: list.map { ($0["session_id"] as? String ?? "", $0) })
+        }
+
+        static func device(_ server: TestServer, _ headers: [String: String]) async throws -> [String: Any] {
+            let r = try await get(server, "/v1/devices", headers)
+            #expect(r.status == 200, "\(r.text)")
+            let list = try #require(try r.json()["devices"] as? [[String: Any]])
+            #expect(list.count == 1)
+            return try #require(list.first)
+        }
+
+        /// The fields that tell when a device was last in contact: never for a share limited in time.
+        static let contactFields = ["last_received_at", "last_contact_at", "status", "fix_count"]
+
+        @Test("BY-7, XR-2, XR-4: sessions and /devices show a share only what its hours and window admit", arguments: Backend.all)
+        func sessionsAndDevicesAreNarrowedByTheScope(_ backend: Backend) async throws {
+            // 2026-01-10T20:00Z: 21:00 in Berlin, outside 07:00-19:00; the upload arrives now.
+            let clock = TestClock(start: Date(timeIntervalSince1970: 1_768_075_200))
+            try await Shares.withAdminServer(backend, clock) { server, db in
+                let a = Fixtures.ids.next()
+                let day = Fixtures.ids.next()
+                let night = Fixtures.ids.next()
+                // Berlin (UTC+1): 06:30 out, 07:30 in, 18:30 in, 19:30 out.
+                let times = [
+                    "2026-01-09T05:30:00.000Z", "2026-01-09T06:30:00.000Z", "2026-01-09T17:30:00.000Z", "2026-01-09T18:30:00.000Z",
+                ]
+                let fixes = times.map { Fixtures.locations(1, startMillis: Self.ms($0))[0] }
+                let inside = WireGeofenceEvent(
+                    id: Fixtures.ids.next(), geofenceId: "home", type: .enter,
+                    timestamp: WireTimestamp(millis: Self.ms("2026-01-09T06:45:00.000Z")))
+                let outside = WireGeofenceEvent(
+                    id: Fixtures.ids.next(), geofenceId: "home", type: .exit,
+                    timestamp: WireTimestamp(millis: Self.ms("2026-01-09T18:45:00.000Z")))
+                #expect(
+                    try await HTTP.upload(
+                        server, Fixtures.envelope(fixes, session: day, install: a, events: [inside, outside]), headers: Self.admin
+                    )
+                    .status == 200)
+                // A session wholly outside the hours: 21:00 Berlin.
+                let late = [Fixtures.locations(1, startMillis: Self.ms("2026-01-09T20:00:00.000Z"))[0]]
+                #expect(
+                    try await HTTP.upload(server, Fixtures.envelope(late, session: night, install: a), headers: Self.admin).status == 200)
+
+                // Admin: today's answers, every fix and event, contact and status.
+                let all = try await Self.sessions(server, a, Self.admin)
+                #expect(all.count == 2)
+                #expect(all[day.wireString]?["fix_count"] as? Int == 4)
+                #expect(all[day.wireString]?["geofence_event_count"] as? Int == 2)
+                #expect(all[day.wireString]?["first_fix_at"] as? String == Self.at(times[0]))
+                #expect(all[day.wireString]?["last_fix_at"] as? String == Self.at(times[3]))
+                #expect(all[night.wireString]?["fix_count"] as? Int == 1)
+                let full = try await Self.device(server, Self.admin)
+                for key in Self.contactFields { #expect(full[key] != nil, "admin lost \(key)") }
+                #expect(full["last_received_at"] as? String == WireTimestamp(clock.now()).description)
+                #expect((full["last_fix"] as? [String: Any])?["id"] as? String == late[0].id.wireString)
+
+                // The hours share: the day session summarised from its two fixes and one event
+                // inside the hours; the night session not listed at all.
+                let hours = try await Shares.createShare(
+                    server, #"{"devices":["\#(a.wireString)"],"hours":"07:00-19:00","time_zone":"Europe/Berlin"}"#)
+                let byHours = ["Authorization": "Bearer \(hours.token)"]
+                let seen = try await Self.sessions(server, a, byHours)
+                #expect(Array(seen.keys) == [day.wireString])
+                #expect(seen[day.wireString]?["fix_count"] as? Int == 2)
+                #expect(seen[day.wireString]?["geofence_event_count"] as? Int == 1)
+                #expect(seen[day.wireString]?["first_fix_at"] as? String == Self.at(times[1]))
+                #expect(seen[day.wireString]?["last_fix_at"] as? String == Self.at(times[2]))
+                // /devices: the newest fix it may see (18:30), no contact time, status or count (the
+                // upload arrived at 21:00, outside the hours).
+                let narrowed = try await Self.device(server, byHours)
+                for key in Self.contactFields { #expect(narrowed[key] == nil, "hours share sees \(key): \(narrowed)") }
+                #expect((narrowed["last_fix"] as? [String: Any])?["id"] as? String == fixes[2].id.wireString)
+                #expect(narrowed["last_fix_at"] as? String == Self.at(times[2]))
+
+                // The history window (30 h: from 2026-01-09T14:00Z): the day session from 18:30 on
+                // its two fixes after 14:00 and the 19:45 event; the night session's one fix.
+                let window = try await Shares.createShare(server, #"{"devices":["\#(a.wireString)"],"history_seconds":108000}"#)
+                let byWindow = ["Authorization": "Bearer \(window.token)"]
+                let recent = try await Self.sessions(server, a, byWindow)
+                #expect(recent.count == 2)
+                #expect(recent[day.wireString]?["fix_count"] as? Int == 2)
+                #expect(recent[day.wireString]?["geofence_event_count"] as? Int == 1)
+                #expect(recent[day.wireString]?["first_fix_at"] as? String == Self.at(times[2]))
+                #expect(recent[night.wireString]?["fix_count"] as? Int == 1)
+                let windowed = try await Self.device(server, byWindow)
+                for key in Self.contactFields { #expect(windowed[key] == nil, "window share sees \(key): \(windowed)") }
+                #expect((windowed["last_fix"] as? [String: Any])?["id"] as? String == late[0].id.wireString)
+
+                // After the window has passed every fix: nothing listed, no last fix.
+                clock.advance(by: .seconds(3 * 86_400))
+                #expect(try await Self.sessions(server, a, byWindow).isEmpty)
+                let expired = try await Self.device(server, byWindow)
+                #expect(expired["last_fix"] == nil && expired["last_received_at"] == nil && expired["status"] == nil)
+
+                // Precision alone does not limit time: contact and counts stay; the position is coarsened.
+                let coarse = try await Shares.createShare(server, #"{"devices":["\#(a.wireString)"],"precision_m":1000}"#)
+                let blurred = try await Self.device(server, ["Authorization": "Bearer \(coarse.token)"])
+                #expect(blurred["last_received_at"] != nil && blurred["fix_count"] as? Int == 5)
+                let fix = try #require((blurred["last_fix"] as? [String: Any]))
+                #expect(Shares.decimals(fix["latitude"]) <= 2 && fix["speed"] == nil && fix["bearing"] == nil)
+
+                // A device token reads nothing.
+                let device = try await AuthHTTP.seed(db, subject: "phone-1")
+                let bearer = ["Authorization": "Bearer \(device.accessToken)"]
+                #expect(try await Self.get(server, "/v1/devices", bearer).status == 403)
+                #expect(try await Self.get(server, "/v1/devices/\(a.wireString)/sessions", bearer).status == 403)
+            }
+        }
+
+        @Test("BY-7, XR-4: an hours share's pages never carry a cursor at a fix it may not see", arguments: Backend.all)
+        func pagingCursorsPointOnlyAtVisibleFixes(_ backend: Backend) async throws {
+            let clock = TestClock(start: Date(timeIntervalSince1970: 1_768_075_200))
+            try await Shares.withAdminServer(backend, clock) { server, _ in
+                let a = Fixtures.ids.next()
+                let session = Fixtures.ids.next()
+                // Berlin: 06:00 out, 08:00 in, 20:00 out, 21:00 out, 09:00 next day in, 22:00 out.
+                let times = [
+                    "2026-01-08T05:00:00.000Z", "2026-01-08T07:00:00.000Z", "2026-01-08T19:00:00.000Z", "2026-01-08T20:00:00.000Z",
+                    "2026-01-09T08:00:00.000Z", "2026-01-09T21:00:00.000Z",
+                ]
+                let fixes = times.map { Fixtures.locations(1, startMillis: Self.ms($0))[0] }
+                #expect(
+                    try await HTTP.upload(server, Fixtures.envelope(fixes, session: session, install: a), headers: Self.admin).status == 200
+                )
+                let share = try await Shares.createShare(
+                    server, #"{"devices":["\#(a.wireString)"],"hours":"07:00-19:00","time_zone":"Europe/Berlin"}"#)
+                let auth = ["Authorization": "Bearer \(share.token)"]
+                let visible = Set([times[1], times[4]].map { String(Self.ms($0)) })
+
+                for (path, key) in [
+                    ("/v1/devices/\(a.wireString)/fixes?limit=1", "fixes"),
+                    ("/v1/sessions/\(session.wireString)/track?limit=1", "features"),
+                ] {
+                    var seen: [String] = []
+                    var url = path
+                    for _ in 0..<10 {
+                        let r = try await Self.get(server, url, auth)
+                        #expect(r.status == 200, "\(path): \(r.text)")
+                        let o = try r.json()
+                        if key == "fixes" {
+                            seen += (o["fixes"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+                        } else {
+                            let feature = (o["features"] as? [[String: Any]])?.first
+                            seen += (feature?["properties"] as? [String: Any])?["times"] as? [String] ?? []
+                        }
+                        guard let next = o["next_cursor"] as? String else { break }
+                        // The cursor's time is a fix the share may see, never one outside its hours.
+                        let millis = String(next.split(separator: "_").first ?? "")
+                        #expect(visible.contains(millis), "\(path): cursor \(next) points at a fix outside the hours")
+                        url = path + "&cursor=" + next
+                    }
+                    #expect(seen.count == 2, "\(path): \(seen)")
+                    if key == "fixes" { #expect(seen == [fixes[1].id.wireString, fixes[4].id.wireString]) }
+                }
+                // Admin: every fix, one per page, as before.
+                let first = try await Self.get(server, "/v1/devices/\(a.wireString)/fixes?limit=1", Self.admin).json()
+                #expect((first["fixes"] as? [[String: Any]])?.first?["id"] as? String == fixes[0].id.wireString)
+                #expect((first["next_cursor"] as? String)?.hasPrefix(String(Self.ms(times[0]))) == true)
+            }
+        }
+
+        @Test(
+            "BY-2, BY-7: an hours share asks for a fresh fix only within its hours and sees an answer only from them",
+            arguments: Backend.all)
+        func locateFollowsTheHours(_ backend: Backend) async throws {
+            // 2026-01-10T17:59Z: 18:59 in Berlin, inside 07:00-19:00.
+            let clock = TestClock(start: Date(timeIntervalSince1970: 1_768_067_940))
+            try await withServer(backend, configure: Locate.configure, now: { clock.now() }) { server, _ in
+                let a = Fixtures.ids.next()
+                let share = try await Shares.createShare(
+                    server, #"{"devices":["\#(a.wireString)"],"locate":true,"hours":"07:00-19:00","time_zone":"Europe/Berlin"}"#)
+                let auth = ["Authorization": "Bearer \(share.token)"]
+                let created = try await Locate.post(server, a, auth)
+                #expect(created.status == 202, "\(created.text)")
+                let id = try #require(try created.json()["id"] as? String)
+                // Answered 61 s later, at 19:00:01: outside the hours (the request expires after 120 s).
+                clock.advance(by: .seconds(61))
+                var fix = Fixtures.locations(1, startMillis: WireTimestamp(clock.now()).millis)[0]
+                fix.trigger = .manual
+                fix.locateRequestId = UUID(uuidString: id)
+                #expect(try await HTTP.upload(server, Fixtures.envelope([fix], install: a), headers: Self.admin).status == 200)
+                let full = try await Locate.get(server, a, id)
+                #expect(full["state"] as? String == "answered" && (full["fix"] as? [String: Any])?["id"] as? String == fix.id.wireString)
+                let r = try await Self.get(server, "/v1/devices/\(a.wireString)/locate/\(id)", auth)
+                #expect(r.status == 200, "\(r.text)")
+                #expect(try r.json()["state"] as? String == "answered")
+                #expect(try r.json()["fix"] is NSNull, "the share sees a fix from outside its hours: \(r.text)")
+                // Now (19:01) is outside the hours: no new request; the admin still may.
+                clock.advance(by: .seconds(60))
+                #expect(try await Locate.post(server, a, auth).status == 403)
+                #expect(try await Locate.post(server, a).status == 202)
+            }
+        }
+    }
+}
