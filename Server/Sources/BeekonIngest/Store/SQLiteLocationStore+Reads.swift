@@ -94,9 +94,9 @@ extension SQLiteLocationStore {
                     """,
                 arguments: ["since": since, "install": installId.wireString, "all": sinceMillis == nil, "limit": limit ?? -1])
             // A share's window: a session with nothing in it is not listed at all (the WHERE).
-            return rows.map { row in
+            return try rows.map { row in
                 SessionSummary(
-                    sessionId: UUID(uuidString: row[0])!, installId: installId,
+                    sessionId: try Self.uuid(row, 0), installId: installId,
                     firstFixAt: (row[1] as Int64?).map(WireTimestamp.init(millis:)),
                     lastFixAt: (row[2] as Int64?).map(WireTimestamp.init(millis:)),
                     fixCount: row[3], eventCount: row[4])
@@ -123,7 +123,7 @@ extension SQLiteLocationStore {
                 ]
             ).map { row in
                 ActivityMinute(
-                    sessionId: UUID(uuidString: row[0])!, isEvent: (row[1] as Int64) == 1, count: row[3], firstMillis: row[4],
+                    sessionId: try Self.uuid(row, 0), isEvent: (row[1] as Int64) == 1, count: row[3], firstMillis: row[4],
                     lastMillis: row[5], newestSaneMillis: row[6])
             }
         }
@@ -169,12 +169,15 @@ extension SQLiteLocationStore {
         }
     }
 
+    /// Column `i` of `row` as a UUID; a stored id that is not one is a query error, never a crash.
+    static func uuid(_ row: Row, _ i: Int) throws -> UUID {
+        let s: String = row[i]
+        guard let u = UUID(uuidString: s) else { throw StoreError.queryFailed("stored id '\(s)' is not a UUID") }
+        return u
+    }
+
     static func fix(_ row: Row) throws -> StoredFix {
-        func uuid(_ i: Int) throws -> UUID {
-            let s: String = row[i]
-            guard let u = UUID(uuidString: s) else { throw StoreError.queryFailed("stored id '\(s)' is not a UUID") }
-            return u
-        }
+        func uuid(_ i: Int) throws -> UUID { try Self.uuid(row, i) }
         let location = WireLocation(
             id: try uuid(0), timestamp: WireTimestamp(millis: row[4]),
             trigger: Trigger(rawValue: row[11]) ?? .interval, motion: Motion(rawValue: row[12]) ?? .unknown,
