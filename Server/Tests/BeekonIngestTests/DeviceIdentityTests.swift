@@ -102,6 +102,43 @@ extension Ingest {
             }
         }
 
+        @Test(
+            "XR-2: a token issued without an install cannot bind to an install another credential holds, or one an admin revoked",
+            arguments: Backend.all)
+        func unboundTokenCannotAdoptAHeldOrRevokedInstall(_ backend: Backend) async throws {
+            try await withServer(backend, configure: Self.required) { server, db in
+                let (held, revoked, free) = (Fixtures.ids.next(), Fixtures.ids.next(), Fixtures.ids.next())
+                let owner = try await Self.seed(db, subject: "phone-held", install: held)
+                let gone = try await Self.seed(db, subject: "phone-gone", install: revoked)
+                #expect(
+                    try await HTTP.send("POST", server.base + "/v1/devices/\(revoked.wireString)/revoke", headers: Self.admin).status == 200
+                )
+                // The attack: an unbound credential's first use claims the victim's install.
+                let thief = Self.bearer(try await Self.seed(db, subject: "thief", install: nil).accessToken)
+                let commands = try await HTTP.send("GET", server.base + "/v1/devices/\(held.wireString)/commands?wait=0", headers: thief)
+                #expect(commands.status == 403, "an unbound token took over an enrolled install: \(commands.text)")
+                #expect(try commands.json()["error"] as? String == "wrong_install")
+                let push = try await HTTP.send(
+                    "PUT", server.base + "/v1/devices/\(held.wireString)/push-token",
+                    body: Array(#"{"platform":"apns","token":"00"}"#.utf8), headers: thief)
+                #expect(push.status == 403)
+                let upload = try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: revoked), headers: thief)
+                #expect(upload.status == 401 || upload.status == 403, "an unbound token revived a revoked install: \(upload.text)")
+                // The owner still acts for its install, the revoked one stays revoked, and the
+                // unbound token still binds to an install nobody holds.
+                let own = try await HTTP.send(
+                    "GET", server.base + "/v1/devices/\(held.wireString)/commands?wait=0", headers: Self.bearer(owner.accessToken))
+                #expect(own.status == 200)
+                #expect(
+                    try await HTTP.upload(
+                        server, Fixtures.envelope(Fixtures.locations(1), install: revoked), headers: Self.bearer(gone.accessToken)
+                    )
+                    .status == 401)
+                #expect(
+                    try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: free), headers: thief).status == 200)
+            }
+        }
+
         static func enroll(_ server: TestServer, code: String, install: UUID) async throws -> HTTPResult {
             try await HTTP.send(
                 "POST", server.base + "/oauth/token",

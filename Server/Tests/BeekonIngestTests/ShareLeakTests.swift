@@ -186,6 +186,33 @@ extension Ingest {
             }
         }
 
+        @Test("BY-5, BY-7: an hours share's proximity-events page says truncated only of events it may see", arguments: Backend.all)
+        func proximityTruncationCountsOnlyAdmittedEvents(_ backend: Backend) async throws {
+            let clock = TestClock(start: Date(timeIntervalSince1970: 1_768_075_200))
+            try await Shares.withAdminServer(backend, clock) { server, _ in
+                let a = Fixtures.ids.next()
+                // Berlin (UTC+1): two at night (01:00, 02:00), one by day (12:00).
+                let times = ["2026-01-09T00:00:00.000Z", "2026-01-09T01:00:00.000Z", "2026-01-09T11:00:00.000Z"]
+                var envelope = Fixtures.envelope(Fixtures.locations(1, startMillis: Self.ms(times[2])), install: a)
+                envelope.proximityEvents = times.map {
+                    Ingest.ProximityEvents.event(minor: 4, type: .enter, millis: Self.ms($0), distance: 2)
+                }
+                #expect(try await HTTP.upload(server, envelope, headers: Self.admin).status == 200)
+                let share = try await Shares.createShare(
+                    server, #"{"devices":["\#(a.wireString)"],"hours":"07:00-19:00","time_zone":"Europe/Berlin"}"#)
+                let path = "/v1/devices/\(a.wireString)/proximity-events?limit=1"
+                // The attack: `limit=1` over a night with events told `truncated` before the hours applied.
+                let seen = try await Self.get(server, path, ["Authorization": "Bearer \(share.token)"]).json()
+                let events = try #require(seen["proximity_events"] as? [[String: Any]])
+                #expect(events.map { $0["id"] as? String } == [envelope.proximityEvents[2].id.wireString])
+                #expect(seen["truncated"] == nil, "truncated told of events outside the hours: \(seen)")
+                // Admin: the first event, and truncated.
+                let all = try await Self.get(server, path, Self.admin).json()
+                #expect((all["proximity_events"] as? [[String: Any]])?.first?["id"] as? String == envelope.proximityEvents[0].id.wireString)
+                #expect(all["truncated"] as? Bool == true)
+            }
+        }
+
         @Test(
             "BY-2, BY-7: an hours share asks for a fresh fix only within its hours and sees an answer only from them",
             arguments: Backend.all)
@@ -212,6 +239,12 @@ extension Ingest {
                 #expect(r.status == 200, "\(r.text)")
                 #expect(try r.json()["state"] as? String == "answered")
                 #expect(try r.json()["fix"] is NSNull, "the share sees a fix from outside its hours: \(r.text)")
+                // Attack: the step times and the fix's id (a UUIDv7: its time) told when the device answered.
+                for key in ["finished_at", "fix_id", "late_fix_id"] {
+                    let value = try r.json()[key]
+                    #expect(value == nil || value is NSNull, "\(key) from outside the hours: \(r.text)")
+                }
+                #expect(!r.text.contains(fix.id.wireString))
                 // Now (19:01) is outside the hours: no new request; the admin still may.
                 clock.advance(by: .seconds(60))
                 #expect(try await Locate.post(server, a, auth).status == 403)

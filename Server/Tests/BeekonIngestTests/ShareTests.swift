@@ -88,6 +88,14 @@ extension Ingest {
                 #expect(
                     try await HTTP.send("GET", server.base + "/v1/sessions/\(other.sessionId.wireString)/track", headers: auth).status
                         == 404)
+                // Attack: another device's session id with any cursor must not page through its
+                // timeline by next_cursor (a 200 with empty coordinates and B's fix times did).
+                let probe = try await HTTP.send(
+                    "GET",
+                    server.base + "/v1/sessions/\(other.sessionId.wireString)/track?limit=1&cursor=0_00000000-0000-0000-0000-000000000000",
+                    headers: auth)
+                #expect(probe.status == 404, "a session of a device outside the share is not found, whatever the cursor")
+                #expect(!probe.text.contains("next_cursor"))
                 let track = try await HTTP.send("GET", server.base + "/v1/sessions/\(sessionA.wireString)/track", headers: auth)
                 let geometry = try #require((try track.json()["features"] as? [[String: Any]])?.first?["geometry"] as? [String: Any])
                 let points = try #require(geometry["coordinates"] as? [[Any]])

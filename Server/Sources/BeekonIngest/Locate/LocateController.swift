@@ -58,12 +58,9 @@ struct LocateController: Sendable {
             await self.viewer(request, context, "locate") { grant, install in
                 guard let id = ReadController.uuid(context.parameters.get("request")) else { return ReadController.badID("request_id") }
                 guard var r = try await self.locates.request(id: id), r.installId == install else { return Self.unknown() }
-                // The answer's fix only when the share may see it (its hours, its window; issue 31).
-                if grant.scope.rules.limitsTime, let json = r.fixJSON,
-                    ViewerJSON.readFix(json).flatMap({ grant.scope.visible($0, nowMillis: self.locates.nowMillis) }) == nil
-                {
-                    r.fixJSON = nil
-                }
+                // The answer's fix and the steps' times only when the share may see them (its
+                // hours, its window; issue 31).
+                if grant.scope.rules.limitsTime { r.narrow(to: grant.scope, nowMillis: self.locates.nowMillis) }
                 return APIResponse.json(.ok, Array(r.json(coarsening: grant.scope.coarsening).utf8))
             }
         }

@@ -131,6 +131,22 @@ package struct LocateRequest: Sendable, Equatable {
             finishedAt: time(finishedAtMillis), reason: reason, pushError: pushError, fixId: fixId, lateFixId: lateFixId)
     }
 
+    /// Leaves out what a share limited in time may not see: a step's time outside its hours or
+    /// window (the device's activity then; the refusal's reason and the push error go with
+    /// their step), and the answering fix — its id too, a UUIDv7 that carries its time — unless
+    /// `scope` admits that fix. The late answer's id is always left out (its time is unknown here).
+    mutating func narrow(to scope: ViewerScope, nowMillis: Int64) {
+        func hidden(_ millis: Int64?) -> Bool { millis.map { !scope.admits(millis: $0, nowMillis: nowMillis) } ?? false }
+        if hidden(pushedAtMillis) { (pushedAtMillis, pushError) = (nil, nil) }
+        if hidden(deliveredAtMillis) { deliveredAtMillis = nil }
+        if hidden(finishedAtMillis) { (finishedAtMillis, reason) = (nil, nil) }
+        if let json = fixJSON, ViewerJSON.readFix(json).flatMap({ scope.visible($0, nowMillis: nowMillis) }) != nil {
+        } else {
+            (fixId, fixJSON) = (nil, nil)
+        }
+        lateFixId = nil
+    }
+
     /// The JSON object the API and the live stream show; `fix` (the answering fix) only
     /// when `includeFix`, at a share's precision when `coarsening` is given.
     func json(includeFix: Bool = true, coarsening: Coarsening? = nil) -> String {

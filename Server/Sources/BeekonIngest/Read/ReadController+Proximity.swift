@@ -18,11 +18,10 @@ extension ReadController {
         // One more than the page: it only tells that the answer is cut (issue 28).
         let pageSize = query.limit
         query.limit += 1
-        var events = try await store.proximityEvents(query)
+        let nowMs = WireTimestamp(now()).millis
+        var events = try await admittedProximityEvents(query, scope, nowMillis: nowMs)
         let truncated = events.count > pageSize
         if truncated { events.removeLast(events.count - pageSize) }
-        let nowMs = WireTimestamp(now()).millis
-        events.removeAll { !scope.admits(millis: $0.event.timestamp.millis, nowMillis: nowMs) }
         if let meters = scope.precisionMeters {
             // A distance to a fixed beacon is a position: a coarsened share sees it at its precision (XR-4).
             let c = Coarsening(meters: meters)
@@ -40,6 +39,34 @@ extension ReadController {
         if truncated { w.raw(",\"truncated\":true") }
         w.raw("}")
         return APIResponse.json(.ok, w.bytes)
+    }
+
+    /// Up to `query.limit` proximity events that `scope` admits, in (timestamp, id) order. A
+    /// share limited to hours of the day reads on past the events it may not see, so that
+    /// `truncated` counts only what it may see (cut before the filter, it told an hours share
+    /// that events happened at night). Reads at most ``hoursScanLimit`` events.
+    func admittedProximityEvents(
+        _ query: ProximityQuery, _ scope: ViewerScope, nowMillis: Int64
+    ) async throws(StoreError) -> [StoredProximityEvent] {
+        guard scope.rules.filtersEachFix else {
+            return try await store.proximityEvents(query).filter { scope.admits(millis: $0.event.timestamp.millis, nowMillis: nowMillis) }
+        }
+        var out: [StoredProximityEvent] = []
+        var read = query
+        var seen = Set<UUID>()
+        var scanned = 0
+        while out.count < query.limit, scanned < Self.hoursScanLimit {
+            let page = try await store.proximityEvents(read)
+            scanned += page.count
+            for e in page where seen.insert(e.event.id).inserted && scope.admits(millis: e.event.timestamp.millis, nowMillis: nowMillis) {
+                out.append(e)
+            }
+            guard page.count == read.limit, let first = page.first, let last = page.last else { break }
+            // Go on from the last event's time (the events at that time are read again and
+            // skipped by id); a page all at one time is read again twice as large.
+            if first.event.timestamp == last.event.timestamp { read.limit *= 2 } else { read.from = last.event.timestamp }
+        }
+        return Array(out.prefix(query.limit))
     }
 
     /// The `from`, `to` and `limit` of a read, or the 400 naming the bad one.

@@ -238,6 +238,14 @@ struct ReadController: Sendable {
     /// One page of a session's track (`limit` 1…`trackPage`, `cursor` from the previous page's `next_cursor`).
     func track(_ sessionId: UUID, _ params: Parameters = .init(), _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
         let nowMs = WireTimestamp(now()).millis
+        // A session belongs to one device: a share that does not see it gets the same 404 as
+        // for a session that does not exist, before any page is read — filtering the page's
+        // fixes alone still handed out the store's next_cursor, B's fix times and ids.
+        if scope.devices != nil, let first = try await store.track(TrackQuery(sessionId: sessionId, limit: 1)).fixes.first,
+            !scope.sees(first.installId)
+        {
+            return APIResponse.error(.notFound, "not_found", "no fixes stored for session \(sessionId.wireString)")
+        }
         var query = TrackQuery(sessionId: sessionId, sinceMillis: scope.windowStart(nowMillis: nowMs), limit: Self.trackPage)
         if let text = params["limit"] {
             guard let n = Int(text), (1...Self.trackPage).contains(n) else {

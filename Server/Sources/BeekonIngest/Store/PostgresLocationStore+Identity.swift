@@ -23,12 +23,25 @@ extension PostgresLocationStore {
     package func deviceBinding(subject: String, claim: UUID, nowMillis: Int64) async throws(StoreError) -> DeviceBinding {
         try await perform { conn in
             if let bound = try await self.binding(conn, subject: subject) { return bound }
+            // First use: bound only to an install no other credential holds and no admin
+            // revoked (XR-2; an unbound token took over enrolled and revoked installs).
+            let install = claim.wireString
             try await conn.query(
                 """
-                INSERT INTO device_bindings (subject, install_id, bound_at) VALUES (\(subject), \(claim.wireString), \(nowMillis))
+                INSERT INTO device_bindings (subject, install_id, bound_at)
+                SELECT \(subject), \(install), \(nowMillis)
+                WHERE NOT EXISTS (SELECT 1 FROM device_bindings WHERE install_id = \(install))
                 ON CONFLICT (subject) DO NOTHING
                 """, logger: self.logger)
-            return try await self.binding(conn, subject: subject) ?? DeviceBinding(installId: claim, revoked: false)
+            if let bound = try await self.binding(conn, subject: subject) { return bound }
+            var revoked = false
+            for try await any in try await conn.query(
+                "SELECT COALESCE(bool_or(revoked_at IS NOT NULL), false) FROM device_bindings WHERE install_id = \(install)",
+                logger: self.logger
+            ).decode(Bool.self) {
+                revoked = any
+            }
+            return DeviceBinding.refused(claim: claim, revokedClaim: revoked)
         }
     }
 

@@ -19,11 +19,20 @@ extension SQLiteLocationStore {
     package func deviceBinding(subject: String, claim: UUID, nowMillis: Int64) async throws(StoreError) -> DeviceBinding {
         // The common case is a read (WAL readers do not wait for the writer).
         if let bound = try await run({ db in try Self.binding(db, subject: subject) }) { return bound }
+        // First use: bound only to an install no other credential holds and no admin revoked
+        // (XR-2; an unbound token took over enrolled and revoked installs).
         return try await write { db in
             try db.execute(
-                sql: "INSERT INTO device_bindings (subject, install_id, bound_at) VALUES (?, ?, ?) ON CONFLICT (subject) DO NOTHING",
+                sql: """
+                    INSERT INTO device_bindings (subject, install_id, bound_at)
+                    SELECT ?1, ?2, ?3 WHERE NOT EXISTS (SELECT 1 FROM device_bindings WHERE install_id = ?2)
+                    ON CONFLICT (subject) DO NOTHING
+                    """,
                 arguments: [subject, claim.wireString, nowMillis])
-            return try Self.binding(db, subject: subject) ?? DeviceBinding(installId: claim, revoked: false)
+            if let bound = try Self.binding(db, subject: subject) { return bound }
+            let revoked = try Bool.fetchOne(
+                db, sql: "SELECT MAX(revoked_at IS NOT NULL) FROM device_bindings WHERE install_id = ?", arguments: [claim.wireString])
+            return DeviceBinding.refused(claim: claim, revokedClaim: revoked ?? false)
         }
     }
 
