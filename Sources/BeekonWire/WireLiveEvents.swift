@@ -291,22 +291,26 @@ public struct WireLiveReset: Hashable, Sendable {
 
     /// Why.
     public var reason: Reason
-    /// The newest event id; the stream resumes after it.
-    public var head: Int64
+    /// The newest event id; the stream resumes after it. Nil on a share's stream, whose ids
+    /// are opaque (the reset's own `id:` line is where it resumes): a share does not learn how
+    /// many events the server has.
+    public var head: Int64?
 
     /// Creates a reset.
-    public init(reason: Reason, head: Int64) {
+    public init(reason: Reason, head: Int64?) {
         self.reason = reason
         self.head = head
     }
 
-    /// The JSON bytes.
+    /// The JSON bytes (`head` left out when nil).
     public func encoded() -> Data {
         var w = WireJSONWriter(capacity: 64)
         w.raw("{\"reason\":")
         w.string(reason.rawValue)
-        w.raw(",\"head\":")
-        w.raw(String(head))
+        if let head {
+            w.raw(",\"head\":")
+            w.raw(String(head))
+        }
         w.raw("}")
         return Data(w.bytes)
     }
@@ -316,7 +320,7 @@ public struct WireLiveReset: Hashable, Sendable {
     public static func decode(_ data: Data) throws(WireDecodingError) -> WireLiveReset {
         struct Raw: Decodable {
             var reason: String
-            var head: Int64
+            var head: Int64?
         }
         let raw = try WireMessageReader.read(Raw.self, data)
         guard let reason = Reason(rawValue: raw.reason) else { throw .invalid(path: "reason", reason: "unknown value \"\(raw.reason)\"") }

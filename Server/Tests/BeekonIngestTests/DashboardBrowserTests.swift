@@ -155,7 +155,8 @@ extension Ingest {
             let zoom = try await number("historyZoom")
             let drawn = try await number("drawnPoints")
             #expect(zoom >= 10 && drawn > 1 && drawn < fixes.count, "zoom \(zoom), \(drawn) points")
-            #expect((try await page.evaluate(inked, as: Int.self) ?? 0) > 200)
+            // The canvas is painted on the next animation frame, which a loaded machine delays.
+            _ = try await page.waitUntil("\(inked) > 200", timeout: 90)
             let loads = try await number("historyLoads")
             _ = try await page.evaluate(
                 """
@@ -167,7 +168,7 @@ extension Ingest {
                 "document.body.dataset.historyZoom === '\(zoom + 2)' && Number(document.body.dataset.historyLoads) > \(loads)", timeout: 90)
             let finer = try await number("drawnPoints")
             #expect(finer > drawn, "\(finer) points at zoom \(zoom + 2) vs \(drawn) at \(zoom)")
-            #expect((try await page.evaluate(inked, as: Int.self) ?? 0) > 200)
+            _ = try await page.waitUntil("\(inked) > 200", timeout: 90)
             print("dashboard: zoom \(zoom) → \(zoom + 2): \(drawn) → \(finer) track points")
         }
     }

@@ -62,11 +62,18 @@ extension Ingest {
                     long.send("GET /" + String(repeating: "a", count: 10_000))
                     fat.send("GET /v1/live HTTP/1.1\r\nX-Big: " + String(repeating: "b", count: 100_000) + "\r\n\r\n")
                     return [garbage, long, fat].map { connection in
-                        guard let head = connection.readHead() else { return 0 }
+                        // -1: closed (EOF or reset) with no answer read; 0: still open at the read timeout.
+                        guard let head = connection.readHead() else { return connection.readsToEOF() ? -1 : 0 }
                         return RawHTTPConnection.status(head) * (connection.readsToEOF() ? 1 : -1)
                     }
                 }
-                #expect(answers == [400, 400, 400])
+                #expect(Array(answers.prefix(2)) == [400, 400])
+                // The fat head: the sniffer hands the first 64 KiB to the live pipeline, whose decoder
+                // refuses it at 80 KiB with 400 and closes while the rest of the 100 KB is still unread
+                // in the server's socket; the kernel then resets the connection, and the client may
+                // see the reset before it reads the 400 (seen in 2 of 4 runs on a loaded machine). Either
+                // way the connection is refused and closed, never held.
+                #expect(answers[2] == 400 || answers[2] == -1, "\(answers)")
                 #expect(try await HTTP.send("GET", server.base + "/healthz").status == 200)
             }
         }

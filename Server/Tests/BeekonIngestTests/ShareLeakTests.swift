@@ -98,6 +98,20 @@ extension Ingest {
                 for key in Self.contactFields { #expect(narrowed[key] == nil, "hours share sees \(key): \(narrowed)") }
                 #expect((narrowed["last_fix"] as? [String: Any])?["id"] as? String == fixes[2].id.wireString)
                 #expect(narrowed["last_fix_at"] as? String == Self.at(times[2]))
+                // Attack: the last fix's received_at (21:00) and its batch id (a UUIDv7) told of
+                // the contact; a share limited in time reads the fix's own time and the nil UUID.
+                let lastFix = try #require(narrowed["last_fix"] as? [String: Any])
+                #expect(lastFix["received_at"] as? String == Self.at(times[2]), "\(lastFix)")
+                #expect(lastFix["batch_id"] as? String == "00000000-0000-0000-0000-000000000000")
+                let page = try await Self.get(server, "/v1/devices/\(a.wireString)/fixes", byHours).json()
+                for f in page["fixes"] as? [[String: Any]] ?? [] {
+                    #expect(
+                        f["received_at"] as? String == f["timestamp"] as? String
+                            && f["batch_id"] as? String == lastFix["batch_id"] as? String)
+                }
+                #expect(
+                    (full["last_fix"] as? [String: Any])?["received_at"] as? String == WireTimestamp(clock.now()).description,
+                    "admin keeps the receipt")
 
                 // The history window (30 h: from 2026-01-09T14:00Z): the day session from 18:30 on
                 // its two fixes after 14:00 and the 19:45 event; the night session's one fix.
@@ -183,6 +197,37 @@ extension Ingest {
                 let first = try await Self.get(server, "/v1/devices/\(a.wireString)/fixes?limit=1", Self.admin).json()
                 #expect((first["fixes"] as? [[String: Any]])?.first?["id"] as? String == fixes[0].id.wireString)
                 #expect((first["next_cursor"] as? String)?.hasPrefix(String(Self.ms(times[0]))) == true)
+            }
+        }
+
+        @Test(
+            "BY-7, XR-2: a share's live ids are opaque: they do not count the events it does not see, nor probe the head",
+            arguments: Backend.all)
+        func liveIDsDoNotCountHiddenEvents(_ backend: Backend) async throws {
+            let clock = TestClock(start: Date(timeIntervalSince1970: 1_768_075_200))
+            try await Shares.withAdminServer(backend, clock) { server, _ in
+                let (a, b) = (Fixtures.ids.next(), Fixtures.ids.next())
+                let share = try await Shares.createShare(server, #"{"devices":["\#(a.wireString)"],"live":true}"#)
+                let auth = ["Authorization": "Bearer \(share.token)"]
+                let now = WireTimestamp(clock.now()).millis
+                let first = Fixtures.envelope(Fixtures.locations(1, startMillis: now - 60_000), install: a)
+                #expect(try await HTTP.upload(server, first, headers: Self.admin).status == 200)
+                // The attack: events the share does not see between two it does.
+                let hidden = Fixtures.envelope(Fixtures.locations(7, startMillis: now - 50_000), install: b)
+                #expect(try await HTTP.upload(server, hidden, headers: Self.admin).status == 200)
+                let second = Fixtures.envelope(Fixtures.locations(1, startMillis: now - 40_000), install: a)
+                #expect(try await HTTP.upload(server, second, headers: Self.admin).status == 200)
+                let seen = try await Live.fixes(server.base + "/v1/live", headers: auth, after: "0", count: 2)
+                #expect(seen.compactMap(Live.fixID) == [first.locations[0].id.wireString, second.locations[0].id.wireString])
+                let ids = seen.compactMap(\.id)
+                #expect(ids.count == 2 && ids.allSatisfy { $0.count == 17 && $0.hasPrefix("k") && Int64($0) == nil }, "\(ids)")
+                // Admin ids are the sequence: 1 and 9 here, eight apart.
+                let admin = try await Live.fixes(server.base + "/v1/live", headers: Self.admin, after: "0", count: 9)
+                #expect(admin.compactMap { $0.id.flatMap { Int64($0) } }.count == 9)
+                // Its own id resumes its stream; a number other than 0 is refused (it would probe for the head).
+                let resumed = try await Live.fixes(server.base + "/v1/live", headers: auth, after: ids[0], count: 1)
+                #expect(resumed.compactMap(Live.fixID) == [second.locations[0].id.wireString])
+                #expect(try await Self.get(server, "/v1/live?last_event_id=5", auth).status == 400)
             }
         }
 

@@ -131,7 +131,8 @@ extension Ingest {
     @Test("XR-4, issue 31: a stored payload is coarsened as its typed value, booleans and all")
     func coarsenedPayloadIsTheTypedCoarsening() throws {
         let c = Coarsening(meters: 500)
-        let coarse = ViewerJSON.fix(ViewerJSON.fix(Self.fix), coarsening: c)
+        let viewer = ViewerScope(devices: nil, rules: ShareScope(precisionMeters: 500))
+        let coarse = viewer.fixPayload(ViewerJSON.fix(Self.fix))
         #expect(coarse == ViewerJSON.fix(c.fix(Self.fix)))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(coarse.utf8)) as? [String: Any])
         #expect(object["speed"] == nil && object["bearing"] == nil)
@@ -139,8 +140,22 @@ extension Ingest {
         #expect(object["accuracy"] as? Double == 500 && object["altitude"] as? Double == 0)
         #expect(coarse.contains(#""is_mock":true"#))
         // Full precision leaves the payload as stored; a payload that is not a fix never reaches a coarsened viewer.
-        #expect(ViewerJSON.fix("not json", coarsening: nil) == "not json")
-        #expect(ViewerJSON.fix(#"{"latitude":52.5200083,"longitude":13.4049541}"#, coarsening: c) == "{}")
+        #expect(ViewerScope.everything.fixPayload("not json") == "not json")
+        #expect(viewer.fixPayload(#"{"latitude":52.5200083,"longitude":13.4049541}"#) == "{}")
+    }
+
+    @Test("BY-7, XR-2: a share limited in time gets a fix's received_at as its own time and a nil batch_id, coarsened or not")
+    func aShareLimitedInTimeDoesNotSeeTheReceipt() throws {
+        for precision in [nil, 500.0] {
+            let viewer = ViewerScope(devices: nil, rules: ShareScope(precisionMeters: precision, hours: "07:00-19:00", timeZone: "UTC"))
+            let shown = try #require(ViewerJSON.readFix(viewer.fixPayload(ViewerJSON.fix(Self.fix))))
+            #expect(shown.receivedAt == Self.fix.location.timestamp && shown.batchId == ViewerScope.withheldBatch)
+            #expect(shown.sessionId == Self.fix.sessionId && shown.location.id == Self.fix.location.id)
+            #expect(viewer.shown(Self.fix) == shown)
+        }
+        // Admin keys and a share not limited in time see the receipt as stored.
+        #expect(ViewerScope.everything.fixPayload(ViewerJSON.fix(Self.fix)) == ViewerJSON.fix(Self.fix))
+        #expect(ViewerScope(devices: nil, rules: ShareScope(live: true)).shown(Self.fix) == Self.fix)
     }
 }
 

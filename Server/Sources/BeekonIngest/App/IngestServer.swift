@@ -161,7 +161,8 @@ package enum IngestServer {
         LocateController(locates: locates, auth: auth, access: access, hub: hub, pushTokens: store.pushTokens, pushes: pushes)
             .register(on: router)
         let live = LiveController(
-            store: store, hub: hub, access: access, retryMillis: config.liveRetryMillis, now: now, guarding: guarding)
+            store: store, hub: hub, access: access, retryMillis: config.liveRetryMillis, now: now, guarding: guarding,
+            shareEventIDs: { tokens.liveEventIDs() })
         live.register(on: router)
         TokenController(tokens: tokens, metrics: metrics).register(on: router)
         DeviceAdminController(tokens: tokens, auth: auth).register(on: router)

@@ -13,6 +13,12 @@ package struct AccessTokenSigner: Sendable {
         self.keyBytes = key
     }
 
+    /// A key for another purpose derived from this one (HMAC-SHA256 of `label`), the same on
+    /// every instance on the database; the signing key itself never leaves the signer.
+    func derivedKey(label: String) -> [UInt8] {
+        Array(HMAC<SHA256>.authenticationCode(for: Array(label.utf8), using: key))
+    }
+
     /// Issues a token for `subject` that expires at `expiresAt` (Unix seconds).
     package func sign(subject: String, expiresAt: Int64) -> String {
         let body = "bat1.\(Base64URL.encode(Array(subject.utf8))).\(expiresAt)"

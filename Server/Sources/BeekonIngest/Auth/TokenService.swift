@@ -41,6 +41,12 @@ package final class TokenService: Sendable {
         signerBox.value = AccessTokenSigner(key: key)
     }
 
+    /// The opaque event ids of shares' live streams (``LiveEventIDs``), keyed by the signing
+    /// key; nil before `loadKey()`.
+    func liveEventIDs() -> LiveEventIDs? {
+        signerBox.value.map { LiveEventIDs(key: $0.derivedKey(label: LiveEventIDs.keyLabel)) }
+    }
+
     /// Issues a fresh grant (new refresh-token chain) for `subject`, e.g. to seed a device.
     /// With `installId` the credential is bound to that install at once; without, it is bound
     /// to the first install it acts for (see ``Authenticator/authorize(_:actingFor:)``).

@@ -22,6 +22,8 @@ struct LiveController: Sendable {
     let now: @Sendable () -> Date
     /// The auth-off host and origin checks (the event-driven path bypasses the router's middleware).
     var guarding: LocalOnlyGuard? = nil
+    /// The opaque ids of shares' streams (``LiveEventIDs``; nil until the signing key is loaded).
+    var shareEventIDs: @Sendable () -> LiveEventIDs? = { nil }
 
     static let page = 1_000
 
@@ -71,9 +73,15 @@ struct LiveController: Sendable {
         let lastID =
             request.headers.first(where: { $0.name.canonicalName == "last-event-id" })?.value
             ?? params["last_event_id"].map(String.init)
+        // A share's stream has opaque ids (a numeric id would count the events it does not see).
+        var ids: LiveEventIDs?
+        if grant.shareId != nil {
+            guard let shareIDs = shareEventIDs() else { return .refused(APIResponse.unavailable("the server is starting; retry later")) }
+            ids = shareIDs
+        }
         var cursor: Int64?
         if let lastID, !lastID.isEmpty {
-            guard let n = Int64(lastID.trimmingCharacters(in: .whitespaces)), n >= 0 else {
+            guard let n = Self.cursor(lastID.trimmingCharacters(in: .whitespaces), ids: ids) else {
                 return .refused(ReadController.badParameter("Last-Event-ID", "an event id from this stream"))
             }
             cursor = n
@@ -85,7 +93,17 @@ struct LiveController: Sendable {
             return .refused(APIResponse.unavailable("the event log could not be read; retry later"))
         }
         return .stream(
-            LiveStart(scope: grant.scope.narrowed(to: requested), grant: grant, requested: cursor, marks: marks, retryMillis: retryMillis))
+            LiveStart(
+                scope: grant.scope.narrowed(to: requested), grant: grant, requested: cursor, marks: marks, retryMillis: retryMillis,
+                ids: ids))
+    }
+
+    /// The cursor a `Last-Event-ID` names: an event's sequence on an admin stream; on a share's
+    /// stream (`ids`) one of its opaque ids, or `0` (from the oldest event kept). A share's
+    /// plain number other than 0 is refused: answered, it would let the share probe for the head.
+    static func cursor(_ text: String, ids: LiveEventIDs?) -> Int64? {
+        guard let ids else { return Int64(text).flatMap { $0 >= 0 ? $0 : nil } }
+        return text == "0" ? 0 : ids.seq(text)
     }
 }
 

@@ -6,16 +6,27 @@ import NIOCore
 /// share that meant parsing and re-encoding the fix's JSON once per viewer per event.
 ///
 /// A frame depends only on the event and, for a `fix`, on the viewer's precision (full, or a
-/// share's coarsening in metres); the other kinds carry no position and are the same bytes for
-/// everyone. So the key is the event's sequence plus, for fixes only, the precision: a coarsened
-/// viewer can never be handed the full-precision frame, because the two have different keys.
+/// share's coarsening in metres) and, for a `fix` or `geofence_event`, on whether the viewer
+/// sees when the device was in contact; the other kinds are the same bytes for everyone. So
+/// the key is the event's sequence plus that rendering (``ViewerScope/rendering(of:)``): a
+/// coarsened viewer can never be handed the full-precision frame, because the two have
+/// different keys.
 /// What a viewer may see at all (its devices, its history window) is decided before the cache
 /// is asked, by ``ViewerScope/admits(_:nowMillis:)``.
 final class LiveFrameCache: Sendable {
-    private struct Key: Hashable {
-        let seq: Int64
+    /// What makes one viewer's frame of an event differ from another's (``ViewerScope/rendering(of:)``).
+    struct Rendering: Hashable {
         /// The precision of a fix's frame (nil: full); always nil for the other kinds.
         let meters: Double?
+        /// A fix's or geofence event's `received_at` and `batch_id` withheld (a share limited in time).
+        let withholdsReceipt: Bool
+    }
+
+    private struct Key: Hashable {
+        let seq: Int64
+        let rendering: Rendering
+        /// The id written as a share's opaque id (``LiveEventIDs``, one key per server).
+        let opaqueID: Bool
     }
 
     private let frames = Locked([Key: ByteBuffer]())
@@ -28,15 +39,16 @@ final class LiveFrameCache: Sendable {
 
     /// The SSE frame of `event` as a viewer with `scope` receives it: its `data` coarsened
     /// as the scope requires (``ViewerScope/payload(of:)``). The one rendering of a frame.
-    static func render(_ event: LiveEvent, scope: ViewerScope) -> String {
-        event.frame(data: scope.payload(of: event))
+    /// With `ids` (a share's stream) the frame's id is the event's opaque id.
+    static func render(_ event: LiveEvent, scope: ViewerScope, ids: LiveEventIDs? = nil) -> String {
+        event.frame(data: scope.payload(of: event), id: ids?.token(event.seq))
     }
 
-    /// ``render(_:scope:)`` as bytes, rendered on first use and shared afterwards.
-    func frame(_ event: LiveEvent, scope: ViewerScope) -> ByteBuffer {
-        let key = Key(seq: event.seq, meters: event.kind == .fix ? scope.precisionMeters : nil)
+    /// ``render(_:scope:ids:)`` as bytes, rendered on first use and shared afterwards.
+    func frame(_ event: LiveEvent, scope: ViewerScope, ids: LiveEventIDs? = nil) -> ByteBuffer {
+        let key = Key(seq: event.seq, rendering: scope.rendering(of: event.kind), opaqueID: ids != nil)
         if let hit = frames.withLock({ $0[key] }) { return hit }
-        let rendered = ByteBuffer(string: Self.render(event, scope: scope))
+        let rendered = ByteBuffer(string: Self.render(event, scope: scope, ids: ids))
         frames.withLock { f in
             if f.count >= limit { f.removeAll(keepingCapacity: true) }
             f[key] = rendered

@@ -24,6 +24,8 @@ struct LiveStart: Sendable {
     let cursor: Int64
     /// The bytes to send first.
     let preamble: ByteBuffer
+    /// The opaque ids of a share's stream (nil: the sequence, for admin keys and auth off).
+    let ids: LiveEventIDs?
 
     /// The comment written at a heartbeat tick of an idle stream.
     static let keepAlive = ": keep-alive\n\n"
@@ -37,16 +39,19 @@ struct LiveStart: Sendable {
     }
 
     /// Decides the first cursor from the requested one (nil: start at the head) and the log's marks.
-    init(scope: ViewerScope, grant: ViewerGrant, requested: Int64?, marks: EventLogMarks, retryMillis: Int) {
+    init(scope: ViewerScope, grant: ViewerGrant, requested: Int64?, marks: EventLogMarks, retryMillis: Int, ids: LiveEventIDs? = nil) {
         self.scope = scope
         self.grant = grant
+        self.ids = ids
         var out = ByteBuffer()
         out.writeString("retry: \(retryMillis)\n: beekon live stream\n\n")
         var cursor = marks.head
         if let start = requested {
             if start < marks.prunedThrough || start > marks.head {
-                let reset = WireLiveReset(reason: start > marks.head ? .unknownEventId : .beyondRetention, head: marks.head)
-                out.writeString("id: \(marks.head)\nevent: reset\ndata: ")
+                // A share's reset names no head: its id (opaque) is where the stream resumes.
+                let reset = WireLiveReset(
+                    reason: start > marks.head ? .unknownEventId : .beyondRetention, head: ids == nil ? marks.head : nil)
+                out.writeString("id: \(ids?.token(marks.head) ?? String(marks.head))\nevent: reset\ndata: ")
                 out.writeBytes(reset.encoded())
                 out.writeString("\n\n")
             } else {
@@ -63,7 +68,8 @@ struct LiveStart: Sendable {
     func frames(_ events: [LiveEvent], nowMillis: Int64, shared: LiveFrameCache? = nil) -> ByteBuffer {
         var out: ByteBuffer?
         for event in events where scope.admits(event, nowMillis: nowMillis) {
-            let frame = shared?.frame(event, scope: scope) ?? ByteBuffer(string: LiveFrameCache.render(event, scope: scope))
+            let frame =
+                shared?.frame(event, scope: scope, ids: ids) ?? ByteBuffer(string: LiveFrameCache.render(event, scope: scope, ids: ids))
             if out == nil {
                 out = frame
             } else {

@@ -48,21 +48,64 @@ struct ViewerScope: Sendable, Equatable {
         return event.kind == .device ? rules.showsContact : rules.admits(millis: event.millis, nowMillis: nowMillis)
     }
 
-    /// A stored fix as this viewer may see it: nil outside its devices or window, coarsened when required.
+    /// A stored fix as this viewer may see it: nil outside its devices or window, else ``shown(_:)``.
     func visible(_ fix: StoredFix, nowMillis: Int64) -> StoredFix? {
         guard sees(fix.installId) else { return nil }
         guard rules.admits(millis: fix.location.timestamp.millis, nowMillis: nowMillis) else { return nil }
-        return coarsening?.fix(fix) ?? fix
+        return shown(fix)
     }
 
     /// The coarsening this viewer's precision asks for (nil: full precision).
     var coarsening: Coarsening? { rules.coarsening }
 
-    /// The event's JSON as this viewer may see it: a `fix` coarsened when required (`ViewerJSON`).
-    /// The other kinds carry no position (`geofence_event`, `device`, and `locate`, which is
-    /// published without its fix) and are sent as stored.
+    /// Whether a fix's or event's `received_at` and `batch_id` are withheld: they tell when the
+    /// device was in contact (a batch id is a UUIDv7, its time), which a share limited in time
+    /// does not see (``ShareScope/showsContact``) — a fix taken at 18:59 and received at 21:00
+    /// told an hours share of 21:00. Withheld, `received_at` is the fix's or event's own time and
+    /// `batch_id` the nil UUID, so that every viewer reads the same shape.
+    var withholdsReceipt: Bool { !rules.showsContact }
+
+    /// The batch id a viewer that does not see contact gets.
+    static let withheldBatch = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    /// A fix as this viewer sees it: coarsened when its precision asks, its receipt withheld
+    /// when ``withholdsReceipt``. The one place a fix is narrowed for a viewer.
+    func shown(_ fix: StoredFix) -> StoredFix {
+        var f = coarsening?.fix(fix) ?? fix
+        if withholdsReceipt { (f.receivedAt, f.batchId) = (f.location.timestamp, Self.withheldBatch) }
+        return f
+    }
+
+    /// A fix's JSON (as ``ViewerJSON`` renders it) as this viewer sees it (``shown(_:)``); "{}"
+    /// when it cannot be read and the viewer needs it narrowed, so that a payload that cannot be
+    /// read never reaches a narrowed viewer whole.
+    func fixPayload(_ json: String) -> String {
+        guard coarsening != nil || withholdsReceipt else { return json }
+        return ViewerJSON.readFix(json).map { ViewerJSON.fix(shown($0)) } ?? "{}"
+    }
+
+    /// The event's JSON as this viewer may see it: a `fix` as ``fixPayload(_:)``, a
+    /// `geofence_event` with its receipt withheld when ``withholdsReceipt``. The other kinds
+    /// carry no position or receipt (`device`, and `locate`, published without its fix; a
+    /// locate step's time is judged by ``admits(_:nowMillis:)``) and are sent as stored.
     func payload(of event: LiveEvent) -> String {
-        guard event.kind == .fix else { return event.payload }
-        return ViewerJSON.fix(event.payload, coarsening: coarsening)
+        switch event.kind {
+        case .fix: return fixPayload(event.payload)
+        case .geofenceEvent where withholdsReceipt:
+            guard var g = try? WireViewerGeofenceEvent.decode(Data(event.payload.utf8)) else { return "{}" }
+            (g.receivedAt, g.batchId) = (g.event.timestamp, Self.withheldBatch)
+            return String(decoding: g.encoded(), as: UTF8.self)
+        default: return event.payload
+        }
+    }
+
+    /// Whether this viewer's frame of an event of `kind` differs from the stored payload's
+    /// rendering for other viewers: the key part of ``LiveFrameCache``.
+    func rendering(of kind: LiveEvent.Kind) -> LiveFrameCache.Rendering {
+        switch kind {
+        case .fix: return .init(meters: precisionMeters, withholdsReceipt: withholdsReceipt)
+        case .geofenceEvent: return .init(meters: nil, withholdsReceipt: withholdsReceipt)
+        default: return .init(meters: nil, withholdsReceipt: false)
+        }
     }
 }

@@ -61,7 +61,7 @@ struct LocateController: Sendable {
                 // The answer's fix and the steps' times only when the share may see them (its
                 // hours, its window; issue 31).
                 if grant.scope.rules.limitsTime { r.narrow(to: grant.scope, nowMillis: self.locates.nowMillis) }
-                return APIResponse.json(.ok, Array(r.json(coarsening: grant.scope.coarsening).utf8))
+                return APIResponse.json(.ok, Array(r.json(for: grant.scope).utf8))
             }
         }
         router.get("/v1/devices/:install/commands") { request, context in

@@ -148,13 +148,13 @@ package struct LocateRequest: Sendable, Equatable {
     }
 
     /// The JSON object the API and the live stream show; `fix` (the answering fix) only
-    /// when `includeFix`, at a share's precision when `coarsening` is given.
-    func json(includeFix: Bool = true, coarsening: Coarsening? = nil) -> String {
+    /// when `includeFix`, as `viewer` sees it (``ViewerScope/fixPayload(_:)``).
+    func json(includeFix: Bool = true, for viewer: ViewerScope = .everything) -> String {
         var w = WireJSONWriter(capacity: 400)
         w.write(wireState) { w in
             guard includeFix else { return }
             w.raw(",\"fix\":")
-            w.raw(fixJSON.map { ViewerJSON.fix($0, coarsening: coarsening) } ?? "null")
+            w.raw(fixJSON.map(viewer.fixPayload) ?? "null")
         }
         return String(decoding: w.bytes, as: UTF8.self)
     }

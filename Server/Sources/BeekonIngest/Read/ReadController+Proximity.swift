@@ -27,6 +27,10 @@ extension ReadController {
             let c = Coarsening(meters: meters)
             for i in events.indices { events[i].event.distance = events[i].event.distance.map(c.multiple) }
         }
+        if scope.withholdsReceipt {
+            // A share limited in time does not see when the device was in contact (as for fixes).
+            for i in events.indices { (events[i].receivedAt, events[i].batchId) = (events[i].event.timestamp, ViewerScope.withheldBatch) }
+        }
         var w = WireJSONWriter(capacity: 128 + events.count * 300)
         w.raw("{\"install_id\":")
         w.string(installId.wireString)

@@ -49,11 +49,4 @@ enum ViewerJSON {
     static func readFix(_ json: String) -> StoredFix? {
         try? WireViewerFix.decode(Data(json.utf8))
     }
-
-    /// A fix as text at `coarsening` (nil: as rendered); "{}" when `json` is not a fix object,
-    /// so a payload that cannot be read never reaches a coarsened viewer precise.
-    static func fix(_ json: String, coarsening: Coarsening?) -> String {
-        guard let coarsening else { return json }
-        return readFix(json).map { fix(coarsening.fix($0)) } ?? "{}"
-    }
 }

@@ -39,9 +39,10 @@ package struct LiveEvent: Sendable, Equatable {
         self.payload = payload
     }
 
-    /// The SSE frame (`id`, `event`, `data`, blank line) with `data` as given.
-    func frame(data: String) -> String {
-        "id: \(seq)\nevent: \(kind.rawValue)\ndata: \(data)\n\n"
+    /// The SSE frame (`id`, `event`, `data`, blank line) with `data` as given; `id` in place of
+    /// the sequence (a share's opaque id, ``LiveEventIDs``).
+    func frame(data: String, id: String? = nil) -> String {
+        "id: \(id ?? String(seq))\nevent: \(kind.rawValue)\ndata: \(data)\n\n"
     }
 }
 

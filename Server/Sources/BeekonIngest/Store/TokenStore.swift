@@ -44,7 +44,8 @@ package struct DeviceBinding: Sendable, Equatable {
     /// credential already holds (XR-2): bound to no install (the nil UUID, which no device
     /// has), so every request for the claimed install is refused as another install's, and
     /// the credential stays free to bind to an install nobody holds.
-    package static let heldByAnother = DeviceBinding(installId: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), revoked: false)
+    package static let heldByAnother = DeviceBinding(
+        installId: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), revoked: false)
 
     /// The first-use answer when no binding of `subject` was stored: `claim` was revoked by an
     /// admin (`revokedClaim` true: the credential is refused as revoked), or another credential
