@@ -67,6 +67,64 @@ let testLogger: Logger = {
     return l
 }()
 
+/// The last lines of swift-service-lifecycle (its messages that name a service), kept beside
+/// a logger that goes on writing as before: what a hung graceful shutdown is diagnosed from.
+final class LifecycleTrail: Sendable {
+    private let storage = Locked<[String]>([])
+    static let kept = 60
+
+    /// The lines kept, oldest first.
+    var lines: [String] { storage.value }
+
+    /// `base` (its handler and level for everything else) plus this trail at debug.
+    func logger(over base: Logger) -> Logger {
+        var l = Logger(label: base.label) { _ in MultiplexLogHandler([Handler(trail: self), Filtered(base: base)]) }
+        l.logLevel = .debug
+        return l
+    }
+
+    struct Handler: LogHandler {
+        let trail: LifecycleTrail
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .debug
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let meta = (event.metadata ?? [:]).merging(metadata) { a, _ in a }
+            guard meta.keys.contains(where: { $0.hasPrefix("sl-") }) || event.source == "ServiceLifecycle" else { return }
+            let line =
+                "\(event.level) \(event.message) \(meta.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
+            trail.storage.withLock { lines in
+                lines.append(line)
+                if lines.count > LifecycleTrail.kept { lines.removeFirst(lines.count - LifecycleTrail.kept) }
+            }
+        }
+    }
+
+    /// Passes on to `base` only what `base`'s level lets through.
+    struct Filtered: LogHandler {
+        var base: Logger
+        var metadata: Logger.Metadata {
+            get { base.handler.metadata }
+            set { base.handler.metadata = newValue }
+        }
+        var logLevel: Logger.Level {
+            get { base.logLevel }
+            set { base.logLevel = newValue }
+        }
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { base[metadataKey: key] }
+            set { base[metadataKey: key] = newValue }
+        }
+        func log(event: LogEvent) {
+            guard event.level >= base.logLevel else { return }
+            base.handler.log(event: event)
+        }
+    }
+}
+
 /// The lines a logger wrote (`LEVEL message`), for tests that promise a log line.
 final class LogCapture: Sendable {
     private let storage = Locked<[String]>([])
@@ -98,11 +156,15 @@ final class TestServer: Sendable {
     let base: String
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
+    /// The service lifecycle's last lines (which service started, was asked to stop, finished):
+    /// shown when a stop overruns, so that a hung shutdown names the service that hung.
+    let lifecycle: LifecycleTrail
 
-    private init(base: String, group: ServiceGroup, task: Task<Void, any Error>) {
+    private init(base: String, group: ServiceGroup, task: Task<Void, any Error>, lifecycle: LifecycleTrail) {
         self.base = base
         self.group = group
         self.task = task
+        self.lifecycle = lifecycle
     }
 
     static func start(
@@ -113,19 +175,23 @@ final class TestServer: Sendable {
         config.port = 0
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let onListening: @Sendable (String, Int) async -> Void = { _, port in continuation.yield(port) }
+        let lifecycle = LifecycleTrail()
+        // The default logger also keeps the service lifecycle's lines (swift-service-lifecycle logs
+        // them at debug, from the application's own group too); a caller's logger is left as given.
+        let logger = logger.label == testLogger.label && logger.logLevel == testLogger.logLevel ? lifecycle.logger(over: logger) : logger
         let app: any Service
         if let store {
             app = IngestServer.buildApplication(config, store: store, logger: logger, now: now, onListening: onListening)
         } else {
             app = try IngestServer.buildApplication(config, logger: logger, now: now, onListening: onListening)
         }
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: testLogger))
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: lifecycle.logger(over: testLogger)))
         let task = Task {
             defer { continuation.finish() }
             try await group.run()
         }
         for await port in ports {
-            return TestServer(base: "http://127.0.0.1:\(port)", group: group, task: task)
+            return TestServer(base: "http://127.0.0.1:\(port)", group: group, task: task, lifecycle: lifecycle)
         }
         try await task.value
         throw TestFailure("the server stopped before listening")
@@ -142,7 +208,11 @@ final class TestServer: Sendable {
         do {
             try await OperationTimeout.run(limit, onExpiry: { Overrun() }) { try await task.value }
         } catch is Overrun {
-            Issue.record("the in-process server at \(base) did not stop within \(limit) of its graceful shutdown")
+            Issue.record(
+                """
+                the in-process server at \(base) did not stop within \(limit) of its graceful shutdown; its service lifecycle:
+                \(lifecycle.lines.joined(separator: "\n"))
+                """)
             task.cancel()
         }
     }
