@@ -103,7 +103,9 @@ final class LifecycleTrail: Sendable {
         }
     }
 
-    /// Passes on to `base` only what `base`'s level lets through.
+    /// Passes on to `base` only what `base`'s own level let through when the trail was made.
+    /// Its level does not follow the multiplexed logger's (set to debug for the trail): the
+    /// console stays as quiet as `base` was.
     struct Filtered: LogHandler {
         var base: Logger
         var metadata: Logger.Metadata {
@@ -111,15 +113,20 @@ final class LifecycleTrail: Sendable {
             set { base.handler.metadata = newValue }
         }
         var logLevel: Logger.Level {
-            get { base.logLevel }
-            set { base.logLevel = newValue }
+            get { threshold }
+            set {}  // fixed: see above
+        }
+        let threshold: Logger.Level
+        init(base: Logger) {
+            self.base = base
+            threshold = base.logLevel
         }
         subscript(metadataKey key: String) -> Logger.Metadata.Value? {
             get { base[metadataKey: key] }
             set { base[metadataKey: key] = newValue }
         }
         func log(event: LogEvent) {
-            guard event.level >= base.logLevel else { return }
+            guard event.level >= threshold else { return }
             base.handler.log(event: event)
         }
     }

@@ -16,4 +16,17 @@ import Testing
         #expect(lines.contains { $0.contains("sl-service=") }, "no line names a service: \(lines)")
         #expect(lines.count <= LifecycleTrail.kept)
     }
+
+    @Test("the trail's logger keeps the lifecycle at debug but passes on only what the base logger's level lets through")
+    func theConsoleStaysAtTheBaseLevel() {
+        let capture = LogCapture()
+        var base = capture.logger
+        base.logLevel = .error
+        let trail = LifecycleTrail()
+        let logger = trail.logger(over: base)
+        logger.debug("Starting service", metadata: ["sl-service": "X"])
+        logger.error("broken")
+        #expect(capture.lines == ["error broken"])
+        #expect(trail.lines.count == 1 && trail.lines[0].contains("sl-service=X"))
+    }
 }
