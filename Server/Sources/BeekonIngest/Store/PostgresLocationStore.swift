@@ -53,7 +53,7 @@ package final class PostgresLocationStore: LocationStore, TokenStore, ShareStore
 
     var writer: Writer { Writer(client: client, logger: logger, operationTimeout: operationTimeout) }
 
-    package var services: [any Service] { [client] }
+    package var services: [any Service] { [BoundedShutdown(client, grace: .seconds(10), logger: logger)] }
     package var tokens: any TokenStore { self }
     package var shares: any ShareStore { self }
 
