@@ -37,7 +37,7 @@ struct BoundedShutdown: Service, CustomStringConvertible {
                 return false
             }
             defer { group.cancelAll() }
-            if let finished = try await group.next(), !finished {
+            if let finished = try await group.next(), !finished, !Task.isCancelled {
                 logger.warning("a service did not finish its graceful shutdown in time; cancelled", metadata: ["service": "\(description)"])
             }
         }
