@@ -221,7 +221,7 @@ extension Ingest {
                 #expect(seen.compactMap(Live.fixID) == [first.locations[0].id.wireString, second.locations[0].id.wireString])
                 let ids = seen.compactMap(\.id)
                 #expect(ids.count == 2 && ids.allSatisfy { $0.count == 17 && $0.hasPrefix("k") && Int64($0) == nil }, "\(ids)")
-                // Admin ids are the sequence: 1 and 9 here, eight apart.
+                // Admin ids stay the sequence: numbers, one per event.
                 let admin = try await Live.fixes(server.base + "/v1/live", headers: Self.admin, after: "0", count: 9)
                 #expect(admin.compactMap { $0.id.flatMap { Int64($0) } }.count == 9)
                 // Its own id resumes its stream; a number other than 0 is refused (it would probe for the head).

@@ -140,10 +140,7 @@ package struct LocateRequest: Sendable, Equatable {
         if hidden(pushedAtMillis) { (pushedAtMillis, pushError) = (nil, nil) }
         if hidden(deliveredAtMillis) { deliveredAtMillis = nil }
         if hidden(finishedAtMillis) { (finishedAtMillis, reason) = (nil, nil) }
-        if let json = fixJSON, ViewerJSON.readFix(json).flatMap({ scope.visible($0, nowMillis: nowMillis) }) != nil {
-        } else {
-            (fixId, fixJSON) = (nil, nil)
-        }
+        if fixJSON.flatMap(ViewerJSON.readFix).flatMap({ scope.visible($0, nowMillis: nowMillis) }) == nil { (fixId, fixJSON) = (nil, nil) }
         lateFixId = nil
     }
 
