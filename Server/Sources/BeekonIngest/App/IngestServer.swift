@@ -72,7 +72,7 @@ package enum IngestServer {
                 backlog: config.listenBacklog ?? ConnectionLimit.defaultListenBacklog()),
             services: store.services + liveServices + [
                 EventRetention(store: store, retentionSeconds: config.effectiveEventRetentionSeconds, now: now, logger: logger),
-                OverviewMaintainer(history: store.history, idle: .seconds(2), logger: logger),
+                OverviewMaintainer(history: store.history, idle: .seconds(2), now: now, logger: logger),
             ] + (partitions.map { [$0] } ?? []),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? config.port

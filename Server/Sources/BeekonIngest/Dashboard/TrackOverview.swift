@@ -30,6 +30,12 @@ package struct TrackOverview: Sendable {
         return r < 0 ? q - 1 : q
     }
 
+    /// The first bucket that has not ended by `settledBefore` (milliseconds): buckets before it
+    /// ended at or before that time (`Int64.max`: every bucket has).
+    static func firstOpenBucket(settledBefore: Int64) -> Int64 {
+        settledBefore == .max ? .max : bucket(settledBefore)
+    }
+
     /// The SQL expression of `bucket(_:)` for a column (`%` truncates in SQLite and PostgreSQL).
     static func bucketSQL(_ column: String) -> String {
         "((\(column) - ((\(column) % \(bucketMillis)) + \(bucketMillis)) % \(bucketMillis)) / \(bucketMillis))"

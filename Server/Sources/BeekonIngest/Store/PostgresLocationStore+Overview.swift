@@ -81,13 +81,14 @@ extension PostgresLocationStore: HistoryStore {
     /// before its commit, lowers each mark by `d`: a mark made meanwhile keeps the bucket
     /// stale, so it is rebuilt again. The bucket rows are updated in (install, bucket) order,
     /// the order an ingest marks them in.
-    package func rebuildOverview(limit: Int) async throws(StoreError) -> Int {
-        try await transaction { conn in
+    package func rebuildOverview(limit: Int, settledBefore: Int64) async throws(StoreError) -> Int {
+        let open = TrackOverview.firstOpenBucket(settledBefore: settledBefore)
+        return try await transaction { conn in
             var stale: [(UUID, Int64, Int32)] = []
             for try await row in try await conn.query(
                 """
                 SELECT install_id, bucket, dirty FROM track_overview_buckets
-                WHERE dirty > 0 AND pg_try_advisory_xact_lock(74657003, hashtext(install_id::text || ':' || bucket::text))
+                WHERE dirty > 0 AND bucket < \(open) AND pg_try_advisory_xact_lock(74657003, hashtext(install_id::text || ':' || bucket::text))
                 LIMIT \(limit)
                 """,
                 logger: self.logger

@@ -68,10 +68,12 @@ extension SQLiteLocationStore: HistoryStore {
     }
 
     /// Rebuilds up to `limit` stale buckets of the overview tier; how many it rebuilt (`HistoryStore`).
-    package func rebuildOverview(limit: Int) async throws(StoreError) -> Int {
-        try await write { db in
+    package func rebuildOverview(limit: Int, settledBefore: Int64) async throws(StoreError) -> Int {
+        let open = TrackOverview.firstOpenBucket(settledBefore: settledBefore)
+        return try await write { db in
             let stale = try Row.fetchAll(
-                db, sql: "SELECT install_id, bucket FROM track_overview_buckets WHERE dirty > 0 LIMIT ?", arguments: [limit])
+                db, sql: "SELECT install_id, bucket FROM track_overview_buckets WHERE dirty > 0 AND bucket < ? LIMIT ?",
+                arguments: [open, limit])
             let insert = try db.cachedStatement(
                 sql: "INSERT INTO track_overview (install_id, bucket, seq, level, ts, latitude, longitude) VALUES (?, ?, ?, ?, ?, ?, ?)")
             for row in stale {
