@@ -41,14 +41,10 @@ package struct Authenticator: Sendable {
         guard required else { return .anonymous }
         var candidates: [String] = []
         if let key = headers.first(where: { $0.name.canonicalName == "x-api-key" })?.value {
-            candidates.append(key.trimmingCharacters(in: .whitespaces))
+            candidates.append(String(Self.trimmed(key[...])))
         }
-        if let auth = headers[.authorization]?.trimmingCharacters(in: .whitespaces) {
-            if auth.lowercased().hasPrefix("bearer ") {
-                candidates.append(String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-            } else {
-                candidates.append(auth)
-            }
+        if let auth = headers[.authorization] {
+            candidates.append(Self.credential(ofAuthorization: auth))
         }
         for candidate in candidates where !candidate.isEmpty {
             if isAPIKey(candidate) { return .apiKey }
@@ -59,10 +55,31 @@ package struct Authenticator: Sendable {
 
     /// The bearer credential of a request (`Authorization: Bearer <t>`, a bare `Authorization`, or `X-API-Key`).
     static func bearer(_ headers: HTTPFields) -> String? {
-        if let auth = headers[.authorization]?.trimmingCharacters(in: .whitespaces), !auth.isEmpty {
-            return auth.lowercased().hasPrefix("bearer ") ? String(auth.dropFirst(7)).trimmingCharacters(in: .whitespaces) : auth
+        if let auth = headers[.authorization].map(Self.credential(ofAuthorization:)), !auth.isEmpty { return auth }
+        return headers.first(where: { $0.name.canonicalName == "x-api-key" }).map { String(Self.trimmed($0.value[...])) }
+    }
+
+    /// The credential in an `Authorization` value: after `Bearer ` (any case) or the whole value,
+    /// trimmed.
+    static func credential(ofAuthorization value: String) -> String {
+        let auth = trimmed(value[...])
+        let scheme = "bearer ".utf8
+        func lowered(_ c: UInt8) -> UInt8 { c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z") ? c | 0x20 : c }
+        guard auth.utf8.count >= scheme.count, zip(auth.utf8, scheme).allSatisfy({ lowered($0) == $1 }) else { return String(auth) }
+        return String(trimmed(auth.dropFirst(scheme.count)))
+    }
+
+    /// `text` without leading and trailing tabs and space separators (what Foundation's
+    /// `CharacterSet.whitespaces` trims), without Foundation's cost on every request.
+    static func trimmed(_ text: Substring) -> Substring {
+        func isSpace(_ s: Unicode.Scalar) -> Bool {
+            s == " " || s == "\t" || (s.value > 0x7F && s.properties.generalCategory == .spaceSeparator)
         }
-        return headers.first(where: { $0.name.canonicalName == "x-api-key" })?.value.trimmingCharacters(in: .whitespaces)
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !isSpace($0) }), let last = scalars.lastIndex(where: { !isSpace($0) }) else {
+            return Substring()
+        }
+        return text[first...last]
     }
 
     /// Whether `principal` may act for `install` (upload as it, poll its commands, answer its
