@@ -1,10 +1,11 @@
-import BeekonIngest
 import BeekonWire
 import Foundation
 import GRDB
 import PostgresNIO
 import PostgresTestCluster
 import Testing
+
+@testable import BeekonIngest
 
 extension Ingest {
     /// Issue 32: group commit on SQLite — uploads that arrive while a commit is flushing share
@@ -87,6 +88,24 @@ extension Ingest {
             let e = Fixtures.envelope(Fixtures.locations(3))
             #expect(try await store.ingest(IngestBatch(envelope: e, receivedAt: Self.now)).locationsStored == 3)
             #expect(store.groupCommitCounts == GroupCommitCounts(groups: 0, uploads: 0, waiting: 0))
+        }
+
+        /// The writer's page cache holds a large group's dirty pages until the commit (issue 32:
+        /// at SQLite's 2 MiB default a group from 1,000 devices spilled pages to the WAL
+        /// mid-transaction); the readers keep the default, so the bound is one connection's.
+        @Test func theWriterAloneHasTheLargePageCache() async throws {
+            let db = try await Backend.sqlite.freshDatabase()
+            defer { db.remove() }
+            guard case .sqlite(let path) = db.location else {
+                Issue.record("not SQLite")
+                return
+            }
+            let store = try SQLiteLocationStore(path: path, logger: testLogger)
+            try await store.migrate()
+            let writer = try await store.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
+            let reader = try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
+            #expect(writer == -SQLiteLocationStore.writerCacheKiB)
+            #expect(reader == -2_000)
         }
 
         /// A group is folded (one multi-row insert per table, issue 32): eleven uploads queue in a
