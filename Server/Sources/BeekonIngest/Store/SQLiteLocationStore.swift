@@ -15,6 +15,8 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     let group: GroupCommit<SQLiteUpload, IngestResult>?
     /// Where the writer's time goes, for `/metrics` (issue 32).
     let timings: Locked<WriterTimings>
+    /// Which installs may have an open locate request (see `OpenLocateHint`).
+    let openLocates = Locked(OpenLocateHint())
 
     /// Opens (or creates) the database file at `path`. With `groupCommit` (the default),
     /// concurrent uploads share one transaction and one fsync (see `GroupCommit`). A write that
@@ -92,6 +94,7 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         }
         do {
             if let target { try migrator.migrate(pool, upTo: target) } else { try migrator.migrate(pool) }
+            if target == nil { try loadOpenLocateHint() }
         } catch {
             throw .migrationFailed("\(error)")
         }
