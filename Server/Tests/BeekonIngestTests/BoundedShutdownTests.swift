@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Logging
 import ServiceLifecycle
 import Testing
@@ -23,6 +24,48 @@ import Testing
         func run() async throws {
             try? await gracefulShutdown()
             ended.yield(Task.isCancelled ? "cancelled" : "finished")
+        }
+    }
+
+    /// Ignores graceful shutdown and cancellation alike (a hung `PostgresClient` was seen not to
+    /// return when cancelled); ends only when the test releases it.
+    struct Deaf: Service {
+        let release: Locked<CheckedContinuation<Void, Never>?>
+        let ended: AsyncStream<String>.Continuation
+        func run() async throws {
+            await withCheckedContinuation { c in release.withLock { $0 = c } }
+            ended.yield("released")
+        }
+    }
+
+    /// Fails at once.
+    struct Failing: Service {
+        struct Boom: Error {}
+        func run() async throws { throw Boom() }
+    }
+
+    @Test("a service deaf to cancellation no longer holds the stop: after the grace it is cancelled and not awaited")
+    func aServiceDeafToCancellationIsLeftBehind() async throws {
+        let release = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let (ended, continuation) = AsyncStream<String>.makeStream()
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [BoundedShutdown(Deaf(release: release, ended: continuation), grace: .milliseconds(50), logger: testLogger)],
+                logger: testLogger))
+        let running = Task { try await group.run() }
+        await group.triggerGracefulShutdown()
+        try await running.value  // before the change this waited for the deaf service for good
+        // The service is still running, left behind; release it so the test ends clean.
+        var it = ended.makeAsyncIterator()
+        while release.withLock({ $0 == nil }) { await Task.yield() }
+        release.withLock { $0?.resume() }
+        #expect(await it.next() == "released")
+    }
+
+    @Test("a service that fails passes its error through the bound")
+    func aFailureIsPassedThrough() async {
+        await #expect(throws: Failing.Boom.self) {
+            try await BoundedShutdown(Failing(), grace: .seconds(10), logger: testLogger).run()
         }
     }
 
