@@ -20,10 +20,7 @@ extension Ingest {
         @Test func oneBadBatchInAGroupFailsAloneAndTheRestCommitTogether() async throws {
             let db = try await Backend.sqlite.freshDatabase()
             defer { db.remove() }
-            guard case .sqlite(let path) = db.location else {
-                Issue.record("not SQLite")
-                return
-            }
+            let path = try db.sqlitePath
             // The first upload waits on the test's held lock while the test queues the rest: a busy
             // timeout far above the store's 10 s, so a starved test cannot turn the wait into SQLITE_BUSY.
             let store = try SQLiteLocationStore(path: path, busyTimeout: 600, logger: testLogger)
@@ -79,10 +76,7 @@ extension Ingest {
         @Test func offMeansOneTransactionPerUpload() async throws {
             let db = try await Backend.sqlite.freshDatabase()
             defer { db.remove() }
-            guard case .sqlite(let path) = db.location else {
-                Issue.record("not SQLite")
-                return
-            }
+            let path = try db.sqlitePath
             let store = try SQLiteLocationStore(path: path, groupCommit: false, logger: testLogger)
             try await store.migrate()
             let e = Fixtures.envelope(Fixtures.locations(3))
@@ -96,10 +90,7 @@ extension Ingest {
         @Test func theWriterAloneHasTheLargePageCache() async throws {
             let db = try await Backend.sqlite.freshDatabase()
             defer { db.remove() }
-            guard case .sqlite(let path) = db.location else {
-                Issue.record("not SQLite")
-                return
-            }
+            let path = try db.sqlitePath
             let store = try SQLiteLocationStore(path: path, logger: testLogger)
             try await store.migrate()
             let writer = try await store.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
@@ -185,7 +176,7 @@ extension Ingest {
         static func withStore(_ body: (SQLiteLocationStore, DatabaseQueue) async throws -> Void) async throws {
             let db = try await Backend.sqlite.freshDatabase()
             defer { db.remove() }
-            guard case .sqlite(let path) = db.location else { throw TestFailure("not SQLite") }
+            let path = try db.sqlitePath
             // The first upload waits on the test's held lock while the test queues the rest: a busy
             // timeout far above the store's 10 s, so a starved test cannot turn the wait into SQLITE_BUSY.
             let store = try SQLiteLocationStore(path: path, busyTimeout: 600, logger: testLogger)

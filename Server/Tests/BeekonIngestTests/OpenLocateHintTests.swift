@@ -47,10 +47,7 @@ extension Ingest {
         @Test func theStoreDeliversEveryOpenRequestAndForgetsClosedOnes() async throws {
             let db = try await Backend.sqlite.freshDatabase()
             defer { db.remove() }
-            guard case .sqlite(let path) = db.location else {
-                Issue.record("not SQLite")
-                return
-            }
+            let path = try db.sqlitePath
             let store = try SQLiteLocationStore(path: path, logger: testLogger)
             try await store.migrate()
             let (quiet, asked) = (Fixtures.ids.next(), Fixtures.ids.next())

@@ -49,6 +49,14 @@ struct TestDatabase: Sendable {
     let cluster: PostgresCluster?
     let name: String
 
+    /// The file of a SQLite database (a test that opens the store itself); throws for PostgreSQL.
+    var sqlitePath: String {
+        get throws {
+            guard case .sqlite(let path) = location else { throw TestFailure("not SQLite: \(location)") }
+            return path
+        }
+    }
+
     func remove() {
         if cluster == nil {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: name + suffix) }
