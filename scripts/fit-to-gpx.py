@@ -9,6 +9,7 @@ into the track. FIT needs fitdecode (pip install fitdecode==0.11.0).
 Used for the labelled recordings of issue 29 (Tests/Data/labelled/README.md); not run by CI.
 """
 import sys, gzip, xml.etree.ElementTree as ET
+from xml.sax.saxutils import escape
 from datetime import timezone
 
 def fit_points(path):
@@ -33,9 +34,10 @@ def fit_points(path):
             ele = frame.get_value('enhanced_altitude', fallback=None)
             if ele is None:
                 ele = frame.get_value('altitude', fallback=None)
-            k = 180.0 / 2**31
-            pts.append((lat * k, lon * k, ele, ts.astimezone(timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')))
+            pts.append((lat * SEMICIRCLE, lon * SEMICIRCLE, ele, ts.astimezone(timezone.utc).strftime('%Y-%m-%dT%H:%M:%SZ')))
     return pts, "; ".join(sports)
+
+SEMICIRCLE = 180.0 / 2**31  # FIT stores latitude and longitude in semicircles
 
 def tcx_points(path):
     opener = gzip.open if path.endswith('.gz') else open
@@ -53,10 +55,12 @@ def tcx_points(path):
     return pts, "TCX Activity Sport=" + ",".join(s or '' for s in sports)
 
 inp, desc, mode = sys.argv[1], sys.argv[2], sys.argv[3]
-pts, label = fit_points(inp) if inp.lower().endswith('.fit') else tcx_points(inp)
+is_fit = inp.lower().endswith('.fit')
+pts, label = fit_points(inp) if is_fit else tcx_points(inp)
+desc, label, mode = escape(desc), escape(label), escape(mode)
 out = sys.stdout
 out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-conv = 'fitdecode' if inp.lower().endswith('.fit') else 'TCX'
+conv = 'fitdecode' if is_fit else 'TCX'
 out.write(f'<gpx version="1.1" creator="{conv}-to-gpx conversion (scripts/fit-to-gpx.py)" xmlns="http://www.topografix.com/GPX/1/1">\n')
 out.write(f'  <metadata><desc>{desc}; {label}</desc></metadata>\n')
 out.write(f'  <trk><name>{desc}</name><type>{mode}</type><trkseg>\n')

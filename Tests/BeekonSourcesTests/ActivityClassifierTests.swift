@@ -186,10 +186,12 @@ import BeekonSources
     }
 
     static let labelled = SharedData.url("labelled")
+    /// The labelled set, read once for the tests that need all of it (31 recordings, ~80,000 fixes).
+    static let labelledSet = Result { try LabelledSet.load(labelled) }
 
     @Test("BY-4: the shipped coefficients are exactly what training on SPLIT.md's training recordings gives")
     func shippedModelProvenance() throws {
-        let set = try LabelledSet.load(Self.labelled)
+        let set = try Self.labelledSet.get()
         #expect(set.hasSplit && set.recordings.filter(\.training).count == 12 && set.recordings.filter { !$0.training }.count == 19)
         let trained = ActivityEvaluation.train(set)
         let shipped = ActivityModel.trained
@@ -229,7 +231,7 @@ import BeekonSources
     /// the figures, the per-ride ones at the target.
     @Test("BY-4: the shipped model on the labelled recordings: the walk ≥ 98.5 %, evaluation figures at their measured floors")
     func labelledFigures() throws {
-        let result = ActivityEvaluation(try LabelledSet.load(Self.labelled), leaveOneOut: false)
+        let result = ActivityEvaluation(try Self.labelledSet.get(), leaveOneOut: false)
         func correct(_ name: String) -> Double { result.shipped.first { $0.name.hasSuffix(name) }?.confusion.movingCorrect ?? -1 }
         #expect(correct("togeojson_apple_watch_walk_1hz.gpx") >= 0.985)
         // The old bus: 93.8 % with issue 16's classifier, 72.2 % before the speed-shape features (issue 29).
@@ -266,7 +268,7 @@ import BeekonSources
     @Test(
         "BY-4: leave-one-recording-out on the slow 1 Hz city bus and the fast road ride: each judged by a model trained on all the others")
     func longRowsHeldOut() throws {
-        let set = try LabelledSet.load(Self.labelled)
+        let set = try Self.labelledSet.get()
         let features = set.recordings.map { ActivityModel.trainingFeatures($0.fixes) }
         let floors = ["../gpx/movingpandas_304_to_UL_bus_1hz.gpx": 0.52, "cycling/tormoder-fit_edge530-road.gpx": 0.80]
         let rows = ActivityEvaluation.heldOut(set, features: features, by: \.name) { floors[$0.name] != nil }

@@ -28,13 +28,16 @@ import Testing
     }
 
     /// Ignores graceful shutdown and cancellation alike (a hung `PostgresClient` was seen not to
-    /// return when cancelled); ends only when the test releases it.
+    /// return when cancelled); says "waiting" once the test can release it, "released" when it was.
     struct Deaf: Service {
         let release: Locked<CheckedContinuation<Void, Never>?>
-        let ended: AsyncStream<String>.Continuation
+        let said: AsyncStream<String>.Continuation
         func run() async throws {
-            await withCheckedContinuation { c in release.withLock { $0 = c } }
-            ended.yield("released")
+            await withCheckedContinuation { c in
+                release.withLock { $0 = c }
+                said.yield("waiting")
+            }
+            said.yield("released")
         }
     }
 
@@ -47,17 +50,17 @@ import Testing
     @Test("a service deaf to cancellation no longer holds the stop: after the grace it is cancelled and not awaited")
     func aServiceDeafToCancellationIsLeftBehind() async throws {
         let release = Locked<CheckedContinuation<Void, Never>?>(nil)
-        let (ended, continuation) = AsyncStream<String>.makeStream()
+        let (said, continuation) = AsyncStream<String>.makeStream()
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [BoundedShutdown(Deaf(release: release, ended: continuation), grace: .milliseconds(50), logger: testLogger)],
+                services: [BoundedShutdown(Deaf(release: release, said: continuation), grace: .milliseconds(50), logger: testLogger)],
                 logger: testLogger))
         let running = Task { try await group.run() }
         await group.triggerGracefulShutdown()
         try await running.value  // before the change this waited for the deaf service for good
         // The service is still running, left behind; release it so the test ends clean.
-        var it = ended.makeAsyncIterator()
-        while release.withLock({ $0 == nil }) { await Task.yield() }
+        var it = said.makeAsyncIterator()
+        #expect(await it.next() == "waiting")
         release.withLock { $0?.resume() }
         #expect(await it.next() == "released")
     }
