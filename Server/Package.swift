@@ -143,6 +143,9 @@ let package = Package(
                 "IngestLoopback",
                 .product(name: "BeekonPrimitives", package: "Beekon"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // scripts/load.sh: devices or SSE viewers against running ingest servers, open loop.
@@ -157,12 +160,19 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(
             name: "BeekonLoadTests",
-            dependencies: ["BeekonLoad", .product(name: "Histogram", package: "hdrhistogram-swift")]
+            dependencies: [
+                "BeekonLoad",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "BeekonIngestTests",

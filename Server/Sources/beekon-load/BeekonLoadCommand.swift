@@ -2,6 +2,7 @@ import ArgumentParser
 import BeekonLoad
 import BeekonWire
 import Foundation
+import NIOPosix
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -57,7 +58,20 @@ struct BeekonLoadCommand: AsyncParsableCommand {
             if let viewers {
                 ok = try await ViewersRun(http: http, fleet: fleet, urls: urls, options: self).run(viewers: viewers)
             } else {
-                ok = try await DevicesRun(http: http, fleet: fleet, urls: urls, options: self).run()
+                // The timed uploads get an event loop of their own (OpenLoopSender).
+                let targets = try urls.map(UploadTarget.init(url:))
+                let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+                let sender = OpenLoopSender(targets: targets.map(\.address), maxConnections: connections, eventLoop: loop.next())
+                let outcome: Result<Bool, any Error>
+                do {
+                    outcome = .success(
+                        try await DevicesRun(http: http, fleet: fleet, urls: urls, options: self, targets: targets, sender: sender).run())
+                } catch {
+                    outcome = .failure(error)
+                }
+                try? await sender.close().get()
+                try? await loop.shutdownGracefully()
+                ok = try outcome.get()
             }
         } catch {
             try? await http.client.shutdown()

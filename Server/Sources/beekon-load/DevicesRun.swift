@@ -1,5 +1,6 @@
 import BeekonLoad
 import BeekonPrimitives
+import NIOCore
 import NIOHTTP1
 import Foundation
 
@@ -10,6 +11,10 @@ struct DevicesRun {
     let fleet: DeviceFleet
     let urls: [String]
     let options: BeekonLoadCommand
+    /// The servers, parsed from `urls` (same order).
+    let targets: [UploadTarget]
+    /// The timed uploads' sender (the retries and the read-back go through `http`).
+    let sender: OpenLoopSender
 
     func run() async throws -> Bool {
         let rule = SaturationRule(p99LimitMillis: options.p99Limit)
@@ -39,28 +44,37 @@ struct DevicesRun {
     }
 
     /// One open-loop run at `rate`; its report and the uploads that were not answered 200.
+    /// The uploads go out through ``OpenLoopSender`` (one event loop, no task per request); the
+    /// requests are prepared before the first one is due.
     private func runStep(rate: Double) async throws -> (LatencyReport, [DeviceFleet.Upload]) {
         let schedule = OpenLoopSchedule(rate: rate, duration: options.duration)
         let uploads = (0..<schedule.count).map { fleet.upload(device: $0 % fleet.installs.count, fixes: options.batch, gzip: options.gzip) }
+        let requests = uploads.indices.map { prepared(uploads[$0], to: $0 % targets.count) }
         let recorder = LatencyRecorder()
         let failed = Locked<[DeviceFleet.Upload]>([])
-        let clock = ContinuousClock()
-        let start = clock.now
-        let last = Locked(start)
-        await OpenLoop.run(schedule, clock: clock) { index, due in
-            let upload = uploads[index]
-            let outcome = await send(upload, to: urls[index % urls.count])
-            let answered = clock.now
-            last.withLock { $0 = max($0, answered) }
-            recorder.record(answered - due, failure: outcome)
-            if outcome == nil { fleet.acknowledged(upload) } else { failed.withLock { $0.append(upload) } }
-        }
-        let elapsed = last.value - start
+        let last = Locked(Duration.zero)
+        try await sender.send(requests, on: schedule) { answer in
+            last.withLock { $0 = max($0, answer.answeredAfter) }
+            recorder.record(answer.latency, failure: answer.failure)
+            let upload = uploads[answer.index]
+            if answer.failure == nil { fleet.acknowledged(upload) } else { failed.withLock { $0.append(upload) } }
+        }.get()
+        let elapsed = last.value.components
         // Achieved = answered / (first due → last answer), never over the scheduled window: a run
         // whose answers keep up achieves its target; one that falls behind shows it.
-        let seconds = max(
-            Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, Double(schedule.count) / rate)
+        let seconds = max(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, Double(schedule.count) / rate)
         return (recorder.report(elapsed: seconds), failed.value)
+    }
+
+    /// `upload` as a `POST /v1/locations` to target `target`, head and body encoded once.
+    private func prepared(_ upload: DeviceFleet.Upload, to target: Int) -> PreparedRequest {
+        let base = targets[target]
+        var headers = HTTPHeaders([("Host", base.host), ("Content-Length", "\(upload.body.count)")])
+        for (name, value) in fleet.headers(upload) { headers.add(name: name, value: value) }
+        if let authorization = fleet.authorization(upload) { headers.add(name: "Authorization", value: authorization) }
+        return PreparedRequest(
+            target: target, head: HTTPRequestHead(version: .http1_1, method: .POST, uri: base.path + "/v1/locations", headers: headers),
+            body: ByteBuffer(bytes: upload.body))
     }
 
     /// POSTs one upload; nil when answered 200, else what went wrong.
