@@ -17,11 +17,21 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     let timings: Locked<WriterTimings>
     /// Which installs may have an open locate request (see `OpenLocateHint`).
     let openLocates = Locked(OpenLocateHint())
+    /// Runs the WAL checkpoints off the writer (see `SQLiteCheckpointer`); nil: SQLite's own,
+    /// inside the writer's commits.
+    let checkpointer: SQLiteCheckpointer?
 
     /// Opens (or creates) the database file at `path`. With `groupCommit` (the default),
     /// concurrent uploads share one transaction and one fsync (see `GroupCommit`). A write that
-    /// finds the file locked by another process waits up to `busyTimeout` seconds.
-    package init(path: String, groupCommit: Bool = true, busyTimeout: TimeInterval = 10, logger: Logger) throws(StoreError) {
+    /// finds the file locked by another process waits up to `busyTimeout` seconds. With
+    /// `checkpoints` (``SQLiteCheckpointer/Policy/standard`` for a server), WAL checkpoints run on a
+    /// connection of their own instead of inside the writer's commits (see `SQLiteCheckpointer`).
+    init(
+        path: String, groupCommit: Bool = true, busyTimeout: TimeInterval = 10,
+        checkpoints: SQLiteCheckpointer.Policy?, checkpointed: (@Sendable (SQLiteCheckpointer.Counts) -> Void)? = nil,
+        logger: Logger
+    ) throws(StoreError) {
+        let checkpointer = checkpoints.map { SQLiteCheckpointer(policy: $0, finished: checkpointed) }
         var config = Configuration()
         config.label = "beekon-ingest"
         config.busyMode = .timeout(busyTimeout)
@@ -34,13 +44,18 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
             // server's CPU in cache stress and its writes). Readers keep the default.
             if !db.configuration.readonly {
                 try db.execute(sql: "PRAGMA cache_size = -\(Self.writerCacheKiB)")
+                // After a checkpoint lets the WAL restart, the file is cut back to this size.
+                try db.execute(sql: "PRAGMA journal_size_limit = \(Self.walSizeLimitBytes)")
+                checkpointer?.install(on: db)
             }
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)
+            try checkpointer?.open(path: path)
         } catch {
             throw .unavailable("cannot open SQLite file \(path): \(error)")
         }
+        self.checkpointer = checkpointer
         self.logger = logger
         let timings = Locked(WriterTimings())
         self.timings = timings
@@ -49,6 +64,14 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
 
     /// The writer connection's page cache bound, in KiB (64 MiB).
     static let writerCacheKiB = 65_536
+
+    /// What the WAL file is truncated to when it restarts (64 MiB).
+    static let walSizeLimitBytes = 64 << 20
+
+    /// The opening a server uses: the default checkpoint policy, no test hook.
+    package convenience init(path: String, groupCommit: Bool = true, busyTimeout: TimeInterval = 10, logger: Logger) throws(StoreError) {
+        try self.init(path: path, groupCommit: groupCommit, busyTimeout: busyTimeout, checkpoints: .standard, logger: logger)
+    }
 
     package var services: [any Service] { [] }
     package var tokens: any TokenStore { self }
@@ -118,7 +141,9 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     /// The writer's time so far, by phase.
     package var writerTimings: WriterTimings { timings.value }
 
-    package var writerMetricsText: String { timings.value.metricsText() }
+    package var writerMetricsText: String {
+        timings.value.metricsText() + (checkpointer.map { SQLiteCheckpointer.metricsText($0.counts) } ?? "")
+    }
 
     /// An ingest transaction, its phases added to `timings`.
     static func timedWrite<T: Sendable>(
