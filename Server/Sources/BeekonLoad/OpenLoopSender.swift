@@ -1,6 +1,21 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
+
+/// A server the sender talks to: its address, and for `https` the name its certificate must carry.
+public struct SenderTarget: Sendable {
+    /// Where to connect.
+    public var address: SocketAddress
+    /// The TLS server name (SNI and certificate verification); nil for plain HTTP.
+    public var tlsServerName: String?
+
+    /// A target at `address`, over TLS to `tlsServerName` when given.
+    public init(address: SocketAddress, tlsServerName: String? = nil) {
+        self.address = address
+        self.tlsServerName = tlsServerName
+    }
+}
 
 /// One request prepared before a run: the server it goes to (an index into the sender's
 /// targets), its head and its body.
@@ -48,7 +63,9 @@ public struct SentAnswer: Sendable {
 /// All state is confined to `eventLoop`; the callbacks run there too.
 public final class OpenLoopSender: @unchecked Sendable {
     private let eventLoop: EventLoop
-    private let targets: [SocketAddress]
+    private let targets: [SenderTarget]
+    /// The client TLS context (the system's trust roots, full verification), when a target uses TLS.
+    private let tls: NIOSSLContext?
     private let maxConnections: Int
     private let answerTimeout: TimeAmount
 
@@ -80,13 +97,14 @@ public final class OpenLoopSender: @unchecked Sendable {
     private var queueHeads: [Int]
     private var live: [ObjectIdentifier: Slot] = [:]
 
-    /// A sender to `targets` (one address per server) on `eventLoop`, at most `maxConnections`
+    /// A sender to `targets` (one per server) on `eventLoop`, at most `maxConnections`
     /// connections per server, failing requests still unanswered `answerTimeout` after the last
     /// one was due.
-    public init(targets: [SocketAddress], maxConnections: Int, eventLoop: EventLoop, answerTimeout: TimeAmount = .seconds(120)) {
+    public init(targets: [SenderTarget], maxConnections: Int, eventLoop: EventLoop, answerTimeout: TimeAmount = .seconds(120)) throws {
         precondition(!targets.isEmpty && maxConnections > 0, "at least one target and one connection")
         self.eventLoop = eventLoop
         self.targets = targets
+        tls = targets.contains { $0.tlsServerName != nil } ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
         self.maxConnections = maxConnections
         self.answerTimeout = answerTimeout
         idle = Array(repeating: [], count: targets.count)
@@ -184,10 +202,14 @@ public final class OpenLoopSender: @unchecked Sendable {
         open[target] += 1
         let slot = Slot(target: target)
         let loop = eventLoop
+        let (tls, serverName) = (self.tls, targets[target].tlsServerName)
         ClientBootstrap(group: eventLoop)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls, let serverName {
+                        try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: serverName))
+                    }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
                     try channel.pipeline.syncOperations.addHandler(
                         AnswerHandler(
@@ -195,7 +217,7 @@ public final class OpenLoopSender: @unchecked Sendable {
                             onClose: { self.closed(slot) }))
                 }
             }
-            .connect(to: targets[target])
+            .connect(to: targets[target].address)
             .hop(to: loop)
             .whenComplete { result in
                 switch result {

@@ -61,7 +61,7 @@ struct BeekonLoadCommand: AsyncParsableCommand {
                 // The timed uploads get an event loop of their own (OpenLoopSender).
                 let targets = try urls.map(UploadTarget.init(url:))
                 let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-                let sender = OpenLoopSender(targets: targets.map(\.address), maxConnections: connections, eventLoop: loop.next())
+                let sender = try OpenLoopSender(targets: targets.map(\.sender), maxConnections: connections, eventLoop: loop.next())
                 let outcome: Result<Bool, any Error>
                 do {
                     outcome = .success(

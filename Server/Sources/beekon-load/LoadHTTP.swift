@@ -128,21 +128,24 @@ extension String {
     }
 }
 
-/// A server the timed uploads go to: its address, the `Host` header and the URL's path prefix.
+/// A server the timed uploads go to: where to connect, the `Host` header and the URL's path prefix.
 struct UploadTarget {
-    let address: SocketAddress
-    /// `host:port`, as the `Host` header says it.
+    let sender: SenderTarget
+    /// `host[:port]`, as the `Host` header says it.
     let host: String
     /// The URL's path without a trailing slash (empty for a server at the root).
     let path: String
 
-    /// Parses an `http://host:port[/prefix]` URL and resolves its host once.
+    /// Parses an `http://` or `https://` URL and resolves its host once.
     init(url: String) throws {
-        guard let components = URLComponents(string: url), components.scheme == "http", let host = components.host else {
-            throw LoadHTTP.Failure(description: "\(url): the load tool sends plain http:// to a host")
+        guard let components = URLComponents(string: url), let scheme = components.scheme, ["http", "https"].contains(scheme),
+            let host = components.host
+        else {
+            throw LoadHTTP.Failure(description: "\(url): give an http:// or https:// URL with a host")
         }
-        let port = components.port ?? 80
-        address = try SocketAddress.makeAddressResolvingHost(host, port: port)
+        let port = components.port ?? (scheme == "https" ? 443 : 80)
+        sender = SenderTarget(
+            address: try SocketAddress.makeAddressResolvingHost(host, port: port), tlsServerName: scheme == "https" ? host : nil)
         self.host = components.port == nil ? host : "\(host):\(port)"
         path = components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path
     }

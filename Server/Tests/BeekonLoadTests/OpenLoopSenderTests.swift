@@ -94,7 +94,7 @@ struct OpenLoopSenderTests {
     /// at `connections`; the answers by request index.
     static func send(_ uris: [String], to address: SocketAddress, connections: Int) async throws -> [Int: SentAnswer] {
         let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let sender = OpenLoopSender(targets: [address], maxConnections: connections, eventLoop: loop.next())
+        let sender = try OpenLoopSender(targets: [SenderTarget(address: address)], maxConnections: connections, eventLoop: loop.next())
         let answers = Answers()
         try await sender.send(requests(uris), on: OpenLoopSchedule(rate: 1e9, count: uris.count)) { answers.add($0) }.get()
         try await sender.close().get()
