@@ -3,17 +3,21 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 
-/// A server the sender talks to: its address, and for `https` the name its certificate must carry.
+/// A server the sender talks to: its address, and whether it speaks TLS.
 public struct SenderTarget: Sendable {
     /// Where to connect.
     public var address: SocketAddress
-    /// The TLS server name (SNI and certificate verification); nil for plain HTTP.
-    public var tlsServerName: String?
+    /// Whether to speak TLS (`https`).
+    public var tls: Bool
+    /// The host name the certificate must carry (and SNI); nil for an IP address, which the
+    /// certificate is then checked against.
+    public var serverName: String?
 
-    /// A target at `address`, over TLS to `tlsServerName` when given.
-    public init(address: SocketAddress, tlsServerName: String? = nil) {
+    /// A target at `address`; over TLS when `tls`, verifying `serverName` (nil: the address).
+    public init(address: SocketAddress, tls: Bool = false, serverName: String? = nil) {
         self.address = address
-        self.tlsServerName = tlsServerName
+        self.tls = tls
+        self.serverName = serverName
     }
 }
 
@@ -38,13 +42,13 @@ public struct PreparedRequest: Sendable {
 /// How one request of a run ended.
 public struct SentAnswer: Sendable {
     /// The request's index in the run.
-    public var index: Int
+    public let index: Int
     /// Nil when answered 200; otherwise the status (`HTTP 503`) or what went wrong with the connection.
-    public var failure: String?
+    public let failure: String?
     /// From the moment the request was due (not sent) to its answer: open-loop latency.
-    public var latency: Duration
+    public let latency: Duration
     /// From the run's start to the answer.
-    public var answeredAfter: Duration
+    public let answeredAfter: Duration
 }
 
 /// Sends an ``OpenLoopSchedule`` of prepared HTTP/1.1 requests over keep-alive connections, all
@@ -57,8 +61,9 @@ public struct SentAnswer: Sendable {
 /// were answered. It takes an idle connection, or opens one while a server has fewer than
 /// `maxConnections`, or else waits in that server's queue for the next connection to free up;
 /// its latency is counted from its due time in every case, so a server that falls behind shows
-/// it in the latency (no coordinated omission). A request whose connection closes before its
-/// answer, or that is not answered within `answerTimeout` of the last due time, fails.
+/// it in the latency (no coordinated omission). A request fails when its connection cannot be
+/// opened within 10 s, when the connection closes (or a write fails) before its answer, or
+/// when it is not answered within `answerTimeout` of the last due time.
 ///
 /// All state is confined to `eventLoop`; the callbacks run there too.
 public final class OpenLoopSender: @unchecked Sendable {
@@ -91,6 +96,8 @@ public final class OpenLoopSender: @unchecked Sendable {
     private var run: Run?
     /// Counts runs, so a timeout scheduled for one run never acts on a later one.
     private var generation = 0
+    /// The run's answer timeout, cancelled when the run completes.
+    private var timeout: Scheduled<Void>?
     private var idle: [[Slot]]
     private var open: [Int]
     private var queues: [[Int]]
@@ -104,7 +111,7 @@ public final class OpenLoopSender: @unchecked Sendable {
         precondition(!targets.isEmpty && maxConnections > 0, "at least one target and one connection")
         self.eventLoop = eventLoop
         self.targets = targets
-        tls = targets.contains { $0.tlsServerName != nil } ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        tls = targets.contains(where: \.tls) ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
         self.maxConnections = maxConnections
         self.answerTimeout = answerTimeout
         idle = Array(repeating: [], count: targets.count)
@@ -166,7 +173,7 @@ public final class OpenLoopSender: @unchecked Sendable {
             if let after = run {
                 let last = due(after.requests.count - 1, in: after)
                 let generation = self.generation
-                eventLoop.scheduleTask(deadline: last + answerTimeout) { self.expire(generation) }
+                timeout = eventLoop.scheduleTask(deadline: last + answerTimeout) { self.expire(generation) }
             }
             return
         }
@@ -202,12 +209,14 @@ public final class OpenLoopSender: @unchecked Sendable {
         open[target] += 1
         let slot = Slot(target: target)
         let loop = eventLoop
-        let (tls, serverName) = (self.tls, targets[target].tlsServerName)
+        let tls = targets[target].tls ? self.tls : nil
+        let serverName = targets[target].serverName
         ClientBootstrap(group: eventLoop)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .connectTimeout(.seconds(10))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    if let tls, let serverName {
+                    if let tls {
                         try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: serverName))
                     }
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()
@@ -234,7 +243,8 @@ public final class OpenLoopSender: @unchecked Sendable {
                 case .failure(let error):
                     self.open[target] -= 1
                     self.finish(index, failure: "connect: \(type(of: error))")
-                    self.serveQueue(target)
+                    // Not inline: a connect that fails at once would recurse through the queue.
+                    loop.execute { self.serveQueue(target) }
                 }
             }
     }
@@ -244,7 +254,8 @@ public final class OpenLoopSender: @unchecked Sendable {
         slot.inFlight = index
         channel.write(HTTPClientRequestPart.head(request.head), promise: nil)
         if request.body.readableBytes > 0 { channel.write(HTTPClientRequestPart.body(.byteBuffer(request.body)), promise: nil) }
-        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        // A failed write closes the connection, which fails the request (`closed`).
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil)).whenFailure { _ in channel.close(promise: nil) }
     }
 
     private func answered(_ slot: Slot, status: Int, keepAlive: Bool) {
@@ -314,6 +325,8 @@ public final class OpenLoopSender: @unchecked Sendable {
     private func complete() {
         guard let current = run else { return }
         run = nil
+        timeout?.cancel()
+        timeout = nil
         current.promise.succeed(())
     }
 }

@@ -144,9 +144,13 @@ struct UploadTarget {
             throw LoadHTTP.Failure(description: "\(url): give an http:// or https:// URL with a host")
         }
         let port = components.port ?? (scheme == "https" ? 443 : 80)
+        // A certificate is checked against the host name, or against the address for an IP literal (no SNI then).
+        let isAddress = (try? SocketAddress(ipAddress: host, port: port)) != nil
         sender = SenderTarget(
-            address: try SocketAddress.makeAddressResolvingHost(host, port: port), tlsServerName: scheme == "https" ? host : nil)
-        self.host = components.port == nil ? host : "\(host):\(port)"
+            address: try SocketAddress.makeAddressResolvingHost(host, port: port), tls: scheme == "https",
+            serverName: isAddress ? nil : host)
+        let named = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host  // an IPv6 literal is bracketed in Host
+        self.host = components.port == nil ? named : "\(named):\(port)"
         path = components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path
     }
 }

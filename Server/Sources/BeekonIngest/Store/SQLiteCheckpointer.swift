@@ -31,7 +31,7 @@ final class SQLiteCheckpointer: Sendable {
         /// Ask the background connection for a checkpoint at this many frames.
         var backgroundFrames: Int32
         /// A background checkpoint that leaves at most this many frames uncopied is finished by
-        /// the writer at its next commit (``WriterCheckpoint/finish``).
+        /// the writer at its next commit (``CheckpointSchedule/WriterCheckpoint/finish``).
         var finishFrames: Int32
         /// The writer checkpoints itself at this many (the bound on the WAL's growth).
         var writerFrames: Int32
@@ -44,12 +44,15 @@ final class SQLiteCheckpointer: Sendable {
 
     /// Checkpoints so far, for `/metrics` and tests.
     struct Counts: Sendable, Equatable {
-        /// Completed background checkpoints.
+        /// Completed background checkpoints (a refused one is not counted).
         var background = 0
-        /// Checkpoints the writer ran to finish a background one (``WriterCheckpoint/finish``).
+        /// Checkpoints the writer ran to finish a background one (``CheckpointSchedule/WriterCheckpoint/finish``).
         var writerFinish = 0
         /// Checkpoints the writer ran because the WAL reached ``Policy/writerFrames``.
         var writerBound = 0
+        /// Checkpoints the writer asked for and SQLite refused (`SQLITE_BUSY`: the background
+        /// connection was checkpointing); a refused finish is tried again at the next commit.
+        var writerBusy = 0
         /// Seconds the background connection spent checkpointing.
         var backgroundSeconds = 0.0
         /// The most frames the WAL held after a commit.
@@ -61,15 +64,11 @@ final class SQLiteCheckpointer: Sendable {
     private struct State {
         /// The background connection, once ``open(path:)`` has run.
         var connection: DatabaseQueue?
-        var running = false
-        var again = false
-        /// The writer's next commit finishes the checkpoint (``WriterCheckpoint/finish``).
-        var finishOnWriter = false
-        var counts = Counts()
+        var schedule: CheckpointSchedule
     }
 
     let policy: Policy
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let hook: HookContext
     private let finished: (@Sendable (Counts) -> Void)?
 
@@ -79,6 +78,7 @@ final class SQLiteCheckpointer: Sendable {
     init(policy: Policy = .standard, finished: (@Sendable (Counts) -> Void)? = nil) {
         self.policy = policy
         self.finished = finished
+        state = Locked(State(schedule: CheckpointSchedule(policy: policy)))
         hook = HookContext(policy: policy)
         hook.checkpointer.withLock { $0.value = self }
     }
@@ -94,7 +94,7 @@ final class SQLiteCheckpointer: Sendable {
     }
 
     /// Checkpoints so far.
-    var counts: Counts { state.withLock { $0.counts } }
+    var counts: Counts { state.withLock { $0.schedule.counts } }
 
     /// The Prometheus text of `counts`.
     static func metricsText(_ counts: Counts) -> String {
@@ -104,6 +104,9 @@ final class SQLiteCheckpointer: Sendable {
         beekon_sqlite_checkpoints_total{connection="background"} \(counts.background)
         beekon_sqlite_checkpoints_total{connection="writer",reason="finish"} \(counts.writerFinish)
         beekon_sqlite_checkpoints_total{connection="writer",reason="bound"} \(counts.writerBound)
+        # HELP beekon_sqlite_checkpoints_refused_total Checkpoints the writer asked for while another was running.
+        # TYPE beekon_sqlite_checkpoints_refused_total counter
+        beekon_sqlite_checkpoints_refused_total \(counts.writerBusy)
         # HELP beekon_sqlite_checkpoint_seconds_total Time the background connection spent checkpointing.
         # TYPE beekon_sqlite_checkpoint_seconds_total counter
         beekon_sqlite_checkpoint_seconds_total \(counts.backgroundSeconds)
@@ -130,48 +133,24 @@ final class SQLiteCheckpointer: Sendable {
             }, context)
     }
 
-    /// Why the writer checkpoints itself.
-    enum WriterCheckpoint: Sendable, Equatable {
-        /// The background connection has copied all but a few frames: the writer copies the
-        /// rest, so the checkpoint is complete and the next transaction restarts the WAL. (A
-        /// checkpoint on another connection rarely completes while uploads keep arriving, and
-        /// until one does the WAL only grows.)
-        case finish
-        /// The WAL reached ``Policy/writerFrames``.
-        case bound
-    }
-
     /// Called on the writer's thread after a commit left `frames` in the WAL: starts a
     /// background checkpoint when due, and says whether the writer should run one itself.
-    fileprivate func committed(frames: Int32) -> WriterCheckpoint? {
-        let (start, onWriter): (DatabaseQueue?, WriterCheckpoint?) = state.withLock { state in
-            state.counts.largestWAL = max(state.counts.largestWAL, frames)
-            state.counts.walFrames = frames
-            if frames >= policy.writerFrames { return (nil, .bound) }
-            if state.finishOnWriter {
-                state.finishOnWriter = false
-                return (nil, .finish)
-            }
-            guard frames >= policy.backgroundFrames, let connection = state.connection else { return (nil, nil) }
-            if state.running {
-                state.again = true
-                return (nil, nil)
-            }
-            state.running = true
-            return (connection, nil)
+    fileprivate func committed(frames: Int32) -> CheckpointSchedule.WriterCheckpoint? {
+        let (action, connection) = state.withLock { state in
+            (state.schedule.committed(frames: frames, backgroundOpen: state.connection != nil), state.connection)
         }
-        if let start { run(on: start) }
-        return onWriter
+        switch action {
+        case .none: return nil
+        case .startBackground:
+            if let connection { run(on: connection) }
+            return nil
+        case .checkpointOnWriter(let reason): return reason
+        }
     }
 
-    /// Counts a checkpoint the writer ran; `log` and `checkpointed` are SQLite's frame counts.
-    fileprivate func ranOnWriter(_ reason: WriterCheckpoint, log: Int32, checkpointed: Int32) {
-        state.withLock { state in
-            switch reason {
-            case .finish: state.counts.writerFinish += 1
-            case .bound: state.counts.writerBound += 1
-            }
-        }
+    /// Records a checkpoint the writer ran; `ok`: SQLite returned `SQLITE_OK`.
+    fileprivate func ranOnWriter(_ reason: CheckpointSchedule.WriterCheckpoint, ok: Bool) {
+        state.withLock { $0.schedule.writerRan(reason, ok: ok) }
     }
 
     private func run(on connection: DatabaseQueue) {
@@ -182,18 +161,9 @@ final class SQLiteCheckpointer: Sendable {
             let frames = try? db.checkpoint(.passive)
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             let (again, counts): (Bool, Counts) = state.withLock { state in
-                state.counts.background += 1
-                state.counts.backgroundSeconds += seconds
-                // Close enough: the writer finishes it at its next commit. Otherwise, if
-                // commits asked meanwhile, copy what they added.
-                if let frames, frames.walFrameCount - frames.checkpointedFrameCount <= policy.finishFrames {
-                    state.finishOnWriter = true
-                    state.again = false
-                }
-                let again = state.again
-                state.again = false
-                state.running = again
-                return (again, state.counts)
+                let again = state.schedule.backgroundFinished(
+                    remaining: frames.map { $0.walFrameCount - $0.checkpointedFrameCount }, seconds: seconds)
+                return (again, state.schedule.counts)
             }
             finished?(counts)
             if again { run(on: connection) }
@@ -219,11 +189,95 @@ private final class HookContext: Sendable {
         let checkpointer = self.checkpointer.value.value
         let onWriter = checkpointer?.committed(frames: frames) ?? (frames >= policy.writerFrames ? .bound : nil)
         if let onWriter {
-            var log: Int32 = -1
-            var done: Int32 = -1
-            _ = sqlite3_wal_checkpoint_v2(connection, name, SQLITE_CHECKPOINT_PASSIVE, &log, &done)
-            checkpointer?.ranOnWriter(onWriter, log: log, checkpointed: done)
+            let code = sqlite3_wal_checkpoint_v2(connection, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            checkpointer?.ranOnWriter(onWriter, ok: code == SQLITE_OK)
         }
         return SQLITE_OK
+    }
+}
+
+/// When WAL checkpoints run (issue 32): a value whose methods take one event each and return
+/// what to do, carried out by ``SQLiteCheckpointer`` (and tested without SQLite).
+struct CheckpointSchedule: Sendable, Equatable {
+    /// Why the writer checkpoints itself.
+    enum WriterCheckpoint: Sendable, Equatable {
+        /// The background connection copied all but a few frames: the writer copies the rest,
+        /// so the checkpoint is complete and the next transaction restarts the WAL. (A
+        /// checkpoint on another connection rarely completes while uploads keep arriving, and
+        /// until one does the WAL only grows.)
+        case finish
+        /// The WAL reached ``SQLiteCheckpointer/Policy/writerFrames``.
+        case bound
+    }
+
+    /// What a commit calls for.
+    enum Action: Sendable, Equatable {
+        case none
+        /// Run a checkpoint on the background connection.
+        case startBackground
+        /// Checkpoint on the writer, inside this commit.
+        case checkpointOnWriter(WriterCheckpoint)
+    }
+
+    let policy: SQLiteCheckpointer.Policy
+    private(set) var counts = SQLiteCheckpointer.Counts()
+    /// A background checkpoint is running; `again`: a commit asked for one meanwhile.
+    private(set) var running = false
+    private(set) var again = false
+    /// The writer's next commit finishes the checkpoint.
+    private(set) var finishOnWriter = false
+
+    init(policy: SQLiteCheckpointer.Policy) { self.policy = policy }
+
+    /// A commit left `frames` in the WAL; `backgroundOpen`: the background connection exists.
+    mutating func committed(frames: Int32, backgroundOpen: Bool) -> Action {
+        counts.largestWAL = max(counts.largestWAL, frames)
+        counts.walFrames = frames
+        if frames >= policy.writerFrames { return .checkpointOnWriter(.bound) }
+        if finishOnWriter {
+            finishOnWriter = false
+            return .checkpointOnWriter(.finish)
+        }
+        guard frames >= policy.backgroundFrames, backgroundOpen else { return .none }
+        if running {
+            again = true
+            return .none
+        }
+        running = true
+        return .startBackground
+    }
+
+    /// The background checkpoint ended after `seconds`, leaving `remaining` frames uncopied
+    /// (nil: SQLite refused it); whether to run another one now.
+    mutating func backgroundFinished(remaining: Int?, seconds: Double) -> Bool {
+        counts.backgroundSeconds += seconds
+        if let remaining {
+            counts.background += 1
+            // A few frames left (or none): the writer finishes at its next commit, which also
+            // copies what commits added while this one ran (`remaining` counts only the frames
+            // there were when it began; without the finish, a run that copied all of those kept
+            // being followed by another, and the WAL grew to the bound). Otherwise copy more.
+            if remaining <= Int(policy.finishFrames) {
+                finishOnWriter = true
+                again = false
+            }
+        }
+        let runAgain = again
+        again = false
+        running = runAgain
+        return runAgain
+    }
+
+    /// The writer ran a checkpoint for `reason`; `ok`: SQLite did it (a refused finish is tried
+    /// again at the next commit).
+    mutating func writerRan(_ reason: WriterCheckpoint, ok: Bool) {
+        switch (reason, ok) {
+        case (.finish, true): counts.writerFinish += 1
+        case (.bound, true): counts.writerBound += 1
+        case (.finish, false):
+            counts.writerBusy += 1
+            finishOnWriter = true
+        case (.bound, false): counts.writerBusy += 1
+        }
     }
 }
