@@ -38,7 +38,9 @@ extension Ingest {
         /// (the writer runs none); it copies every frame, the writer's next commit finishes the
         /// checkpoint (copying that commit's own frames), and the commit after that finds the WAL
         /// restarted, holding only its own frames. Nothing stored is lost on the way.
-        @Test(.timeLimit(.minutes(2)))
+        // The limit only stops a hang (a background run that never reports); under the whole
+        // suite on two cores this test, starved of CPU and fsyncs, has taken 95 s.
+        @Test(.timeLimit(.minutes(10)))
         func theBackgroundConnectionCheckpointsAndTheWriterOnlyFinishes() async throws {
             // Above what the migrations leave in the WAL, so the first background checkpoint is the uploads'.
             let policy = SQLiteCheckpointer.Policy(backgroundFrames: 400, finishFrames: 8, writerFrames: 1_000_000)
@@ -68,8 +70,7 @@ extension Ingest {
         /// The bound holds when the background connection never gets to run (here: its
         /// threshold is out of reach): the writer checkpoints on its own at `writerFrames`, so
         /// the WAL stays within the bound plus one commit's frames.
-        @Test(.timeLimit(.minutes(2)))
-        func theWriterBoundsTheWALWhenTheBackgroundDoesNotRun() async throws {
+        @Test func theWriterBoundsTheWALWhenTheBackgroundDoesNotRun() async throws {
             let policy = SQLiteCheckpointer.Policy(backgroundFrames: .max, finishFrames: 0, writerFrames: 48)
             try await Self.withStore(policy) { store, _ in
                 let checkpointer = try #require(store.checkpointer)
@@ -77,7 +78,7 @@ extension Ingest {
                 let boundsBefore = checkpointer.counts.writerBound  // the migrations may have reached it too
                 var largestCommit: Int32 = 0
                 var largestWAL: Int32 = 0
-                for _ in 0..<60 {
+                for _ in 0..<24 {
                     let before = checkpointer.counts.walFrames
                     sent.append(try await Self.upload(store))
                     let after = checkpointer.counts.walFrames
