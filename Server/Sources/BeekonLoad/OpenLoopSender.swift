@@ -94,9 +94,7 @@ public final class OpenLoopSender: @unchecked Sendable {
     }
 
     private var run: Run?
-    /// Counts runs, so a timeout scheduled for one run never acts on a later one.
-    private var generation = 0
-    /// The run's answer timeout, cancelled when the run completes.
+    /// The run's answer timeout, cancelled when the run completes (so it never acts on a later run).
     private var timeout: Scheduled<Void>?
     private var idle: [[Slot]]
     private var open: [Int]
@@ -120,9 +118,6 @@ public final class OpenLoopSender: @unchecked Sendable {
         queueHeads = Array(repeating: 0, count: targets.count)
     }
 
-    /// Connections open now, per target (read on the event loop).
-    public var openConnections: EventLoopFuture<[Int]> { eventLoop.submit { self.open } }
-
     /// Sends `requests[i]` at `schedule.offset(of: i)` after now, for every `i` of the schedule
     /// (`requests.count` must equal `schedule.count`); `answered` is called once per request on
     /// the event loop. Succeeds once every request has its answer. One run at a time.
@@ -134,7 +129,6 @@ public final class OpenLoopSender: @unchecked Sendable {
         let promise = eventLoop.makePromise(of: Void.self)
         eventLoop.execute {
             precondition(self.run == nil, "one run at a time")
-            self.generation += 1
             self.run = Run(
                 requests: requests, schedule: schedule, start: .now(), answered: answered, promise: promise)
             if requests.isEmpty { return self.complete() }
@@ -154,8 +148,7 @@ public final class OpenLoopSender: @unchecked Sendable {
     // MARK: Scheduling
 
     private func due(_ index: Int, in run: Run) -> NIODeadline {
-        let offset = run.schedule.offset(of: index).components
-        return run.start + .nanoseconds(offset.seconds * 1_000_000_000 + offset.attoseconds / 1_000_000_000)
+        run.start + TimeAmount(run.schedule.offset(of: index))
     }
 
     /// Dispatches every request due by now, then waits for the next one's due time.
@@ -172,8 +165,7 @@ public final class OpenLoopSender: @unchecked Sendable {
         guard let after = run, after.dispatched < after.requests.count else {
             if let after = run {
                 let last = due(after.requests.count - 1, in: after)
-                let generation = self.generation
-                timeout = eventLoop.scheduleTask(deadline: last + answerTimeout) { self.expire(generation) }
+                timeout = eventLoop.scheduleTask(deadline: last + answerTimeout) { self.expire() }
             }
             return
         }
@@ -309,8 +301,8 @@ public final class OpenLoopSender: @unchecked Sendable {
     }
 
     /// Fails what is still unanswered `answerTimeout` after the last due time.
-    private func expire(_ generation: Int) {
-        guard run != nil, generation == self.generation else { return }
+    private func expire() {
+        guard run != nil else { return }
         for target in targets.indices {
             while let index = dequeue(target) { finish(index, failure: "timeout") }
         }

@@ -67,7 +67,6 @@ final class SQLiteCheckpointer: Sendable {
         var schedule: CheckpointSchedule
     }
 
-    let policy: Policy
     private let state: Locked<State>
     private let hook: HookContext
     private let finished: (@Sendable (Counts) -> Void)?
@@ -76,7 +75,6 @@ final class SQLiteCheckpointer: Sendable {
     /// (tests). The store installs it on the writer connection as the pool opens it, then
     /// opens the background connection (``open(path:)``) once the file is in WAL mode.
     init(policy: Policy = .standard, finished: (@Sendable (Counts) -> Void)? = nil) {
-        self.policy = policy
         self.finished = finished
         state = Locked(State(schedule: CheckpointSchedule(policy: policy)))
         hook = HookContext(policy: policy)
@@ -155,11 +153,11 @@ final class SQLiteCheckpointer: Sendable {
 
     private func run(on connection: DatabaseQueue) {
         connection.asyncWriteWithoutTransaction { [self] db in
-            let started = DispatchTime.now().uptimeNanoseconds
+            let started = ContinuousClock.now
             // PASSIVE never waits for the writer or readers; SQLITE_BUSY (the writer's own
             // backstop is running) just means the next request will do it.
             let frames = try? db.checkpoint(.passive)
-            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            let seconds = (ContinuousClock.now - started).seconds
             let (again, counts): (Bool, Counts) = state.withLock { state in
                 let again = state.schedule.backgroundFinished(
                     remaining: frames.map { $0.walFrameCount - $0.checkpointedFrameCount }, seconds: seconds)
@@ -222,10 +220,10 @@ struct CheckpointSchedule: Sendable, Equatable {
     let policy: SQLiteCheckpointer.Policy
     private(set) var counts = SQLiteCheckpointer.Counts()
     /// A background checkpoint is running; `again`: a commit asked for one meanwhile.
-    private(set) var running = false
-    private(set) var again = false
+    private var running = false
+    private var again = false
     /// The writer's next commit finishes the checkpoint.
-    private(set) var finishOnWriter = false
+    private var finishOnWriter = false
 
     init(policy: SQLiteCheckpointer.Policy) { self.policy = policy }
 
