@@ -99,6 +99,38 @@ extension Ingest {
             #expect(reader == -2_000)
         }
 
+        /// The multi-row inserts bind their values straight onto the statement (issue 32): rows
+        /// past one statement's 64 come back from `RETURNING` in full and in order, a value of
+        /// every storage class reads back as bound, and a row of the wrong width is a clear error
+        /// that leaves nothing behind, never a shifted binding.
+        @Test func rawBoundInsertsRoundTripAndAWrongWidthIsAnError() async throws {
+            let db = try await Backend.sqlite.freshDatabase()
+            defer { db.remove() }
+            let store = try SQLiteLocationStore(path: try db.sqlitePath, logger: testLogger)
+            try await store.migrate()
+            let rows: [[DatabaseValue]] = (0..<150).map { (i: Int) -> [DatabaseValue] in
+                let text: DatabaseValue = i % 2 == 0 ? .null : "é\(i)".databaseValue
+                let blob: DatabaseValue = Data([UInt8(i % 256), 0]).databaseValue
+                return ["k\(i)".databaseValue, Int64(i).databaseValue, (Double(i) / 4).databaseValue, text, blob]
+            }
+            let returned = try await store.pool.write { db in
+                try db.execute(sql: "CREATE TABLE scratch (k TEXT PRIMARY KEY, i INTEGER, d REAL, t TEXT, b BLOB)")
+                return try SQLiteLocationStore.insertRows(db, "INSERT INTO scratch (k, i, d, t, b)", rows, "RETURNING k")
+            }
+            #expect(returned == (0..<150).map { "k\($0)" })
+            let back = try await store.pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT k, i, d, t, b FROM scratch ORDER BY i").map { Array($0.databaseValues) }
+            }
+            #expect(back == rows)
+            await #expect(throws: DatabaseError.self) {
+                try await store.pool.write { db in
+                    try SQLiteLocationStore.insertRows(
+                        db, "INSERT INTO scratch (k, i, d, t, b)", [rows[0].map { _ in "x".databaseValue }, ["y".databaseValue]], "")
+                }
+            }
+            #expect(try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM scratch") } == 150)
+        }
+
         /// A group is folded (one multi-row insert per table, issue 32): eleven uploads queue in a
         /// known order behind a held write lock and commit as one transaction, and each still gets
         /// exactly its own answer, as if they had been stored one after the other: one already
