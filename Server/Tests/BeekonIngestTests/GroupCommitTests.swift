@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import BeekonWire
 import Foundation
 import GRDB
@@ -97,6 +98,32 @@ extension Ingest {
             let reader = try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
             #expect(writer == -SQLiteLocationStore.writerCacheKiB)
             #expect(reader == -2_000)
+        }
+
+        /// The writer keeps its statement journals in memory (`temp_store` 2, issue 32: spilled
+        /// to a temporary file they were 30 % of its time), and a group takes no savepoint, so
+        /// that journal never holds more than one statement's pages; the readers keep the default.
+        @Test func theWriterJournalsInMemoryAndAGroupTakesNoSavepoint() async throws {
+            let db = try await Backend.sqlite.freshDatabase()
+            defer { db.remove() }
+            let store = try SQLiteLocationStore(path: try db.sqlitePath, logger: testLogger)
+            try await store.migrate()
+            #expect(try await store.pool.write { db in try Int.fetchOne(db, sql: "PRAGMA temp_store") } == 2)
+            #expect(try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA temp_store") } == 0)
+            let statements = Locked<[String]>([])
+            try await store.pool.writeWithoutTransaction { db in
+                db.trace { event in statements.withLock { $0.append("\(event)") } }
+            }
+            try await withThrowingTaskGroup(of: IngestResult.self) { group in
+                for _ in 0..<6 {
+                    let e = Fixtures.envelope(Fixtures.locations(3))
+                    group.addTask { try await store.ingest(IngestBatch(envelope: e, receivedAt: Self.now)) }
+                }
+                for try await r in group { #expect(r.locationsStored == 3) }
+            }
+            let seen = statements.value
+            #expect(seen.contains { $0.hasPrefix("INSERT INTO locations") })
+            #expect(!seen.contains { $0.uppercased().contains("SAVEPOINT") })
         }
 
         /// The multi-row inserts bind their values straight onto the statement (issue 32): rows
