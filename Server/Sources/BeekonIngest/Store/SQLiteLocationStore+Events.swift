@@ -30,12 +30,10 @@ extension SQLiteLocationStore {
     }
 
     package func events(after: Int64, limit: Int) async throws(StoreError) -> [LiveEvent] {
-        try await run { db in
+        try await runOne { db in
             try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT seq, kind, install_id, ts, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?
-                    """, arguments: [after, limit]
+                db.cachedStatement(sql: "SELECT seq, kind, install_id, ts, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?"),
+                arguments: [after, limit]
             ).compactMap { row in
                 guard let kind = LiveEvent.Kind(rawValue: row[1]), let install = UUID(uuidString: row[2]) else { return nil }
                 return LiveEvent(seq: row[0], kind: kind, installId: install, millis: row[3], payload: row[4])

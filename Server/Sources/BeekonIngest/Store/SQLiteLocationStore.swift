@@ -211,6 +211,20 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         }
     }
 
+    /// Runs a read of exactly one statement, outside a transaction, mapping errors to
+    /// `StoreError`. In SQLite a statement run outside BEGIN is its own transaction: it sees one
+    /// snapshot from its first step to its last. `read`'s BEGIN and COMMIT add nothing for one
+    /// statement, and they cost two statements compiled afresh per read. The hot reads use this
+    /// (a device's binding on every upload, the live log's tail after every commit; issue 32).
+    /// Use `run` for anything that reads twice.
+    func runOne<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
+        do {
+            return try await pool.unsafeRead(body)
+        } catch {
+            throw .queryFailed("\(error)")
+        }
+    }
+
     /// Runs a read, mapping errors to `StoreError`.
     func run<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
