@@ -44,14 +44,6 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
             // server's CPU in cache stress and its writes). Readers keep the default.
             if !db.configuration.readonly {
                 try db.execute(sql: "PRAGMA cache_size = -\(Self.writerCacheKiB)")
-                // A multi-row insert inside a transaction keeps a statement journal: the original
-                // of every page the statement changes, so that it alone can be undone. SQLite keeps
-                // it in memory up to 64 KiB, then spills it to a temporary file: a create, writes
-                // and a delete per group, 30 % of the writer's time at 1,000 uploads/s (issue 32).
-                // Here it stays in memory. It holds one statement's pages (at most 64 rows, see
-                // `commit`: a group takes no savepoint; a retried upload takes one, bounded by
-                // its body), and it is emptied when the statement ends.
-                try db.execute(sql: "PRAGMA temp_store = MEMORY")
                 // After a checkpoint lets the WAL restart, the file is cut back to this size.
                 try db.execute(sql: "PRAGMA journal_size_limit = \(Self.walSizeLimitBytes)")
                 checkpointer?.install(on: db)
@@ -125,6 +117,16 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         }
         do {
             if let target { try migrator.migrate(pool, upTo: target) } else { try migrator.migrate(pool) }
+            // A multi-row insert inside a transaction keeps a statement journal: the original of
+            // every page the statement changes, so that it alone can be undone. SQLite keeps it
+            // in memory up to 64 KiB, then spills it to a temporary file: a create, writes and a
+            // delete per group, 30 % of the writer's time at 1,000 uploads/s (issue 32). On the
+            // writer it now stays in memory. It holds one statement's pages (at most 64 rows,
+            // see `commit`: a group takes no savepoint; a retried upload takes one, bounded by
+            // its body), and it is emptied when the statement ends. Set after the migrations,
+            // whose one-off statements over a whole old table (v7's `SELECT DISTINCT`) keep
+            // SQLite's default and may spill to a file.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
             if target == nil { try loadOpenLocateHint() }
         } catch {
             throw .migrationFailed("\(error)")
@@ -173,14 +175,23 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
 
     /// One group's transaction: the whole group folded into the transaction (`store`), no
     /// savepoint, so SQLite keeps no copy of the pages the group changes beyond one statement's
-    /// journal. If anything fails, the transaction rolls back whole and a second one stores every
-    /// upload again alone, each in a savepoint of its own, so a bad one fails alone and is
-    /// answered with its error. One commit for all: every answer waits for it.
+    /// journal. If one of its statements fails, the transaction rolls back whole and a second one
+    /// stores every upload again alone, each in a savepoint of its own, so a bad one fails alone
+    /// and is answered with its error. If the transaction itself fails (BEGIN, COMMIT), nothing
+    /// of the group is stored and every upload is answered with that error. One commit for all:
+    /// every answer waits for it.
     static func commit(
         _ uploads: [SQLiteUpload], pool: DatabasePool, timings: Locked<WriterTimings>
     ) async -> [Result<IngestResult, StoreError>] {
-        if let folded = try? await timedWrite(pool, timings, uploads: uploads.count, { db in try store(uploads, into: db) }) {
+        do {
+            let folded = try await timedWrite(pool, timings, uploads: uploads.count) { db in
+                do { return try store(uploads, into: db) } catch { throw FoldFailed() }
+            }
             return folded.map { .success($0) }
+        } catch is FoldFailed {
+            // Rolled back; each upload again, alone, below.
+        } catch {
+            return uploads.map { _ in .failure(.queryFailed("\(error)")) }
         }
         do {
             return try await timedWrite(pool, timings, uploads: uploads.count) { db in
@@ -201,6 +212,10 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
             return uploads.map { _ in .failure(.queryFailed("\(error)")) }
         }
     }
+
+    /// A statement of a folded group failed: the group's transaction is rolled back, and each
+    /// upload's own error comes from running it alone.
+    private struct FoldFailed: Error {}
 
     /// Runs a write transaction, mapping errors to `StoreError`.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
