@@ -30,14 +30,19 @@ extension SQLiteLocationStore {
     }
 
     package func events(after: Int64, limit: Int) async throws(StoreError) -> [LiveEvent] {
+        // Read after every commit: decoded straight off the cursor (no copy of each row first),
+        // and the install id parsed by BeekonWire rather than Foundation's `sscanf`-based parser.
         try await runOne { db in
-            try Row.fetchAll(
+            let rows = try Row.fetchCursor(
                 db.cachedStatement(sql: "SELECT seq, kind, install_id, ts, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?"),
-                arguments: [after, limit]
-            ).compactMap { row in
-                guard let kind = LiveEvent.Kind(rawValue: row[1]), let install = UUID(uuidString: row[2]) else { return nil }
-                return LiveEvent(seq: row[0], kind: kind, installId: install, millis: row[3], payload: row[4])
+                arguments: [after, limit])
+            var events: [LiveEvent] = []
+            events.reserveCapacity(min(limit, 1024))
+            while let row = try rows.next() {
+                guard let kind = LiveEvent.Kind(rawValue: row[1]), let install = UUID(wire: row[2]) else { continue }
+                events.append(LiveEvent(seq: row[0], kind: kind, installId: install, millis: row[3], payload: row[4]))
             }
+            return events
         }
     }
 

@@ -41,7 +41,7 @@ extension SQLiteLocationStore {
             // Every device upload asks: a cached statement (compiling runs GRDB's authorizer).
             let row = try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT install_id, revoked_at FROM device_bindings WHERE subject = ?"), arguments: [subject]),
-            let install = UUID(uuidString: row[0] as String)
+            let install = UUID(wire: row[0] as String)
         else { return nil }
         return DeviceBinding(installId: install, revoked: (row[1] as Int64?) != nil)
     }
