@@ -10,9 +10,9 @@ extension Ingest {
     struct PipelineEndToEnd {
         static let track = AgentEndToEnd.track
 
-        /// Runs the agent over the walk with `config` (JSON members after `sync`), returns its history and the server's fixes.
+        /// Runs the agent over `replay` (the walk unless given) with `config` (JSON members after `sync`), returns its history and the server's fixes.
         static func run(
-            _ server: TestServer, dir: URL, syncExtra: String, extra: String, speed: String = "max"
+            _ server: TestServer, dir: URL, syncExtra: String, extra: String, speed: String = "max", replay: String = Self.track
         ) async throws -> (mine: [[String: Any]], theirs: [[String: Any]], devices: [[String: Any]]) {
             let beekon = try AgentBinary.url()
             let db = dir.appendingPathComponent("agent.sqlite").path
@@ -25,7 +25,7 @@ extension Ingest {
             let track = try await Subprocess.run(
                 beekon,
                 [
-                    "track", "--source", "replay:\(Self.track)", "--speed", speed, "--db", db, "--config", config.path, "--drain-timeout",
+                    "track", "--source", "replay:\(replay)", "--speed", speed, "--db", db, "--config", config.path, "--drain-timeout",
                     "60",
                 ],
                 timeout: .seconds(180))
@@ -112,17 +112,38 @@ extension Ingest {
             }
         }
 
+        /// The walk's last `seconds` (its 1 Hz points, one per line), written to `dir`: the final
+        /// stop (about 500 s within 25 m) and the minutes of walking before it.
+        static func tail(seconds: Int, into dir: URL) throws -> String {
+            let lines = try String(contentsOfFile: Self.track, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            let points = lines.indices.filter { lines[$0].contains("<trkpt ") }
+            let (first, last) = (try #require(points.first), try #require(points.last))
+            let kept = lines[..<first] + lines[max(first, last + 1 - seconds)...]
+            let path = dir.appendingPathComponent("walk-tail.gpx").path
+            try Data(kept.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+
+        /// Check-ins are timers on the replay's clock, which follows the fixes as they are
+        /// played in real time × the speed: a check-in whose wake is starved of a CPU for longer
+        /// than one interval of real time is folded into the next (StationaryDetector.tick). At
+        /// 200× over the whole walk a 60 s interval was 0.3 s of real time, and under the whole
+        /// suite on two cores one run saw 1 check-in where a quiet run sees 3 (the test wanted 3).
+        /// Now the walk's last 10 minutes play at 20× (about 30 s in all) with a 30 s interval:
+        /// 1.5 s of real time per check-in, 7 in a quiet run, and the test wants 4.
         @Test("BY-4, FX-6: check-ins during the walk's final stop reach the server and refresh the device's last contact")
         func checkInsRefreshLastContact() async throws {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-checkin-\(UUID().uuidString.prefix(8))")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: dir) }
+            let track = try Self.tail(seconds: 600, into: dir)
             try await withServer(.sqlite) { server, _ in
                 let (mine, theirs, devices) = try await Self.run(
                     server, dir: dir, syncExtra: "",
-                    extra: #","whenStationary":"pauseWithCheckIns","checkInIntervalSeconds":60,"stationaryRadiusMeters":25"#, speed: "200")
+                    extra: #","whenStationary":"pauseWithCheckIns","checkInIntervalSeconds":30,"stationaryRadiusMeters":25"#, speed: "20",
+                    replay: track)
                 let checkIns = theirs.filter { $0["trigger"] as? String == "check_in" }
-                #expect(checkIns.count >= 3, "check-ins every 60 s during the final stop: \(checkIns.count) of \(mine.count) fixes")
+                #expect(checkIns.count >= 4, "check-ins every 30 s during the final stop: \(checkIns.count) of \(mine.count) fixes")
                 #expect(checkIns.count == mine.filter { $0["trigger"] as? String == "check_in" }.count)
                 let device = try #require(devices.first)
                 let lastContact = try #require((device["last_contact_at"] as? String).flatMap { WireTimestamp(iso8601: $0) })
