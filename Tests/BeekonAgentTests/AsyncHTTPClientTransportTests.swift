@@ -56,9 +56,12 @@ struct AsyncHTTPClientTransportTests {
         let receiver = try FaultyReceiver(script: [.hold])
         defer { receiver.stop() }
         let transport = try AsyncHTTPClientTransport()
-        await #expect(throws: HTTPTransportError.timeout) {
-            _ = try await transport.send(Self.post(receiver, 0, timeout: .seconds(1)))
-        }
+        // The receiver scripts requests in arrival order: the held one must be request 0 before
+        // it is released (a starved machine could otherwise time it out before it arrived, and
+        // request 1 would then be the held one).
+        let stuck = Task { try await transport.send(Self.post(receiver, 0, timeout: .seconds(3))) }
+        try await receiver.waitFor("the held request") { $0.count == 1 }
+        await #expect(throws: HTTPTransportError.timeout) { _ = try await stuck.value }
         receiver.releaseHeld()
         #expect(try await transport.send(Self.post(receiver, 1)).status == 200)
         await transport.shutdown()

@@ -22,6 +22,12 @@ struct NMEASerialProviderTests {
         return p.feed(Array((lines.joined(separator: "\r\n") + "\r\n").utf8)) + p.finish()
     }
 
+    /// The quiet time that ends an epoch. The writer below is a test thread that a loaded
+    /// two-core machine can stall between two sentences of one epoch; a stall longer than this
+    /// would end the epoch early, so it is seconds, not the tenths a real receiver needs. Only
+    /// each test's last epoch waits for it.
+    static let settle = 2.0
+
     /// Writes all of `bytes` to `fd` in random small chunks (partial lines).
     static func writeChunked(_ fd: Int32, _ bytes: [UInt8], _ rng: inout SeededRandom) throws {
         var i = 0
@@ -52,7 +58,7 @@ struct NMEASerialProviderTests {
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: slavePath)
         let collector = StreamCollector()
         let provider = try NMEASerialProvider(
-            configuration: .init(path: link, baud: 38400, policy: .init(gracePeriod: .seconds(1)), settle: 0.3),
+            configuration: .init(path: link, baud: 38400, policy: .init(gracePeriod: .seconds(1)), settle: Self.settle),
             onEvent: collector.eventHandler())
         collector.consume(try await provider.start(mode: .balanced))
         try await collector.wait("the device to open") { $0.events.contains(where: Self.isConnected) }
@@ -117,7 +123,7 @@ struct NMEASerialProviderTests {
         try #require(mkfifo(path, 0o600) == 0)
         let collector = StreamCollector()
         let provider = try NMEASerialProvider(
-            configuration: .init(path: path, policy: .init(gracePeriod: .seconds(1)), settle: 0.3),
+            configuration: .init(path: path, policy: .init(gracePeriod: .seconds(1)), settle: Self.settle),
             onEvent: collector.eventHandler())
         collector.consume(try await provider.start(mode: .balanced))
         var rng = SeededRandom(seed: 0xF1F0)

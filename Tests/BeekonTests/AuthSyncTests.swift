@@ -33,7 +33,7 @@ struct AuthSyncTests {
         await h.provider.send([fix(1), fix(2, north: 10)])
         try await beekon.sync()
         let uploads = await t.ingest.requests
-        #expect(uploads.count == 2)
+        try #require(uploads.count == 2)
         #expect(uploads.map { $0.headers["Authorization"] } == ["Bearer seed-access-AAAA", "Bearer after-401"])
         #expect(uploads[0].body == uploads[1].body, "the same batch, byte for byte")
         #expect(await t.token.requests.count == 1)
@@ -103,7 +103,7 @@ struct AuthSyncTests {
         // A fresh seed re-seeds and resumes.
         try await configureSync(beekon, syncConfig(auth: authRecipe(access: "fresh-access", refresh: "fresh-refresh")))
         let uploads = await t.ingest.requests
-        #expect(uploads.count == 2)
+        try #require(uploads.count == 2)
         #expect(uploads.last?.headers["Authorization"] == "Bearer fresh-access")
         #expect(uploads[0].envelope.batchId == uploads[1].envelope.batchId)
         #expect(try await beekon.pendingUploadCount() == 0)

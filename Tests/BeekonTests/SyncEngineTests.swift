@@ -137,7 +137,7 @@ struct SyncEngineTests {
         #expect(try await beekon.pendingUploadCount() == 1)
         try await beekon.sync()
         let requests = await transport.requests
-        #expect(requests.count == 2)
+        try #require(requests.count == 2)
         #expect(requests[1].envelope.locations.count == 1, "the rejected rows are never sent again")
         #expect(requests[0].envelope.batchId != requests[1].envelope.batchId)
         #expect(try await beekon.history(from: .distantPast, to: .distantFuture).count == 3, "rows kept for inspection")
@@ -175,6 +175,7 @@ struct SyncEngineTests {
         await transport.waitForRequests(2)
         _ = await waitForStatus(beekon) { if case .succeeded = $0 { true } else { false } }
         let r = await transport.requests
+        try #require(r.count >= 2)
         #expect(r[0].envelope == r[1].envelope, "same batch_id, same rows, same bytes")
         #expect(r[0].body == r[1].body)
         #expect(try await beekon.pendingUploadCount() == 0)
@@ -239,6 +240,7 @@ struct SyncEngineTests {
         _ = await waitForStatus(beekon) { if case .succeeded = $0 { true } else { false } }
         #expect(try await beekon.pendingUploadCount() == 0)
         let r = await transport.requests
+        try #require(r.count >= 3)
         #expect(r[0].envelope.batchId == r[2].envelope.batchId, "no automatic shrink: same batch")
     }
 
@@ -259,6 +261,7 @@ struct SyncEngineTests {
         _ = await waitForStatus(beekon) { if case .succeeded = $0 { true } else { false } }
         #expect(try await beekon.pendingUploadCount() == 0)
         let r = await transport.requests
+        try #require(r.count >= 2)
         #expect(r[0].envelope.batchId != r[1].envelope.batchId, "a new batch id after the conflict")
         #expect(r[0].envelope.locations.map(\.id) == r[1].envelope.locations.map(\.id), "the same rows")
     }

@@ -81,7 +81,7 @@ struct SyncOrderingTests {
         await transport.release()
         try await beekon.sync()
         let r = await transport.requests
-        #expect(r.count == 2, "one drain in flight + one coalesced pass, not one per wake")
+        try #require(r.count == 2, "one drain in flight + one coalesced pass, not one per wake")
         #expect(r[1].envelope.locations.count == 6)
     }
 
