@@ -37,7 +37,6 @@ extension SQLiteLocationStore {
                 db.cachedStatement(sql: "SELECT seq, kind, install_id, ts, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?"),
                 arguments: [after, limit])
             var events: [LiveEvent] = []
-            events.reserveCapacity(min(limit, 1024))
             while let row = try rows.next() {
                 guard let kind = LiveEvent.Kind(rawValue: row[1]), let install = UUID(wire: row[2]) else { continue }
                 events.append(LiveEvent(seq: row[0], kind: kind, installId: install, millis: row[3], payload: row[4]))
