@@ -236,6 +236,46 @@ extension Ingest {
             }
         }
 
+        /// The binding read every upload makes runs inline on a read-only connection of its own
+        /// (issue 32: the pool's async read was four thread hand-offs per upload). It is a WAL
+        /// reader: a write transaction held open on another connection neither blocks it nor
+        /// shows it uncommitted rows, and once that transaction commits a revocation, the very
+        /// next read sees it (IN-5: a revoked credential is refused at once).
+        @Test func theInlineBindingReadNeitherWaitsForTheWriterNorMissesACommittedRevocation() async throws {
+            let db = try await Backend.sqlite.freshDatabase()
+            defer { db.remove() }
+            let path = try db.sqlitePath
+            // A read that waited for the held write lock would fail after this timeout, not hang.
+            let store = try SQLiteLocationStore(path: path, busyTimeout: 5, logger: testLogger)
+            try await store.migrate()
+            let install = Fixtures.ids.next()
+            let bound = try await store.deviceBinding(subject: "device-1", claim: install, nowMillis: Fixtures.base)
+            #expect(bound == DeviceBinding(installId: install, revoked: false))
+
+            let other = try DatabaseQueue(path: path)
+            let release = DispatchSemaphore(value: 0)
+            let (committed, commit) = AsyncStream<Void>.makeStream()
+            await withCheckedContinuation { (held: CheckedContinuation<Void, Never>) in
+                Thread {
+                    try? other.writeWithoutTransaction { db in
+                        try db.execute(sql: "BEGIN IMMEDIATE")
+                        try db.execute(sql: "UPDATE device_bindings SET revoked_at = 1 WHERE subject = 'device-1'")
+                        held.resume()
+                        release.wait()
+                        try db.execute(sql: "COMMIT")
+                    }
+                    commit.yield()
+                    commit.finish()
+                }.start()
+            }
+            let during = try await store.deviceBinding(subject: "device-1", claim: install, nowMillis: Fixtures.base)
+            #expect(during == DeviceBinding(installId: install, revoked: false), "the held revocation is not committed yet")
+            release.signal()
+            for await _ in committed {}
+            let after = try await store.deviceBinding(subject: "device-1", claim: install, nowMillis: Fixtures.base)
+            #expect(after == DeviceBinding(installId: install, revoked: true), "the committed revocation is seen by the next read")
+        }
+
         /// A migrated SQLite store with group commit on a fresh file, and a second connection to it.
         static func withStore(_ body: (SQLiteLocationStore, DatabaseQueue) async throws -> Void) async throws {
             let db = try await Backend.sqlite.freshDatabase()

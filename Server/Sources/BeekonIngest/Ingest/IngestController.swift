@@ -51,7 +51,7 @@ struct IngestController: Sendable {
             return APIResponse.error(
                 .unsupportedMediaType, "unsupported_media_type", "send the envelope with Content-Type: application/json")
         }
-        let encoding = (request.headers[.contentEncoding] ?? "identity").trimmingCharacters(in: .whitespaces).lowercased()
+        let encoding = Authenticator.trimmed((request.headers[.contentEncoding] ?? "identity")[...]).lowercased()
         let gzipped: Bool
         switch encoding {
         case "gzip", "x-gzip": gzipped = true
@@ -147,7 +147,8 @@ struct IngestController: Sendable {
     /// Whether a `Content-Type` value is `application/json` (parameters such as a charset allowed).
     static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let media = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        // Foundation's `trimmingCharacters` was 1 % of the server's CPU at 2,000 uploads/s (issue 32).
+        let media = contentType.split(separator: ";", maxSplits: 1).first.map(Authenticator.trimmed) ?? ""
         return media.lowercased() == "application/json"
     }
 

@@ -17,8 +17,9 @@ enum SQLiteIdentitySchema {
 
 extension SQLiteLocationStore {
     package func deviceBinding(subject: String, claim: UUID, nowMillis: Int64) async throws(StoreError) -> DeviceBinding {
-        // The common case is a read (WAL readers do not wait for the writer).
-        if let bound = try await runOne({ db in try Self.binding(db, subject: subject) }) { return bound }
+        // The common case is a read (WAL readers do not wait for the writer), on every upload:
+        // one indexed lookup, run inline.
+        if let bound = try inlineRead({ db in try Self.binding(db, subject: subject) }) { return bound }
         // First use: bound only to an install no other credential holds and no admin revoked
         // (XR-2; an unbound token took over enrolled and revoked installs).
         return try await write { db in

@@ -20,6 +20,9 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     /// Runs the WAL checkpoints off the writer (see `SQLiteCheckpointer`); nil: SQLite's own,
     /// inside the writer's commits.
     let checkpointer: SQLiteCheckpointer?
+    /// A read-only connection for the one read every upload makes (its credential's binding),
+    /// run on the calling thread (see `inlineRead`).
+    let inlineReader: DatabaseQueue
 
     /// Opens (or creates) the database file at `path`. With `groupCommit` (the default),
     /// concurrent uploads share one transaction and one fsync (see `GroupCommit`). A write that
@@ -52,6 +55,11 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         do {
             pool = try DatabasePool(path: path, configuration: config)
             try checkpointer?.open(path: path)
+            var reader = Configuration()
+            reader.label = "beekon-ingest.inline-read"
+            reader.readonly = true
+            reader.busyMode = .timeout(busyTimeout)
+            inlineReader = try DatabaseQueue(path: path, configuration: reader)
         } catch {
             throw .unavailable("cannot open SQLite file \(path): \(error)")
         }
@@ -235,6 +243,21 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     func runOne<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
             return try await pool.unsafeRead(body)
+        } catch {
+            throw .queryFailed("\(error)")
+        }
+    }
+
+    /// Runs a read of exactly one short statement on the calling thread, on `inlineReader`,
+    /// outside a transaction (its own snapshot, as in `runOne`). The pool's `unsafeRead` moves
+    /// each read to a dispatch queue to wait for a free reader, then to the reader's queue, and
+    /// back to the task each time: four thread hand-offs, per upload for the binding read
+    /// (issue 32). Here the statement runs where the task runs; a second caller waits for the
+    /// first one's statement, never for a task, so the wait is bounded by one statement. Not for
+    /// reads that can take long: they would hold a thread of Swift's small shared pool.
+    func inlineRead<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try inlineReader.inDatabase(body)
         } catch {
             throw .queryFailed("\(error)")
         }
