@@ -13,7 +13,7 @@
 #   scripts/load.sh --postgres --instances 2 --viewers 10000 --devices 10 --batch 1 --rate 20 --duration 30
 #
 # beekon-load options (see `beekon-load --help`): --devices N --batch B --rate R --duration S
-# [--gzip] [--step S --max-rate M --p99-limit MS] [--viewers N]. Given --url, no server is
+# [--gzip] [--warmup S] [--step S --max-rate M --p99-limit MS] [--viewers N]. Given --url, no server is
 # started: the options go to beekon-load unchanged (pass --admin-key for servers with auth on).
 # --postgres starts a throw-away PostgreSQL cluster (fsync on; /usr/lib/postgresql/15/bin or
 # $BEEKON_PG_BIN); --database URL uses an existing one instead. Release build unless --debug.

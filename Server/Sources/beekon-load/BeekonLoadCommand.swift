@@ -24,6 +24,8 @@ struct BeekonLoadCommand: AsyncParsableCommand {
     @Option(help: "Fixes per upload.") var batch = 10
     @Option(help: "Uploads per second, open loop (the first step's rate with --step).") var rate = 100.0
     @Option(help: "Seconds per run (per step with --step).") var duration = 10.0
+    @Option(help: "Devices mode: seconds at --rate before the measured run, not counted (its fixes are read back with the rest).")
+    var warmup = 0.0
     @Flag(help: "Send bodies gzip-compressed.") var gzip = false
     @Option(help: "Step the rate up by this many req/s per step until saturation.") var step: Double?
     @Option(help: "Highest rate to step to.") var maxRate = 10_000.0
@@ -38,6 +40,7 @@ struct BeekonLoadCommand: AsyncParsableCommand {
         if devices < 1 || batch < 1 || rate <= 0 || duration <= 0 {
             throw ValidationError("devices, batch, rate, duration must be positive")
         }
+        if warmup < 0 || warmup.isNaN { throw ValidationError("--warmup must be 0 or more seconds") }
     }
 
     func run() async throws {

@@ -22,8 +22,16 @@ struct DevicesRun {
             options.step.map { SaturationRule.steps(start: options.rate, step: $0, maximum: options.maxRate) } ?? [options.rate]
         var held: Double?
         var failedUploads: [DeviceFleet.Upload] = []
+        // A fresh server's first seconds (connections opening, caches and the database's files
+        // growing) are not its steady state: a warm-up at the first rate, reported apart, keeps
+        // them out of the first step's p99. Its uploads count for the read-back like any other.
+        if options.warmup > 0 {
+            let (report, failed) = try await runStep(rate: options.rate, seconds: options.warmup)
+            failedUploads += failed
+            say(String(format: "warm-up at %.0f req/s × %.0f s (not counted): ", options.rate, options.warmup) + report.summary)
+        }
         for target in rates {
-            let (report, failed) = try await runStep(rate: target)
+            let (report, failed) = try await runStep(rate: target, seconds: options.duration)
             failedUploads += failed
             say(String(format: "rate %.0f req/s × %.0f s: ", target, options.duration) + report.summary)
             guard options.step != nil else { break }
@@ -43,11 +51,11 @@ struct DevicesRun {
         return check.isClean && retried == 0
     }
 
-    /// One open-loop run at `rate`; its report and the uploads that were not answered 200.
+    /// One open-loop run at `rate` for `seconds`; its report and the uploads that were not answered 200.
     /// The uploads go out through ``OpenLoopSender`` (one event loop, no task per request); the
     /// requests are prepared before the first one is due.
-    private func runStep(rate: Double) async throws -> (LatencyReport, [DeviceFleet.Upload]) {
-        let schedule = OpenLoopSchedule(rate: rate, duration: options.duration)
+    private func runStep(rate: Double, seconds: Double) async throws -> (LatencyReport, [DeviceFleet.Upload]) {
+        let schedule = OpenLoopSchedule(rate: rate, duration: seconds)
         let uploads = (0..<schedule.count).map { fleet.upload(device: $0 % fleet.installs.count, fixes: options.batch, gzip: options.gzip) }
         let requests = uploads.indices.map { prepared(uploads[$0], to: $0 % targets.count) }
         let recorder = LatencyRecorder()
