@@ -252,28 +252,47 @@ extension Ingest {
             let bound = try await store.deviceBinding(subject: "device-1", claim: install, nowMillis: Fixtures.base)
             #expect(bound == DeviceBinding(installId: install, revoked: false))
 
-            let other = try DatabaseQueue(path: path)
+            var config = Configuration()
+            config.busyMode = .timeout(60)
+            let other = try DatabaseQueue(path: path, configuration: config)
             let release = DispatchSemaphore(value: 0)
             let (committed, commit) = AsyncStream<Void>.makeStream()
             await withCheckedContinuation { (held: CheckedContinuation<Void, Never>) in
                 Thread {
-                    try? other.writeWithoutTransaction { db in
-                        try db.execute(sql: "BEGIN IMMEDIATE")
+                    // Resumed once whatever happens: a failed revocation fails the last #expect, never hangs.
+                    var resumed = false
+                    try? other.inTransaction(.immediate) { db in
                         try db.execute(sql: "UPDATE device_bindings SET revoked_at = 1 WHERE subject = 'device-1'")
+                        resumed = true
                         held.resume()
                         release.wait()
-                        try db.execute(sql: "COMMIT")
+                        return .commit
                     }
+                    if !resumed { held.resume() }
                     commit.yield()
                     commit.finish()
                 }.start()
             }
+            defer { release.signal() }
             let during = try await store.deviceBinding(subject: "device-1", claim: install, nowMillis: Fixtures.base)
             #expect(during == DeviceBinding(installId: install, revoked: false), "the held revocation is not committed yet")
             release.signal()
             for await _ in committed {}
             let after = try await store.deviceBinding(subject: "device-1", claim: install, nowMillis: Fixtures.base)
             #expect(after == DeviceBinding(installId: install, revoked: true), "the committed revocation is seen by the next read")
+        }
+
+        /// A locked file never puts the inline read to sleep on a thread of Swift's shared pool:
+        /// `SQLITE_BUSY` and `SQLITE_LOCKED` (any extended code) send it through the pool, which
+        /// waits on threads of its own; any other failure is the read's own error.
+        @Test func onlyALockedFileSendsTheInlineReadThroughThePool() {
+            #expect(SQLiteLocationStore.isBusy(DatabaseError(resultCode: .SQLITE_BUSY)))
+            #expect(SQLiteLocationStore.isBusy(DatabaseError(resultCode: .SQLITE_BUSY_RECOVERY)))
+            #expect(SQLiteLocationStore.isBusy(DatabaseError(resultCode: .SQLITE_BUSY_SNAPSHOT)))
+            #expect(SQLiteLocationStore.isBusy(DatabaseError(resultCode: .SQLITE_LOCKED)))
+            #expect(!SQLiteLocationStore.isBusy(DatabaseError(resultCode: .SQLITE_CORRUPT)))
+            #expect(!SQLiteLocationStore.isBusy(DatabaseError(resultCode: .SQLITE_ERROR)))
+            #expect(!SQLiteLocationStore.isBusy(StoreError.unavailable("not a database error")))
         }
 
         /// A migrated SQLite store with group commit on a fresh file, and a second connection to it.

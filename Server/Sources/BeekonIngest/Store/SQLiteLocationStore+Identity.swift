@@ -19,7 +19,7 @@ extension SQLiteLocationStore {
     package func deviceBinding(subject: String, claim: UUID, nowMillis: Int64) async throws(StoreError) -> DeviceBinding {
         // The common case is a read (WAL readers do not wait for the writer), on every upload:
         // one indexed lookup, run inline.
-        if let bound = try inlineRead({ db in try Self.binding(db, subject: subject) }) { return bound }
+        if let bound = try await inlineRead({ db in try Self.binding(db, subject: subject) }) { return bound }
         // First use: bound only to an install no other credential holds and no admin revoked
         // (XR-2; an unbound token took over enrolled and revoked installs).
         return try await write { db in

@@ -58,7 +58,8 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
             var reader = Configuration()
             reader.label = "beekon-ingest.inline-read"
             reader.readonly = true
-            reader.busyMode = .timeout(busyTimeout)
+            // Never sleeps on a lock: a busy database is read through the pool instead (`inlineRead`).
+            reader.busyMode = .immediateError
             inlineReader = try DatabaseQueue(path: path, configuration: reader)
         } catch {
             throw .unavailable("cannot open SQLite file \(path): \(error)")
@@ -253,14 +254,33 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     /// each read to a dispatch queue to wait for a free reader, then to the reader's queue, and
     /// back to the task each time: four thread hand-offs, per upload for the binding read
     /// (issue 32). Here the statement runs where the task runs; a second caller waits for the
-    /// first one's statement, never for a task, so the wait is bounded by one statement. Not for
-    /// reads that can take long: they would hold a thread of Swift's small shared pool.
-    func inlineRead<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    /// first one's statement, never for a task. A WAL reader waits for no writer and no
+    /// checkpoint of this store; should the file still be busy (another process holding it
+    /// exclusively, a recovery), the inline read does not sleep on a thread of Swift's small
+    /// shared pool: it fails at once and the read runs through the pool (`runOne`), which waits
+    /// up to the busy timeout on threads of its own. Not for reads that can take long.
+    func inlineRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
             return try inlineReader.inDatabase(body)
+        } catch  where Self.isBusy(error) {
+            return try await runOne(body)
         } catch {
             throw .queryFailed("\(error)")
         }
+    }
+
+    /// Whether `error` says the file was locked (`SQLITE_BUSY`, `SQLITE_LOCKED`, with any
+    /// extended code), rather than that the read itself failed.
+    static func isBusy(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED
+    }
+
+    /// Closes the inline reader first: SQLite deletes the WAL when its last connection closes,
+    /// and only a connection that may write can (the pool closes its readers before its writer
+    /// for the same reason).
+    deinit {
+        try? inlineReader.close()
     }
 
     /// Runs a read, mapping errors to `StoreError`.
