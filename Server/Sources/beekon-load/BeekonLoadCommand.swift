@@ -37,10 +37,10 @@ struct BeekonLoadCommand: AsyncParsableCommand {
 
     func validate() throws {
         if url.isEmpty { throw ValidationError("give at least one --url") }
-        if devices < 1 || batch < 1 || rate <= 0 || duration <= 0 {
-            throw ValidationError("devices, batch, rate, duration must be positive")
+        if devices < 1 || batch < 1 || !(rate > 0 && rate.isFinite) || !(duration > 0 && duration.isFinite) {
+            throw ValidationError("devices, batch, rate, duration must be positive (and finite)")
         }
-        if warmup < 0 || warmup.isNaN { throw ValidationError("--warmup must be 0 or more seconds") }
+        if !(warmup >= 0 && warmup.isFinite) { throw ValidationError("--warmup must be 0 or more seconds") }
     }
 
     func run() async throws {

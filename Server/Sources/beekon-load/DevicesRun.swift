@@ -28,7 +28,7 @@ struct DevicesRun {
         if options.warmup > 0 {
             let (report, failed) = try await runStep(rate: options.rate, seconds: options.warmup)
             failedUploads += failed
-            say(String(format: "warm-up at %.0f req/s × %.0f s (not counted): ", options.rate, options.warmup) + report.summary)
+            say(String(format: "warm-up at %.0f req/s × %g s (not counted): ", options.rate, options.warmup) + report.summary)
         }
         for target in rates {
             let (report, failed) = try await runStep(rate: target, seconds: options.duration)
