@@ -50,6 +50,7 @@ scripts/load.sh --debug --devices 5 --rate 20 --step 20 --max-rate 40 --p99-limi
   { echo "bench smoke: load.sh devices exited non-zero" >&2; fail=1; }
 expect "$out/load.txt" "^warm-up at 20 req/s × 1 s \(not counted\): achieved [0-9]+ req/s \(20 ok, 0 failed\)" \
   "^rate 20 req/s × 1 s: achieved [0-9]+ req/s \(20 ok, 0 failed\); latency ms p50 .* p99\.9 .* max" \
+  "^  CPU: servers [0-9.]+ cores, [0-9.]+ ms per upload answered; beekon-load [0-9.]+ cores" \
   "^rate 40 req/s" "^saturation: " "^read back 800 fixes: 0 lost, 0 stored twice"
 scripts/load.sh --debug --postgres --instances 2 --viewers 6 --devices 2 --batch 1 --rate 10 --duration 1 > "$out/viewers.txt" ||
   { echo "bench smoke: load.sh viewers exited non-zero" >&2; fail=1; }

@@ -32,7 +32,7 @@ struct BeekonLoadCommand: AsyncParsableCommand {
     @Option(help: "p99 (ms) above which a step counts as saturated.") var p99Limit = 100.0
     @Option(help: "SSE viewers on GET /v1/live, spread over the URLs (loopback URLs only); devices upload at --rate meanwhile.")
     var viewers: Int?
-    @Option(help: "PID of a server to read RSS from (repeatable; viewers mode).") var serverPid: [Int32] = []
+    @Option(help: "PID of a server to read CPU (each step) and RSS (viewers mode) from (repeatable).") var serverPid: [Int32] = []
     @Option(help: "Most HTTP/1.1 connections per server URL.") var connections = 512
 
     func validate() throws {

@@ -26,14 +26,15 @@ struct DevicesRun {
         // growing) are not its steady state: a warm-up at the first rate, reported apart, keeps
         // them out of the first step's p99. Its uploads count for the read-back like any other.
         if options.warmup > 0 {
-            let (report, failed) = try await runStep(rate: options.rate, seconds: options.warmup)
+            let (report, failed, _) = try await runStep(rate: options.rate, seconds: options.warmup)
             failedUploads += failed
             say(String(format: "warm-up at %.0f req/s × %g s (not counted): ", options.rate, options.warmup) + report.summary)
         }
         for target in rates {
-            let (report, failed) = try await runStep(rate: target, seconds: options.duration)
+            let (report, failed, cpu) = try await runStep(rate: target, seconds: options.duration)
             failedUploads += failed
             say(String(format: "rate %.0f req/s × %.0f s: ", target, options.duration) + report.summary)
+            if let cpu { say(cpu) }
             guard options.step != nil else { break }
             if let reason = rule.verdict(target: target, report) {
                 say(
@@ -51,16 +52,21 @@ struct DevicesRun {
         return check.isClean && retried == 0
     }
 
-    /// One open-loop run at `rate` for `seconds`; its report and the uploads that were not answered 200.
+    /// One open-loop run at `rate` for `seconds`; its report, the uploads that were not answered
+    /// 200, and with `--server-pid` a line of the CPU the servers and this tool used meanwhile
+    /// (per upload answered: a regression in the server's CPU per upload shows as a number).
     /// The uploads go out through ``OpenLoopSender`` (one event loop, no task per request); the
     /// requests are prepared before the first one is due.
-    private func runStep(rate: Double, seconds: Double) async throws -> (LatencyReport, [DeviceFleet.Upload]) {
+    private func runStep(rate: Double, seconds: Double) async throws -> (LatencyReport, [DeviceFleet.Upload], String?) {
         let schedule = OpenLoopSchedule(rate: rate, duration: seconds)
         let uploads = (0..<schedule.count).map { fleet.upload(device: $0 % fleet.installs.count, fixes: options.batch, gzip: options.gzip) }
         let requests = uploads.indices.map { prepared(uploads[$0], to: $0 % targets.count) }
         let recorder = LatencyRecorder()
         let failed = Locked<[DeviceFleet.Upload]>([])
         let last = Locked(Duration.zero)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let cpuBefore = (own: ProcessCPU.seconds(pid: getpid()), servers: options.serverPid.map(ProcessCPU.seconds))
         try await sender.send(requests, on: schedule) { answer in
             last.withLock { $0 = max($0, answer.answeredAfter) }
             recorder.record(answer.latency, failure: answer.failure)
@@ -71,7 +77,19 @@ struct DevicesRun {
         // Achieved = answered / (first due → last answer), never over the scheduled window: a run
         // whose answers keep up achieves its target; one that falls behind shows it.
         let seconds = max(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, Double(schedule.count) / rate)
-        return (recorder.report(elapsed: seconds), failed.value)
+        let report = recorder.report(elapsed: seconds)
+        var cpu: String?
+        if !options.serverPid.isEmpty {
+            let took = (clock.now - started).components
+            let wall = max(1e-3, Double(took.seconds) + Double(took.attoseconds) / 1e18)
+            let servers = options.serverPid.map(ProcessCPU.seconds).reduce(0, +) - cpuBefore.servers.reduce(0, +)
+            let own = ProcessCPU.seconds(pid: getpid()) - cpuBefore.own
+            let answered = max(1, schedule.count - failed.value.count)
+            cpu = String(
+                format: "  CPU: servers %.2f cores, %.3f ms per upload answered; beekon-load %.2f cores", servers / wall,
+                servers * 1000 / Double(answered), own / wall)
+        }
+        return (report, failed.value, cpu)
     }
 
     /// `upload` as a `POST /v1/locations` to target `target`, head and body encoded once.

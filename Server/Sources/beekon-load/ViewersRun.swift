@@ -163,18 +163,7 @@ struct ViewersRun {
 
     /// CPU seconds (user + system) used so far by this process and by each server.
     private func cpuSeconds() -> (own: Double, servers: [Double]) {
-        (Self.cpuSeconds(pid: getpid()), options.serverPid.map(Self.cpuSeconds))
-    }
-
-    /// User + system CPU seconds of `pid` from `/proc/<pid>/stat` (0 when unreadable).
-    private static func cpuSeconds(pid: Int32) -> Double {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = text.lastIndex(of: ")")
-        else { return 0 }
-        // After "pid (comm)": field 3 is the state; utime and stime are fields 14 and 15.
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        (ProcessCPU.seconds(pid: getpid()), options.serverPid.map(ProcessCPU.seconds))
     }
 
     /// The server's live-stream stages from its `/metrics` (mean and max of the log read and of
