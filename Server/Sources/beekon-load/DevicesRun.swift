@@ -73,15 +73,13 @@ struct DevicesRun {
             let upload = uploads[answer.index]
             if answer.failure == nil { fleet.acknowledged(upload) } else { failed.withLock { $0.append(upload) } }
         }.get()
-        let elapsed = last.value.components
         // Achieved = answered / (first due → last answer), never over the scheduled window: a run
         // whose answers keep up achieves its target; one that falls behind shows it.
-        let seconds = max(Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18, Double(schedule.count) / rate)
+        let seconds = max(Self.seconds(last.value), Double(schedule.count) / rate)
         let report = recorder.report(elapsed: seconds)
         var cpu: String?
         if !options.serverPid.isEmpty {
-            let took = (clock.now - started).components
-            let wall = max(1e-3, Double(took.seconds) + Double(took.attoseconds) / 1e18)
+            let wall = max(1e-3, Self.seconds(clock.now - started))
             let servers = options.serverPid.map(ProcessCPU.seconds).reduce(0, +) - cpuBefore.servers.reduce(0, +)
             let own = ProcessCPU.seconds(pid: getpid()) - cpuBefore.own
             let answered = max(1, schedule.count - failed.value.count)
@@ -90,6 +88,11 @@ struct DevicesRun {
                 servers * 1000 / Double(answered), own / wall)
         }
         return (report, failed.value, cpu)
+    }
+
+    /// `duration` in seconds.
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// `upload` as a `POST /v1/locations` to target `target`, head and body encoded once.

@@ -251,6 +251,9 @@ extension Ingest {
             let install = Fixtures.ids.next()
             let bound = try await store.deviceBinding(subject: "device-1", claim: install, nowMillis: Fixtures.base)
             #expect(bound == DeviceBinding(installId: install, revoked: false))
+            // The binding is read on the inline connection, not through the pool.
+            let inline = Locked<[String]>([])
+            store.inlineReader.inDatabase { db in db.trace { event in inline.withLock { $0.append("\(event)") } } }
 
             var config = Configuration()
             config.busyMode = .timeout(60)
@@ -276,6 +279,7 @@ extension Ingest {
             defer { release.signal() }
             let during = try await store.deviceBinding(subject: "device-1", claim: install, nowMillis: Fixtures.base)
             #expect(during == DeviceBinding(installId: install, revoked: false), "the held revocation is not committed yet")
+            #expect(inline.value.contains { $0.contains("FROM device_bindings WHERE subject") }, "read inline")
             release.signal()
             for await _ in committed {}
             let after = try await store.deviceBinding(subject: "device-1", claim: install, nowMillis: Fixtures.base)

@@ -262,7 +262,7 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
     func inlineRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
             return try inlineReader.inDatabase(body)
-        } catch  where Self.isBusy(error) {
+        } catch let error where Self.isBusy(error) {
             return try await runOne(body)
         } catch {
             throw .queryFailed("\(error)")
