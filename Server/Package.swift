@@ -137,10 +137,13 @@ let package = Package(
         ),
         // The open-loop load generator's schedule, latency report, read-back check and SSE viewer
         // fleet (issue 32; scripts/load.sh). LiveBench shares the viewer fleet.
+        // <sys/epoll.h> for the viewer fleet's reader (Swift's Glibc module leaves it out).
+        .target(name: "CEpoll"),
         .target(
             name: "BeekonLoad",
             dependencies: [
                 "IngestLoopback",
+                "CEpoll",
                 .product(name: "BeekonPrimitives", package: "Beekon"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -169,6 +172,7 @@ let package = Package(
             name: "BeekonLoadTests",
             dependencies: [
                 "BeekonLoad",
+                "IngestLoopback",
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,16 +1,23 @@
 import BeekonPrimitives
+import CEpoll
 import Foundation
 import IngestLoopback
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Many raw SSE viewers on loopback sockets, read by one thread with poll(2). For every
+/// Many raw SSE viewers on loopback sockets, read by one thread with epoll(7). For every
 /// `fix` event it records when it arrived, keyed by the fix id (the payload starts with
 /// `{"id":"<uuid>"`). Used by LiveBench and by `beekon-load --viewers`.
 ///
-/// `@unchecked` for `fds` (set in `init`, closed after the reader thread ended) and `thread`;
-/// what several threads share is inside `counts`.
+/// epoll, not poll(2): a `poll` costs the kernel a look at every socket of the fleet, and
+/// while a server writes one event to its viewers the reader calls it again and again, each
+/// time finding a few sockets ready. At 10,000 viewers that made the reader use 10.4 s of
+/// CPU against the two servers' 15.4 s (issue 32), on the cores the servers and PostgreSQL
+/// share, so it slowed the very delivery it measured. `epoll_wait` costs only what is ready.
+///
+/// `@unchecked` for `fds` and `epoll` (set in `init`, closed after the reader thread ended) and
+/// `thread`; what several threads share is inside `counts`.
 public final class ViewerFleet: @unchecked Sendable {
     private struct Counts {
         var arrivals: [FixKey: [Double]] = [:]
@@ -21,7 +28,12 @@ public final class ViewerFleet: @unchecked Sendable {
     }
 
     private let counts = Locked(Counts())
+    /// Bumped after every read that changed ``received``, ``answered`` or ``closedByServer``:
+    /// a caller waits on it (``ChangeSignal/wait(timeout:_:)``) instead of polling.
+    public let changes = ChangeSignal()
     private var fds: [Int32] = []
+    /// The epoll instance every stream is registered with (its index as the event's data).
+    private let epoll: Int32
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
     private let now: @Sendable () -> Double
@@ -42,19 +54,30 @@ public final class ViewerFleet: @unchecked Sendable {
         now: @escaping @Sendable () -> Double = ViewerFleet.monotonicSeconds
     ) throws {
         self.now = now
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epoll >= 0 else { throw Failure(description: "epoll_create1: errno \(errno)") }
         for _ in 0..<count {
             guard let fd = LoopbackSocket.connect(port: port, receiveTimeout: 60) else {
-                for fd in fds { Glibc.close(fd) }
+                for fd in fds + [epoll] { Glibc.close(fd) }
                 throw Failure(description: "cannot connect viewer \(fds.count + 1) to port \(port)")
             }
             var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
             if let lastEventID { head += "Last-Event-ID: \(lastEventID)\r\n" }
             if let authorization { head += "Authorization: \(authorization)\r\n" }
             guard LoopbackSocket.sendAll(fd, Array((head + "\r\n").utf8)) else {
-                for fd in fds + [fd] { Glibc.close(fd) }
+                for fd in fds + [fd, epoll] { Glibc.close(fd) }
                 throw Failure(description: "cannot send viewer request")
             }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            // Level-triggered: a stream with more than one read's worth pending is reported again.
+            var interest = epoll_event()
+            interest.events = EPOLLIN.rawValue
+            interest.data.u32 = UInt32(fds.count)
+            guard epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &interest) == 0 else {
+                let code = errno
+                for fd in fds + [fd, epoll] { Glibc.close(fd) }
+                throw Failure(description: "epoll_ctl: errno \(code)")
+            }
             fds.append(fd)
         }
         let t = Thread { [self] in readLoop() }
@@ -96,36 +119,41 @@ public final class ViewerFleet: @unchecked Sendable {
         }
         guard wasRunning else { return }
         finished.wait()
-        for fd in fds { Glibc.close(fd) }
+        for fd in fds + [epoll] { Glibc.close(fd) }
     }
 
-    private static let marker = Array("data: {\"id\":\"".utf8)
     private static let head = Array("HTTP/1.1 ".utf8)
 
-    /// The reader stamps every fix found after a `poll` with the time `poll` returned, so its
-    /// own work must stay small next to the latencies it measures (issue 32: at 5,000 viewers
-    /// a thread, a per-read array copy and a `String` per fix per viewer made the client the
-    /// bottleneck). Each read is scanned in place (`memchr`, `memcmp`); only a partial frame's tail
-    /// is carried to the next read, and the ids go to the shared table once per `poll`.
+    /// The reader stamps every fix found after an `epoll_wait` with the time it returned, so
+    /// its own work must stay small next to the latencies it measures (issue 32: at 5,000
+    /// viewers a thread, a per-read array copy and a `String` per fix per viewer made the
+    /// client the bottleneck, and so did `poll(2)` over every socket). Each read is scanned in
+    /// place (`memchr`, `memcmp`); only a partial frame's tail is carried to the next read, and
+    /// the ids go to the shared table once per wait.
     private func readLoop() {
         defer { finished.signal() }
-        var polls = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var ready = [epoll_event](repeating: epoll_event(), count: 1_024)
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        var carries = [[UInt8]](repeating: [], count: polls.count)
-        var started = [Bool](repeating: false, count: polls.count)
+        var scanners = [FixScanner](repeating: FixScanner(), count: fds.count)
+        var started = [Bool](repeating: false, count: fds.count)
+        var open = [Bool](repeating: true, count: fds.count)
         var found: [FixKey] = []
         while !counts.withLock({ $0.stopped }) {
-            let n = poll(&polls, nfds_t(polls.count), 100)
+            let n = epoll_wait(epoll, &ready, Int32(ready.count), 100)
             guard n > 0 else { continue }
             let now = self.now()
             var heads = 0
             var closed = 0
             found.removeAll(keepingCapacity: true)
-            for i in polls.indices where polls[i].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-                let r = recv(polls[i].fd, &buffer, buffer.count, 0)
+            for k in 0..<Int(n) {
+                let i = Int(ready[k].data.u32)
+                guard i < fds.count, open[i] else { continue }
+                let r = recv(fds[i], &buffer, buffer.count, 0)
                 guard r > 0 else {
                     if r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                        polls[i].fd = -1  // poll(2) skips it from now on
+                        // Read no more: out of the interest list (the number stays open until `close()`).
+                        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, fds[i], nil)
+                        open[i] = false
                         closed += 1
                     }
                     continue
@@ -134,14 +162,7 @@ public final class ViewerFleet: @unchecked Sendable {
                     started[i] = true
                     if r >= Self.head.count, buffer[0..<Self.head.count].elementsEqual(Self.head) { heads += 1 }
                 }
-                if carries[i].isEmpty {
-                    let rest = buffer.withUnsafeBytes { Self.scan(UnsafeRawBufferPointer(rebasing: $0[0..<r]), into: &found) }
-                    if rest < r { carries[i] = Array(buffer[rest..<r]) }
-                } else {
-                    carries[i] += buffer[0..<r]
-                    let rest = carries[i].withUnsafeBytes { Self.scan($0, into: &found) }
-                    carries[i].removeFirst(rest)
-                }
+                buffer.withUnsafeBytes { scanners[i].feed(UnsafeRawBufferPointer(rebasing: $0[0..<r]), into: &found) }
             }
             guard heads > 0 || closed > 0 || !found.isEmpty else { continue }
             counts.withLock { c in
@@ -150,12 +171,34 @@ public final class ViewerFleet: @unchecked Sendable {
                 c.fixes += found.count
                 for key in found { c.arrivals[key, default: []].append(now) }
             }
+            changes.signal()
+        }
+    }
+}
+
+/// One stream's fix ids, read after read: each read is scanned in place (`memchr`, `memcmp`)
+/// and only a partial frame's tail is carried to the next read, so a frame cut anywhere (in its
+/// marker, in its id) is counted once, when its id is whole.
+struct FixScanner {
+    static let marker = Array("data: {\"id\":\"".utf8)
+    /// The unscanned tail of the previous reads.
+    private(set) var carry: [UInt8] = []
+
+    /// Appends the id of every frame completed by `bytes` (the stream's next read) to `found`.
+    mutating func feed(_ bytes: UnsafeRawBufferPointer, into found: inout [FixKey]) {
+        if carry.isEmpty {
+            let rest = Self.scan(bytes, into: &found)
+            if rest < bytes.count { carry = Array(bytes[rest...]) }
+        } else {
+            carry += bytes
+            let rest = carry.withUnsafeBytes { Self.scan($0, into: &found) }
+            carry.removeFirst(rest)
         }
     }
 
     /// Appends the id of every whole `data: {"id":"<uuid>"` in `bytes` to `found`; returns
     /// where the unscanned tail starts (a marker or id that may continue in the next read).
-    private static func scan(_ bytes: UnsafeRawBufferPointer, into found: inout [FixKey]) -> Int {
+    static func scan(_ bytes: UnsafeRawBufferPointer, into found: inout [FixKey]) -> Int {
         guard let base = bytes.baseAddress else { return 0 }
         var start = 0
         while start < bytes.count {
