@@ -45,17 +45,18 @@ expect "$out/slow.txt" "^slow-conns idle: healthz p50 [0-9.]+ p99 [0-9.]+ rss_mi
   "^slow-conns exhaust 400 at nofile 256: recovered_ms [0-9]+"
 
 # scripts/load.sh (issue 32): devices stepped twice on SQLite after a warm-up, with the read-back, then viewers
-# over two instances on one PostgreSQL with the delivery check; each exits non-zero on a loss.
+# over two instances on one PostgreSQL after a warm-up, with the delivery check; each exits non-zero on a loss.
 scripts/load.sh --debug --devices 5 --rate 20 --step 20 --max-rate 40 --p99-limit 60000 --duration 1 --warmup 1 > "$out/load.txt" ||
   { echo "bench smoke: load.sh devices exited non-zero" >&2; fail=1; }
 expect "$out/load.txt" "^warm-up at 20 req/s × 1 s \(not counted\): achieved [0-9]+ req/s \(20 ok, 0 failed\)" \
   "^rate 20 req/s × 1 s: achieved [0-9]+ req/s \(20 ok, 0 failed\); latency ms p50 .* p99\.9 .* max" \
   "^  CPU: servers [0-9.]+ cores, [0-9.]+ ms per upload answered; beekon-load [0-9.]+ cores" \
   "^rate 40 req/s" "^saturation: " "^read back 800 fixes: 0 lost, 0 stored twice"
-scripts/load.sh --debug --postgres --instances 2 --viewers 6 --devices 2 --batch 1 --rate 10 --duration 1 > "$out/viewers.txt" ||
-  { echo "bench smoke: load.sh viewers exited non-zero" >&2; fail=1; }
-expect "$out/viewers.txt" "^RSS idle: .* MiB per 1,000 idle viewers" "^commit→event latency .* p50 .* p99 " \
-  "^delivered 10 events to 6 viewers: 0 deliveries missing, 0 extra"
+scripts/load.sh --debug --postgres --instances 2 --viewers 6 --devices 2 --batch 1 --rate 10 --duration 1 --warmup 1 \
+  > "$out/viewers.txt" || { echo "bench smoke: load.sh viewers exited non-zero" >&2; fail=1; }
+expect "$out/viewers.txt" "^RSS idle: .* MiB per 1,000 idle viewers" \
+  "^warm-up at 10/s × 1 s \(not counted\): 10 uploads, upload → 200 p99 [0-9.]+ ms, 0 failed" \
+  "^commit→event latency .* p50 .* p99 " "^delivered 20 events to 6 viewers: 0 deliveries missing, 0 extra"
 
 # BeekonBench: every row at its tiny size (--tiny), P3 draining into the debug beekon-ingest.
 BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --tiny --runs 1 > "$out/sdk.txt"

@@ -24,7 +24,10 @@ struct BeekonLoadCommand: AsyncParsableCommand {
     @Option(help: "Fixes per upload.") var batch = 10
     @Option(help: "Uploads per second, open loop (the first step's rate with --step).") var rate = 100.0
     @Option(help: "Seconds per run (per step with --step).") var duration = 10.0
-    @Option(help: "Devices mode: seconds at --rate before the measured run, not counted (its fixes are read back with the rest).")
+    @Option(
+        help:
+            "Seconds at --rate before the measured run, not counted in the latency (devices mode reads its fixes back with the rest; viewers mode checks their delivery)."
+    )
     var warmup = 0.0
     @Flag(help: "Send bodies gzip-compressed.") var gzip = false
     @Option(help: "Step the rate up by this many req/s per step until saturation.") var step: Double?

@@ -10,6 +10,8 @@ import Foundation
 /// 200 (after the commit, so a lower bound) it is printed too. The difference between the two is
 /// the commit; the servers' `/metrics` split the rest into the log read and the fan-out, and
 /// the CPU each process used shows whether the viewers' reader (this process) keeps up.
+/// With `--warmup S`, S seconds of uploads at the rate come first: their events must reach
+/// every viewer, but their latency is not counted.
 struct ViewersRun {
     let http: LoadHTTP
     let fleet: DeviceFleet
@@ -38,11 +40,14 @@ struct ViewersRun {
             String(
                 format: "viewers: %d streams open in %.1f s (listen-queue overflows meanwhile, whole machine: %d)", viewers, now() - opened,
                 Self.listenOverflows() - overflowsBefore))
-        // Warm-up: one event reaches every stream, so each is delivering, then idle.
-        let warm = fleet.upload(device: 0, fixes: 1, gzip: false)
-        guard try await post(warm, to: urls[0]).status == 200 else { throw LoadHTTP.Failure(description: "warm-up upload failed") }
-        fleet.acknowledged(warm)
-        try await waitUntil("the warm-up event at every viewer") { fleets.reduce(0) { $0 + $1.received } >= viewers }
+        // Warm-up: one upload to each server (so none answers its first upload in the measured
+        // run), whose events reach every stream, so each is delivering, then idle.
+        for (i, url) in urls.enumerated() {
+            let warm = fleet.upload(device: i % fleet.installs.count, fixes: 1, gzip: false)
+            guard try await post(warm, to: url).status == 200 else { throw LoadHTTP.Failure(description: "warm-up upload failed") }
+            fleet.acknowledged(warm)
+        }
+        try await waitUntil("the warm-up events at every viewer") { fleets.reduce(0) { $0 + $1.received } >= viewers * urls.count }
         let rssIdle = options.serverPid.map(Self.rssKiB)
         if !options.serverPid.isEmpty {
             let grown = zip(rssBefore, rssIdle).reduce(0) { $0 + $1.1 - $1.0 }
@@ -53,29 +58,26 @@ struct ViewersRun {
                     options.serverPid.map(String.init).joined(separator: ","), Double(grown) / 1024 * 1000 / Double(viewers)))
         }
 
-        let schedule = OpenLoopSchedule(rate: options.rate, duration: options.duration)
-        let uploads = (0..<schedule.count).map { fleet.upload(device: $0 % fleet.installs.count, fixes: options.batch, gzip: options.gzip) }
-        let sentAt = SentTimes()
-        let failed = FailedUploadCount()
-        let cpuBefore = cpuSeconds()
-        await OpenLoop.run(schedule, clock: ContinuousClock()) { index, _ in
-            let upload = uploads[index]
-            let t0 = now()
-            do {
-                let (status, message) = try await post(upload, to: urls[index % urls.count])
-                if status == 200 {
-                    fleet.acknowledged(upload)
-                    sentAt.note(upload.fixIDs, t0, now())
-                } else {
-                    // The server's own reason, so a failure can be traced to the step that refused it.
-                    failed.note("HTTP \(status) \(message)")
-                }
-            } catch {
-                failed.note("\(error)")
-            }
+        // A warm-up at the rate (`--warmup`), not counted: a server's first uploads at a rate
+        // open database connections and prepare statements, and a device's first upload binds
+        // its credential; at 5 uploads/s the slowest answers of a run were all in its first 1.5 s.
+        var warmIDs: [String] = []
+        if options.warmup > 0 {
+            let (warm, failed, count) = await uploadPhase(seconds: options.warmup, now: now)
+            warmIDs = warm.ids
+            let answers = LatencyRecorder()
+            for (_, t0, t1) in warm.all { answers.record(.nanoseconds(Int64((t1 - t0) * 1e9))) }
+            let report = answers.report(elapsed: options.warmup)
+            say(
+                String(
+                    format: "warm-up at %.0f/s × %g s (not counted): %d uploads, upload → 200 p99 %.2f ms, %d failed%@", options.rate,
+                    options.warmup, count, report.millis(at: 99), failed.value, failed.reasons))
+            guard failed.value == 0 else { return false }
         }
+        let cpuBefore = cpuSeconds()
+        let (sentAt, failed, count) = await uploadPhase(seconds: options.duration, now: now)
         let ids = sentAt.ids
-        let expected = (ids.count + 1) * viewers
+        let expected = (warmIDs.count + ids.count + urls.count) * viewers
         do {
             try await waitUntil("every event at every viewer", timeout: 120) { fleets.reduce(0) { $0 + $1.received } >= expected }
         } catch {
@@ -96,10 +98,13 @@ struct ViewersRun {
             }
         }
         let delivered = recorder.report(elapsed: options.duration)
-        let check = DeliveryCheck.compare(ids: ids, viewers: viewers) { id in fleets.reduce(0) { $0 + $1.arrivals(of: id).count } }
+        // The warm-up's events must reach every viewer too; only their latency is not counted.
+        let check = DeliveryCheck.compare(ids: warmIDs + ids, viewers: viewers) { id in
+            fleets.reduce(0) { $0 + $1.arrivals(of: id).count }
+        }
         say(
             String(
-                format: "uploads: %d at %.0f/s × %.0f s, %d fixes each, %d failed%@", schedule.count, options.rate, options.duration,
+                format: "uploads: %d at %.0f/s × %.0f s, %d fixes each, %d failed%@", count, options.rate, options.duration,
                 options.batch, failed.value, failed.reasons))
         let closed = fleets.reduce(0) { $0 + $1.closedByServer }
         if closed > 0 { say("viewers: \(closed) streams closed by the server during the run") }
@@ -125,6 +130,34 @@ struct ViewersRun {
         if !options.serverPid.isEmpty { say("RSS under load: \(rssLoaded.map(String.init).joined(separator: "+")) KiB") }
         say(check.summary)
         return check.isClean && failed.value == 0
+    }
+
+    /// Uploads at `options.rate` for `seconds`, open loop, each to the next server in turn:
+    /// when each acknowledged fix was sent and answered, and the uploads that failed.
+    private func uploadPhase(
+        seconds: Double, now: @escaping @Sendable () -> Double
+    ) async -> (sent: SentTimes, failed: FailedUploadCount, count: Int) {
+        let schedule = OpenLoopSchedule(rate: options.rate, duration: seconds)
+        let uploads = (0..<schedule.count).map { fleet.upload(device: $0 % fleet.installs.count, fixes: options.batch, gzip: options.gzip) }
+        let sentAt = SentTimes()
+        let failed = FailedUploadCount()
+        await OpenLoop.run(schedule, clock: ContinuousClock()) { index, _ in
+            let upload = uploads[index]
+            let t0 = now()
+            do {
+                let (status, message) = try await post(upload, to: urls[index % urls.count])
+                if status == 200 {
+                    fleet.acknowledged(upload)
+                    sentAt.note(upload.fixIDs, t0, now())
+                } else {
+                    // The server's own reason, so a failure can be traced to the step that refused it.
+                    failed.note("HTTP \(status) \(message)")
+                }
+            } catch {
+                failed.note("\(error)")
+            }
+        }
+        return (sentAt, failed, schedule.count)
     }
 
     /// The upload's status and, when it was not 200, the answer's `message` (the server's reason).
