@@ -21,6 +21,31 @@ import Testing
         }
     }
 
+    /// Issue 32: a viewer sent events since the last tick gets no keep-alive at the next one (at
+    /// 10,000 viewers a keep-alive to each was a write wave as large as an event's); one sent
+    /// nothing during a tick's interval gets it at the tick after.
+    @Test func aViewerSentEventsSinceTheLastTickGetsNoKeepAlive() {
+        var rule = ViewerStallRule(beats: 0)
+        rule.noteSent()
+        #expect(rule.check(beats: 1, writable: true) == .none)
+        #expect(rule.check(beats: 2, writable: true) == .keepAlive)
+        rule.noteSent()
+        rule.noteSent()
+        #expect(rule.check(beats: 2, writable: true) == .none, "no new tick: nothing, and the note is kept")
+        #expect(rule.check(beats: 3, writable: true) == .none)
+        #expect(rule.check(beats: 4, writable: true) == .keepAlive)
+    }
+
+    /// Events written do not excuse a viewer that stays unwritable: the count and the close
+    /// are the same as without them (a viewer whose buffer filled with events is the slow one).
+    @Test func eventsSentDoNotExcuseAnUnwritableViewer() {
+        var rule = ViewerStallRule(beats: 0)
+        rule.noteSent()
+        #expect(rule.check(beats: 1, writable: false) == .wait)
+        rule.noteSent()
+        #expect(rule.check(beats: 2, writable: false) == .close(beats: 2))
+    }
+
     /// Unwritable at two consecutive ticks: closed at the second, counting from the subscription.
     @Test func twoConsecutiveUnwritableTicksClose() {
         var rule = ViewerStallRule(beats: 3)

@@ -119,7 +119,8 @@ struct LiveStream: Sendable {
         // A share's stream re-checks its share (revocation, expiry) at every re-check tick.
         let subscription = hub.subscribe(share: start.grant.shareId)
         let closing = Locked(false)
-        var beatsSeen = hub.beats
+        // The Hummingbird route cannot see writability: only the keep-alive part of the rule applies.
+        var stall = ViewerStallRule(beats: hub.beats)
         // A viewer that hung up ends the stream at once, not at the next write (issue 28, finding 5).
         let presence = ClientPresence.current
         let goneKey = presence?.onGone {
@@ -137,13 +138,12 @@ struct LiveStream: Sendable {
             try await withGracefulShutdownHandler {
                 while !closing.value {
                     if !(await start.grant.stillValid()) { break }
-                    if let next = try await deliver(after: cursor, into: &writer) {
+                    if let (next, wrote) = try await deliver(after: cursor, into: &writer) {
                         cursor = next
+                        if wrote { stall.noteSent() }
                         continue
                     }
-                    let beats = hub.beats
-                    if beats != beatsSeen {
-                        beatsSeen = beats
+                    if stall.check(beats: hub.beats, writable: true) == .keepAlive {
                         try await writer.write(ByteBuffer(string: LiveStart.keepAlive))
                     }
                     guard await signals.next() != nil else { break }
@@ -158,8 +158,9 @@ struct LiveStream: Sendable {
         try? await writer.finish(nil)
     }
 
-    /// Writes the next events after `cursor`; returns the new cursor, or nil when there is nothing new.
-    private func deliver(after cursor: Int64, into writer: inout any ResponseBodyWriter) async throws -> Int64? {
+    /// Writes the next events after `cursor` this viewer may see; returns the new cursor and
+    /// whether anything was written, or nil when there is nothing new.
+    private func deliver(after cursor: Int64, into writer: inout any ResponseBodyWriter) async throws -> (Int64, Bool)? {
         var events: [LiveEvent]
         var shared: LiveFrameCache?
         switch controller.hub.fetch(after: cursor, limit: LiveController.page) {
@@ -173,7 +174,8 @@ struct LiveStream: Sendable {
         }
         guard let last = events.last else { return nil }
         let out = start.frames(events, nowMillis: WireTimestamp(controller.now()).millis, shared: shared)
-        if out.readableBytes > 0 { try await writer.write(out) }
-        return last.seq
+        guard out.readableBytes > 0 else { return (last.seq, false) }
+        try await writer.write(out)
+        return (last.seq, true)
     }
 }

@@ -240,11 +240,12 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let out = start.frames(events, nowMillis: WireTimestamp(controller.now()).millis, shared: shared)
         guard out.readableBytes > 0 else { return false }
         context.write(wrapOutboundOut(.body(out)), promise: nil)
+        stall.noteSent()
         return true
     }
 
-    /// Runs the slow-viewer rule at each check: a keep-alive comment at a new heartbeat tick,
-    /// or the close of a viewer that stayed unwritable.
+    /// Runs the slow-viewer rule at each check: a keep-alive comment at a new heartbeat tick
+    /// (unless events went out since the last one), or the close of a viewer that stayed unwritable.
     private func heartbeat(context: ChannelHandlerContext) {
         switch stall.check(beats: controller.hub.beats, writable: context.channel.isWritable) {
         case .none, .wait: break
