@@ -4,6 +4,7 @@ import BeekonTesting
 import HummingbirdCore
 import NIOCore
 import NIOEmbedded
+import NIOHTTP1
 import Testing
 
 /// The first-request sniffer that sends `GET /v1/live` connections to the event-driven
@@ -213,5 +214,30 @@ import Testing
             }
             #expect(handed == nil, "nothing handed to Hummingbird (sniffer: \(sniffed))")
         }
+    }
+}
+
+/// The event-driven stream frames its chunks itself once NIO's response encoder has left the
+/// pipeline (issue 32); the reference is that encoder: in an `EmbeddedChannel`, the bytes it
+/// writes for a body part of each size are the bytes of ``LiveViewerHandler/chunk(_:allocator:)``.
+@Suite struct LiveChunkFramingTests {
+    @Test(arguments: [1, 9, 15, 16, 17, 255, 256, 4_095, 4_096, 65_537])
+    func aChunkIsWhatNIOsEncoderWrites(size: Int) throws {
+        let channel = EmbeddedChannel(handler: HTTPResponseEncoder())
+        defer { _ = try? channel.finish() }
+        var head = HTTPResponseHead(version: .http1_1, status: .ok)
+        head.headers.add(name: "content-type", value: "text/event-stream")
+        try channel.writeOutbound(HTTPServerResponsePart.head(head))
+        while try channel.readOutbound(as: ByteBuffer.self) != nil {}
+        let payload = ByteBuffer(bytes: (0..<size).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        try channel.writeOutbound(HTTPServerResponsePart.body(.byteBuffer(payload)))
+        var expected = ByteBuffer()
+        while var part = try channel.readOutbound(as: ByteBuffer.self) { expected.writeBuffer(&part) }
+        let chunk = try #require(LiveViewerHandler.chunk(payload, allocator: ByteBufferAllocator()))
+        #expect(chunk == expected, "a \(size)-byte chunk")
+    }
+
+    @Test func anEmptyPayloadIsNoChunk() {
+        #expect(LiveViewerHandler.chunk(ByteBuffer(), allocator: ByteBufferAllocator()) == nil)
     }
 }
