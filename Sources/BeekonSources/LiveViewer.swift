@@ -55,7 +55,10 @@ public final class LiveViewer: Sendable {
     private let state: Locked<(lastEventID: String?, backoff: LiveBackoff, retryMillis: Int?)>
 
     /// Creates a viewer. `lastEventID` resumes an earlier session; `idleTimeout` (default
-    /// 45 s, three server heartbeats) ends a connection on which nothing arrives.
+    /// 45 s) ends a connection on which nothing arrives. The server writes to a stream at least
+    /// every two heartbeat ticks (an event, or a comment when there was none since the last
+    /// tick): 30 s at its default `--live-heartbeat` of 15 s, so keep this above twice the
+    /// server's heartbeat.
     public init(
         url: URL, headers: [String: String] = [:], lastEventID: String? = nil, backoff: LiveBackoff = LiveBackoff(),
         clock: any BeekonClock = SystemClock(), idleTimeout: TimeInterval = 45,

@@ -176,9 +176,9 @@ public final class ViewerFleet: @unchecked Sendable {
     }
 }
 
-/// One stream's fix ids, read after read: each read is scanned in place (`memchr`, `memcmp`)
-/// and only a partial frame's tail is carried to the next read, so a frame cut anywhere (in its
-/// marker, in its id) is counted once, when its id is whole.
+/// One stream's fix ids, read after read: a read is scanned in place (`memchr`, `memcmp`) and
+/// only a partial frame's tail is carried to the next read (which is then scanned with it), so
+/// a frame cut anywhere (in its marker, in its id) is counted once, when its id is whole.
 struct FixScanner {
     static let marker = Array("data: {\"id\":\"".utf8)
     /// The unscanned tail of the previous reads.
@@ -190,9 +190,10 @@ struct FixScanner {
             let rest = Self.scan(bytes, into: &found)
             if rest < bytes.count { carry = Array(bytes[rest...]) }
         } else {
+            // A frame cut by the last read: scanned with this one (rare: see `scan`).
             carry += bytes
             let rest = carry.withUnsafeBytes { Self.scan($0, into: &found) }
-            carry.removeFirst(rest)
+            carry = Array(carry[rest...])
         }
     }
 
@@ -208,8 +209,12 @@ struct FixScanner {
             found.append(FixKey(UnsafeRawBufferPointer(rebasing: bytes[idStart..<idStart + 36])))
             start = idStart + 36
         }
-        // Keep what could be the start of a marker cut by the end of this read.
-        return max(start, bytes.count - marker.count + 1)
+        // Keep only what could be the start of a marker cut by the end of this read: the longest
+        // tail that is a prefix of the marker (usually none: a read mostly ends with a frame's
+        // blank line, so the next read is scanned in place, not copied).
+        var keep = min(marker.count - 1, bytes.count - start)
+        while keep > 0, memcmp(base + bytes.count - keep, marker, keep) != 0 { keep -= 1 }
+        return bytes.count - keep
     }
 
     /// Where the next marker starts in `base[from..<count]`: `memchr` for its first byte, then `memcmp`.

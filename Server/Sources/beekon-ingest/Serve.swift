@@ -22,7 +22,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Cap on the body after gunzip in bytes (a 1,000-fix batch is ~0.3 MB).") var maxDecompressedBytes = 4 * 1024 * 1024
     @Option(help: "Seconds after which a device's newest fix counts as stale.") var staleAfter = 900
     @Option(help: "Seconds a request may wait for PostgreSQL before it is answered 503 (1-300).") var databaseTimeout = 10
-    @Option(help: "Seconds between heartbeat comments on GET /v1/live.") var liveHeartbeat = 15.0
+    @Option(help: "Seconds between heartbeat comments on GET /v1/live (to streams that carried no event since the last).")
+    var liveHeartbeat = 15.0
     @Option(help: "Seconds a new connection may take to send its first request's whole head before it is closed.")
     var firstRequestTimeout = 10.0
     @Option(help: "Seconds a keep-alive connection may idle between requests (the next head included) before it is closed.")

@@ -73,6 +73,9 @@ struct ViewersRun {
                     format: "warm-up at %.0f/s × %g s (not counted): %d uploads, upload → 200 p99 %.2f ms, %d failed%@", options.rate,
                     options.warmup, count, report.millis(at: 99), failed.value, failed.reasons))
             guard failed.value == 0 else { return false }
+            // Its deliveries end before the measured run starts, so they neither delay it nor count in its CPU.
+            let warmed = (warmIDs.count + urls.count) * viewers
+            try await waitUntil("the warm-up's events at every viewer", timeout: 120) { fleets.reduce(0) { $0 + $1.received } >= warmed }
         }
         let cpuBefore = cpuSeconds()
         let (sentAt, failed, count) = await uploadPhase(seconds: options.duration, now: now)

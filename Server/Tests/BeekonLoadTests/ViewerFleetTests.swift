@@ -53,6 +53,20 @@ struct ViewerFleetTests {
         #expect(found == Self.ids.map(Self.key))
     }
 
+    @Test("reads that end between frames leave nothing carried, so the next read is scanned in place")
+    func framesWholeLeaveNoCarry() {
+        var scanner = FixScanner()
+        var found: [FixKey] = []
+        for (n, id) in Self.ids.enumerated() {
+            let frame = Array("id: \(n + 1)\nevent: fix\ndata: {\"id\":\"\(id)\",\"latitude\":52.5}\n\n".utf8)
+            frame.withUnsafeBytes { scanner.feed($0, into: &found) }
+            #expect(scanner.carry.isEmpty, "after frame \(n + 1)")
+        }
+        Array(": keep-alive\n\nda".utf8).withUnsafeBytes { scanner.feed($0, into: &found) }
+        #expect(scanner.carry == Array("da".utf8), "a tail that may begin a marker is kept")
+        #expect(found == Self.ids.map(Self.key))
+    }
+
     @Test("every stream of a real loopback server is answered, each fix counted once per viewer, each end seen")
     func readsEveryStream() async throws {
         let viewers = 5

@@ -13,7 +13,8 @@ import ServiceLifecycle
 /// store, then live ones from the hub — one cursor throughout, so nothing is skipped or
 /// sent twice at the switch. Without it the stream starts at the current head. A cursor
 /// older than the retention mark (or newer than anything stored) gets a `reset` event
-/// whose id is the head. A comment line goes out at every heartbeat tick of the hub; `retry:` is sent first.
+/// whose id is the head. A comment line goes out at a heartbeat tick of the hub to a stream that
+/// carried no event since the previous tick (``ViewerStallRule``); `retry:` is sent first.
 struct LiveController: Sendable {
     let store: any LocationStore
     let hub: LiveHub

@@ -75,6 +75,8 @@ struct LiveServerChannel: ServerChildChannel {
                                 ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer))
                         }
                         let pipeline = channel.pipeline.syncOperations
+                        // No pipelining assistant and no header validator: once the head is out,
+                        // LiveViewerHandler removes the HTTP handlers and writes chunks itself.
                         try pipeline.configureHTTPServerPipeline(
                             withPipeliningAssistance: false, withErrorHandling: true, withOutboundHeaderValidation: false,
                             withEncoderConfiguration: .init(), withDecoderLimitConfiguration: .init())

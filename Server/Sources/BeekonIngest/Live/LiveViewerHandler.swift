@@ -166,7 +166,11 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
     ///   making three writes of it) was about a sixth of the servers' CPU (0.82–0.87× without it).
     private static func dropHTTPCodecs(context: ChannelHandlerContext) -> Bool {
         let pipeline = context.pipeline.syncOperations
-        guard let decoder = try? pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self),
+        // Any other HTTP handler (a pipelining assistant, a header validator) would take the raw
+        // chunks for a typed part and fail: ``LiveServerChannel`` configures neither.
+        guard (try? pipeline.context(handlerType: HTTPServerPipelineHandler.self)) == nil,
+            (try? pipeline.context(handlerType: NIOHTTPResponseHeadersValidator.self)) == nil,
+            let decoder = try? pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self),
             let errors = try? pipeline.context(handlerType: HTTPServerProtocolErrorHandler.self),
             let codec = try? pipeline.context(handlerType: HTTP1ToHTTPServerCodec.self),
             let encoder = try? pipeline.context(handlerType: HTTPResponseEncoder.self),
@@ -203,7 +207,8 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
     private static let hex = Array("0123456789abcdef".utf8)
     /// The last chunk of a chunked body (no trailers).
     private static let lastChunk = ByteBuffer(string: "0\r\n\r\n")
-    private static let keepAliveChunk = ByteBuffer(string: LiveStart.keepAlive)
+    /// The keep-alive comment, framed once.
+    private static let keepAliveChunk = chunk(ByteBuffer(string: LiveStart.keepAlive), allocator: ByteBufferAllocator())!
 
     // MARK: Delivering
 
@@ -297,8 +302,7 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch stall.check(beats: controller.hub.beats, writable: context.channel.isWritable) {
         case .none, .wait: break
         case .keepAlive:
-            writeChunk(Self.keepAliveChunk, context: context)
-            context.flush()
+            context.writeAndFlush(NIOAny(Self.keepAliveChunk), promise: nil)
         case .close(let beats):
             controller.hub.noteStalled()
             close(reason: "the viewer stopped reading (not writable for \(beats) heartbeats)")
