@@ -98,19 +98,20 @@ struct AgentSyncTests {
     }
 
     /// SY-11: a server that answers after the agent's request deadline
-    /// (`sync.requestTimeoutSeconds`, 10 s here: a replay ends well inside it even on a loaded
-    /// machine) neither stalls tracking nor loses the batch:
+    /// (`sync.requestTimeoutSeconds`, 40 s here: the replay must end inside it, and on a
+    /// loaded two-core machine whose disk stalls a clean-clone CI run saw it take longer than
+    /// the 10 s this test had) neither stalls tracking nor loses the batch:
     /// the replay runs to its end while the request hangs, the request times out, and the
-    /// batch is re-sent with the same id.
+    /// batch is re-sent with the same id. The receiver would answer after 120 s; it is stopped first.
     @Test func serverSlowerThanTheDeadlineTimesOutAndTheBatchIsResent() async throws {
         let tmp = TempDir()
-        let receiver = try FaultyReceiver(script: [.answerLate(seconds: 25)])
+        let receiver = try FaultyReceiver(script: [.answerLate(seconds: 120)])
         defer { receiver.stop() }
         let db = tmp.path("agent.sqlite")
-        let config = try Self.syncConfig(tmp, url: receiver.url, requestTimeout: 10)
+        let config = try Self.syncConfig(tmp, url: receiver.url, requestTimeout: 40)
         let agent = try AgentProcess(Self.trackArgs(db: db, config: config, drainTimeout: 80))
         try await receiver.waitFor("the first upload") { $0.count >= 1 }
-        _ = try await agent.waitForLine(timeout: .seconds(30), "the end of the replay") { $0.hasPrefix("source ended") }
+        _ = try await agent.waitForLine(timeout: .seconds(60), "the end of the replay") { $0.hasPrefix("source ended") }
         #expect(receiver.received.count == 1, "the first upload is still hanging when the replay ends")
         let run = try await agent.waitForExit(timeout: .seconds(120))
         #expect(run.status == 0 && !run.signalled, "exit \(run.status): \(run.stderr)")
