@@ -136,7 +136,6 @@ public final class ViewerFleet: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var scanners = [FixScanner](repeating: FixScanner(), count: fds.count)
         var started = [Bool](repeating: false, count: fds.count)
-        var open = [Bool](repeating: true, count: fds.count)
         var found: [FixKey] = []
         while !counts.withLock({ $0.stopped }) {
             let n = epoll_wait(epoll, &ready, Int32(ready.count), 100)
@@ -147,13 +146,13 @@ public final class ViewerFleet: @unchecked Sendable {
             found.removeAll(keepingCapacity: true)
             for k in 0..<Int(n) {
                 let i = Int(ready[k].data.u32)
-                guard i < fds.count, open[i] else { continue }
+                guard i < fds.count else { continue }
                 let r = recv(fds[i], &buffer, buffer.count, 0)
                 guard r > 0 else {
                     if r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                        // Read no more: out of the interest list (the number stays open until `close()`).
+                        // Read no more: out of the interest list, so no later wait reports it (the
+                        // number stays open until `close()`; one wait reports a stream at most once).
                         _ = epoll_ctl(epoll, EPOLL_CTL_DEL, fds[i], nil)
-                        open[i] = false
                         closed += 1
                     }
                     continue

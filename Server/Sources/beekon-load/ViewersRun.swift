@@ -65,9 +65,7 @@ struct ViewersRun {
         if options.warmup > 0 {
             let (warm, failed, count) = await uploadPhase(seconds: options.warmup, now: now)
             warmIDs = warm.ids
-            let answers = LatencyRecorder()
-            for (_, t0, t1) in warm.all { answers.record(.nanoseconds(Int64((t1 - t0) * 1e9))) }
-            let report = answers.report(elapsed: options.warmup)
+            let report = warm.answers(elapsed: options.warmup)
             say(
                 String(
                     format: "warm-up at %.0f/s × %g s (not counted): %d uploads, upload → 200 p99 %.2f ms, %d failed%@", options.rate,
@@ -90,9 +88,7 @@ struct ViewersRun {
         let cpuAfter = cpuSeconds()
         let recorder = LatencyRecorder()
         let afterAck = LatencyRecorder()
-        let commit = LatencyRecorder()
         for (id, t0, t1) in sentAt.all {
-            commit.record(.nanoseconds(Int64((t1 - t0) * 1e9)))
             for fleet in fleets {
                 for arrival in fleet.arrivals(of: id) {
                     recorder.record(.nanoseconds(Int64((arrival - t0) * 1e9)))
@@ -118,7 +114,7 @@ struct ViewersRun {
                 delivered.ok, delivered.millis(at: 50), delivered.millis(at: 90), delivered.millis(at: 99), delivered.millis(at: 99.9),
                 delivered.millis(at: 100)))
         let acked = afterAck.report(elapsed: options.duration)
-        let committed = commit.report(elapsed: options.duration)
+        let committed = sentAt.answers(elapsed: options.duration)
         say(
             String(
                 format: "  of which upload sent → 200 (the commit), per fix: p50 %.2f ms p99 %.2f ms; "
@@ -233,6 +229,13 @@ final class SentTimes: Sendable {
     func note(_ ids: [String], _ t0: Double, _ t1: Double) { times.withLock { times in times += ids.map { ($0, t0, t1) } } }
     var all: [(String, Double, Double)] { times.value }
     var ids: [String] { all.map(\.0) }
+
+    /// Upload sent → 200, one value per acknowledged fix, over a phase of `elapsed` seconds.
+    func answers(elapsed: Double) -> LatencyReport {
+        let recorder = LatencyRecorder()
+        for (_, t0, t1) in all { recorder.record(.nanoseconds(Int64((t1 - t0) * 1e9))) }
+        return recorder.report(elapsed: elapsed)
+    }
 }
 
 /// Uploads not answered 200, and why.

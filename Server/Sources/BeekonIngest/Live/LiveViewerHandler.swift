@@ -193,18 +193,13 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let size = payload.readableBytes
         guard size > 0 else { return nil }
         var chunk = allocator.buffer(capacity: size + 20)
-        var digits = 0
-        while size >> (4 * digits) > 0 { digits += 1 }
-        for shift in stride(from: 4 * (digits - 1), through: 0, by: -4) {
-            chunk.writeInteger(hex[(size >> shift) & 0xF])
-        }
+        chunk.writeString(String(size, radix: 16))  // a small string: stored inline, no allocation
         chunk.writeStaticString("\r\n")
         chunk.writeImmutableBuffer(payload)
         chunk.writeStaticString("\r\n")
         return chunk
     }
 
-    private static let hex = Array("0123456789abcdef".utf8)
     /// The last chunk of a chunked body (no trailers).
     private static let lastChunk = ByteBuffer(string: "0\r\n\r\n")
     /// The keep-alive comment, framed once.
