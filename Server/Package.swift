@@ -77,13 +77,17 @@ let package = Package(
             ]
         ),
         // A throw-away PostgreSQL cluster for the tests and the benchmark (not a product).
-        .target(name: "PostgresTestCluster", dependencies: ["IngestLoopback"]),
+        // posix_spawn with the child-side chdir and close_range file actions (glibc, _GNU_SOURCE),
+        // and the one child-process type of the tests and tools built on it.
+        .target(name: "CSpawn"),
+        .target(name: "ProcessSpawn", dependencies: ["CSpawn"]),
+        .target(name: "PostgresTestCluster", dependencies: ["IngestLoopback", "ProcessSpawn"]),
         // The fault-injecting proxy, child processes and server process of the Server tests
         // and the chaos harness: one implementation for both (not a product).
         .target(
             name: "BeekonChaos",
             dependencies: [
-                "BeekonIngest", "IngestLoopback", .product(name: "BeekonWire", package: "Beekon"),
+                "BeekonIngest", "IngestLoopback", "ProcessSpawn", .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "BeekonGzip", package: "Beekon"), .product(name: "BeekonPrimitives", package: "Beekon"),
             ]
         ),
@@ -182,7 +186,7 @@ let package = Package(
         .testTarget(
             name: "BeekonIngestTests",
             dependencies: [
-                "BeekonIngest", "BeekonChaos", "PostgresTestCluster", "IngestLoopback",
+                "BeekonIngest", "BeekonChaos", "PostgresTestCluster", "IngestLoopback", "ProcessSpawn",
                 .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "BeekonGzip", package: "Beekon"),
                 .product(name: "BeekonPrimitives", package: "Beekon"),

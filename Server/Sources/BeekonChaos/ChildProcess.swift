@@ -1,5 +1,6 @@
 import Foundation
 import IngestLoopback
+import ProcessSpawn
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -31,8 +32,8 @@ package final class ChildProcess: @unchecked Sendable {
         package var description: String
     }
 
-    /// The Foundation process (started).
-    package let process = Process()
+    /// The process (started).
+    private var process: SpawnedProcess!
     private let outPath: String
     private let errPath: String
     private let condition = NSCondition()
@@ -50,15 +51,10 @@ package final class ChildProcess: @unchecked Sendable {
         let copy = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
         let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         let pipe = Pipe()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardOutput = pipe
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        process.terminationHandler = { [weak self] _ in self?.changed() }
-        try process.run()
-        try? err.close()
+        defer { try? err.close() }
+        process = try SpawnedProcess(
+            executable.path, arguments, directory: directory, stdout: pipe.fileHandleForWriting.fileDescriptor, stderr: err.fileDescriptor,
+            onExit: { [weak self] _ in self?.changed() })
         try? pipe.fileHandleForWriting.close()
         let reader = pipe.fileHandleForReading
         Thread { [self] in
@@ -82,7 +78,9 @@ package final class ChildProcess: @unchecked Sendable {
     }
 
     /// Its process id.
-    package var pid: Int32 { process.processIdentifier }
+    package var pid: Int32 { process.pid }
+    /// The arguments it was started with.
+    package var arguments: [String] { process.arguments }
     /// What it printed on stdout so far.
     package var stdout: String { condition.withLock { String(decoding: output, as: UTF8.self) } }
     /// What it printed on stderr so far.
@@ -95,11 +93,14 @@ package final class ChildProcess: @unchecked Sendable {
     /// Sends `signal` (SIGKILL by default) if it still runs; false when it had already exited.
     @discardableResult
     package func kill(_ signal: Int32 = SIGKILL) -> Bool {
-        condition.withLock {
-            guard process.isRunning else { return false }
-            killedByUs = true
-            return sendSignal(pid, signal)
+        // Marked before the signal, so whoever sees the exit it causes sees the mark.
+        let before = condition.withLock { () -> Bool in
+            defer { killedByUs = true }
+            return killedByUs
         }
+        let sent = process.signal(signal)
+        if !sent && !before { condition.withLock { killedByUs = false } }
+        return sent
     }
 
     /// The first stdout line that `matches`, once printed; nil when the process exited
@@ -127,29 +128,22 @@ package final class ChildProcess: @unchecked Sendable {
         guard await exited(timeout: timeout) else {
             kill()
             throw Overrun(
-                description: "\(process.arguments?.prefix(2).joined(separator: " ") ?? "") did not finish within \(timeout); "
+                description: "\(arguments.prefix(2).joined(separator: " ")) did not finish within \(timeout); "
                     + "stdout:\n\(stdout.suffix(1500))\nstderr:\n\(stderr.suffix(1500))")
         }
         return outcome
     }
 
-    /// The outcome of a process that has exited.
+    /// The outcome of a process that has exited (status -1 while it runs).
     package var outcome: Outcome {
-        Outcome(
-            status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
-            stdout: stdout, stderr: stderr)
+        let exit = process.exited ?? SpawnedProcess.Exit(status: -1, signalled: false)
+        return Outcome(status: exit.status, signalled: exit.signalled, stdout: stdout, stderr: stderr)
     }
 
     /// Blocks (for synchronous callers, e.g. a `defer`) until it exited; its status (the
     /// signal number when killed), nil when `timeout` seconds passed first.
     package func waitForExit(timeout: Double) -> Int32? {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while process.isRunning {
-            guard condition.wait(until: deadline) || !process.isRunning else { return nil }
-        }
-        return process.terminationStatus
+        process.waitForExit(until: Date(timeIntervalSinceNow: timeout))?.status
     }
 
     /// Session ids from `started session …` / `resumed session …` lines of an agent's stdout.
@@ -164,13 +158,4 @@ package final class ChildProcess: @unchecked Sendable {
         condition.withLock { condition.broadcast() }
         changes.signal()
     }
-}
-
-/// `kill(2)`, named apart from `ChildProcess.kill(_:)`.
-private func sendSignal(_ pid: Int32, _ signal: Int32) -> Bool {
-    #if canImport(Glibc)
-        Glibc.kill(pid, signal) == 0
-    #else
-        Darwin.kill(pid, signal) == 0
-    #endif
 }

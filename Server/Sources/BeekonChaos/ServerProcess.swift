@@ -67,7 +67,7 @@ package struct ServerProcess: Sendable {
     /// SIGTERM and wait; the exit status (nil if it had to be SIGKILLed).
     @discardableResult
     package func terminate() -> Int32? {
-        guard child.isRunning else { return child.process.terminationStatus }
+        guard child.isRunning else { return child.outcome.status }
         child.kill(SIGTERM)
         // A failure bound: under a CPU hog a graceful shutdown has taken more than 20 s.
         if let status = waitForExit(timeout: 90) { return status }

@@ -1,5 +1,6 @@
 import Foundation
 import IngestLoopback
+import ProcessSpawn
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -113,30 +114,25 @@ package final class PostgresCluster: Sendable {
         }
     }
 
-    /// Runs a tool and waits for it with `waitpid`. (Foundation's `Process` would wait
-    /// until every inheritor of its descriptors exits — `pg_ctl start` leaves the server running.)
+    /// Runs a tool and waits for its exit, not for its output's end (`pg_ctl start` leaves the
+    /// server running; it inherits no descriptor of this process but its stdin and output file).
     @discardableResult
     static func run(_ tool: String, _ args: [String]) throws -> String {
         let outPath = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-cmd-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: outPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([tool] + args).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, tool, &actions, nil, argv, environ)
-        guard spawned == 0 else { throw Failure.command(tool, spawned, "posix_spawn failed") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let out = open(outPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard out >= 0 else { throw Failure.command(tool, errno, "cannot create \(outPath)") }
+        let process: SpawnedProcess
+        do {
+            defer { close(out) }
+            process = try SpawnedProcess(tool, args, directory: nil, stdout: out, stderr: out)
+        } catch {
+            throw Failure.command(tool, -1, "\(error)")
+        }
+        let exit = process.waitForExit()
         let output = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
-        let exited = status & 0x7f == 0
-        let code = (status >> 8) & 0xff
-        guard exited, code == 0 else {
-            throw Failure.command(([tool] + args).joined(separator: " "), exited ? code : -1, output)
+        guard let exit, !exit.signalled, exit.status == 0 else {
+            throw Failure.command(([tool] + args).joined(separator: " "), exit.map { $0.signalled ? -1 : $0.status } ?? -1, output)
         }
         return output
     }

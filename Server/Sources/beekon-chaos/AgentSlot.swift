@@ -66,7 +66,7 @@ final class AgentSlot: Sendable {
     var sessions: [String] { allRuns.flatMap { ChildProcess.sessions(in: $0.stdout) } }
 
     /// The arguments of every run (`track`, `sync`, …), for failure messages.
-    var runModes: [String] { allRuns.map { $0.process.arguments?.first ?? "?" } }
+    var runModes: [String] { allRuns.map { $0.arguments.first ?? "?" } }
 
     /// Writes the config: gate off, sync through the proxy under this agent's label, the
     /// static key or seeded tokens, and geofences on the track's way (crossings are stored

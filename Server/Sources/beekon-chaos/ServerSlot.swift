@@ -81,7 +81,7 @@ final class ServerSlot: Sendable {
         else { return }
         server.child.kill(SIGTERM)
         if await server.child.exited(timeout: .seconds(20)) {
-            let status = server.child.process.terminationStatus
+            let status = server.child.outcome.status
             if status != 0 { tally.crash("beekon-ingest exited \(status) on SIGTERM") }
         } else {
             server.child.kill()
@@ -98,7 +98,7 @@ final class ServerSlot: Sendable {
             return true
         }
         guard restart else { return }
-        tally.crash("beekon-ingest exited \(server.child.process.terminationStatus) without being killed")
+        tally.crash("beekon-ingest exited \(server.child.outcome.status) without being killed")
         do { try await start() } catch { tally.crash("beekon-ingest did not start again: \(error)") }
     }
 }

@@ -92,7 +92,7 @@ extension Trial {
             && (outcome.stderr.suffix(4096) + outcome.stdout.suffix(4096)).contains("the disk is full")
         if outcome.signalled || (![0, 3].contains(outcome.status) && !diskError) {
             tally.crash(
-                "agent\(agent.index) `\(run.process.arguments?.prefix(2).joined(separator: " ") ?? "")` exited "
+                "agent\(agent.index) `\(run.arguments.prefix(2).joined(separator: " "))` exited "
                     + "\(outcome.signalled ? "on signal " : "")\(outcome.status) without being killed (see \(directory))")
         }
     }

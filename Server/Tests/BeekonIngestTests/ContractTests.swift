@@ -2,6 +2,7 @@
 import BeekonTesting
 import BeekonWire
 import Foundation
+import ProcessSpawn
 import Hummingbird
 import Testing
 
@@ -327,24 +328,24 @@ enum PythonCheck {
     }
 
     private static func runNow(_ program: String, arguments: [String], input: Data) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", program] + arguments
         let stdin = Pipe()
         let stdout = Pipe()
         let stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
+        let process = try SpawnedProcess(
+            "/usr/bin/env", ["python3", "-c", program] + arguments, directory: nil,
+            stdin: stdin.fileHandleForReading.fileDescriptor, stdout: stdout.fileHandleForWriting.fileDescriptor,
+            stderr: stderr.fileHandleForWriting.fileDescriptor)
+        try stdin.fileHandleForReading.close()
+        try stdout.fileHandleForWriting.close()
+        try stderr.fileHandleForWriting.close()
         stdin.fileHandleForWriting.write(input)
         try stdin.fileHandleForWriting.close()
         let out = stdout.fileHandleForReading.readDataToEndOfFile()
         let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let status = process.waitForExit()?.status ?? -1
+        guard status == 0 else {
             throw TestFailure(
-                "python3 exited \(process.terminationStatus) (pip install jsonschema openapi-spec-validator): "
+                "python3 exited \(status) (pip install jsonschema openapi-spec-validator): "
                     + String(decoding: err, as: UTF8.self).split(separator: "\n").suffix(3).joined(separator: " | "))
         }
         return String(decoding: out, as: UTF8.self)

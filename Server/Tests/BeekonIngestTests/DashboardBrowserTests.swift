@@ -42,7 +42,7 @@ extension Ingest {
                     "--log-level", "error",
                 ], dir: dir, name: "ingest")
             let deadline = ContinuousClock.now + .seconds(60)
-            while !child.stdout.contains("listening on"), child.process.isRunning, ContinuousClock.now < deadline {
+            while !child.stdout.contains("listening on"), child.isRunning, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))  // polling the start-up line, bounded by the deadline
             }
             guard child.stdout.contains("listening on") else { throw TestFailure("beekon-ingest did not start: \(child.stderr)") }

@@ -1,6 +1,7 @@
 import BeekonIngest
 import BeekonWire
 import Foundation
+import ProcessSpawn
 import Testing
 #if canImport(Glibc)
     import Glibc
@@ -17,19 +18,17 @@ extension Ingest {
         /// Runs the binary to its end, off the cooperative pool; its exit status, standard output and error.
         static func run(_ arguments: [String]) async throws -> (status: Int32, out: String, err: String) {
             try await blocking {
-                let process = Process()
-                process.executableURL = Self.binary
-                process.arguments = arguments
                 let out = Pipe()
                 let err = Pipe()
-                process.standardOutput = out
-                process.standardError = err
-                try process.run()
+                let process = try SpawnedProcess(
+                    Self.binary.path, arguments, directory: nil, stdout: out.fileHandleForWriting.fileDescriptor,
+                    stderr: err.fileHandleForWriting.fileDescriptor)
+                try out.fileHandleForWriting.close()
+                try err.fileHandleForWriting.close()
                 // stderr is small (a usage line); read stdout to its end first, then stderr.
                 let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                 let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
-                return (process.terminationStatus, text, message)
+                return (process.waitForExit()?.status ?? -1, text, message)
             }
         }
 
@@ -45,14 +44,14 @@ extension Ingest {
             let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-exe-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: dir) }
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = ["--port", "0", "--log-level", "error"]
-            process.currentDirectoryURL = dir
             let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let null = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/null"))
+            // Started in `dir` by the child alone: the database file is created there.
+            let process = try SpawnedProcess(
+                binary.path, ["--port", "0", "--log-level", "error"], directory: dir.path,
+                stdout: out.fileHandleForWriting.fileDescriptor, stderr: null.fileDescriptor)
+            try out.fileHandleForWriting.close()
+            try null.close()
             let line: String = await blocking {
                 var text = ""
                 while !text.contains("\n") {
@@ -76,10 +75,11 @@ extension Ingest {
                     headers: ["Content-Type": "application/json"]
                 ).status == 200)
             #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("beekon-ingest.sqlite").path))
-            kill(process.processIdentifier, SIGTERM)
-            await blocking { process.waitUntilExit() }
-            #expect(process.terminationReason == .exit)
-            #expect(process.terminationStatus == 0)
+            process.signal(SIGTERM)
+            // A failure bound: a clean stop takes well under a second.
+            let exit = await blocking { process.waitForExit(until: Date(timeIntervalSinceNow: 60)) }
+            if exit == nil { process.signal(SIGKILL) }
+            #expect(exit == SpawnedProcess.Exit(status: 0, signalled: false))
         }
 
         @Test(arguments: ["0", "301", "ten"])

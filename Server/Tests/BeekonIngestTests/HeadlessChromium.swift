@@ -1,4 +1,5 @@
 import Foundation
+import ProcessSpawn
 import Testing
 
 #if canImport(Glibc)
@@ -20,7 +21,7 @@ final class HeadlessChromium: @unchecked Sendable {
         }
     }
 
-    private let pid: pid_t
+    private let process: SpawnedProcess
     private let toBrowser: Int32
     private let fromBrowser: Int32
     private let profile: String
@@ -39,28 +40,19 @@ final class HeadlessChromium: @unchecked Sendable {
         var input: [Int32] = [0, 0]
         var output: [Int32] = [0, 0]
         guard pipe(&input) == 0, pipe(&output) == 0 else { throw TestFailure("pipe() failed") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input[0], 3)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 4)
-        let devnull = open("/dev/null", O_WRONLY)
-        posix_spawn_file_actions_adddup2(&actions, devnull, 1)
-        posix_spawn_file_actions_adddup2(&actions, devnull, 2)
+        let devnull = open("/dev/null", O_RDWR | O_CLOEXEC)
+        defer {
+            close(devnull)
+            close(input[0])
+            close(output[1])
+        }
         let args = [
-            binary, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", "--no-first-run",
+            "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", "--no-first-run",
             "--disable-extensions", "--disable-background-networking", "--user-data-dir=\(profile)", "--window-size=1200,800",
             "about:blank",
         ]
-        var argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
-        var child: pid_t = 0
-        let rc = posix_spawn(&child, binary, &actions, nil, &argv, environ)
-        close(devnull)
-        close(input[0])
-        close(output[1])
-        guard rc == 0 else { throw TestFailure("cannot start \(binary): \(rc)") }
-        pid = child
+        // `--remote-debugging-pipe` reads fd 3 and writes fd 4.
+        process = try SpawnedProcess(binary, args, directory: nil, descriptors: [devnull, devnull, devnull, input[0], output[1]])
         toBrowser = input[1]
         fromBrowser = output[0]
         let target = try call("Target.createTarget", ["url": url])
@@ -70,9 +62,8 @@ final class HeadlessChromium: @unchecked Sendable {
     }
 
     deinit {
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
+        process.signal(SIGKILL)
+        _ = process.waitForExit(until: Date(timeIntervalSinceNow: 30))  // a failure bound: SIGKILL is immediate
         close(toBrowser)
         close(fromBrowser)
         try? FileManager.default.removeItem(atPath: profile)

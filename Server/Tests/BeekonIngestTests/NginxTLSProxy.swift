@@ -102,7 +102,7 @@ final class NginxTLSProxy: @unchecked Sendable {
                 close(fd)
                 break
             }
-            guard child.process.isRunning, Date() < deadline else {
+            guard child.isRunning, Date() < deadline else {
                 stop()
                 throw TestFailure("nginx did not start: \(child.stderr) \(errorLog)")
             }
@@ -115,9 +115,10 @@ final class NginxTLSProxy: @unchecked Sendable {
     var errorLog: String { (try? String(contentsOfFile: prefix + "/error.log", encoding: .utf8)) ?? "" }
 
     func stop() {
-        guard child.process.isRunning else { return }
-        kill(child.pid, SIGQUIT)
-        child.process.waitUntilExit()
+        guard child.isRunning else { return }
+        child.kill(SIGQUIT)
+        // A failure bound: a graceful quit takes milliseconds.
+        if child.waitForExit(timeout: 30) == nil { child.kill() }
     }
 
     deinit { stop() }
