@@ -6,17 +6,18 @@ import Logging
 import PostgresTestCluster
 import Testing
 
-/// Runs `body` against a live server on a fresh database of `backend`.
+/// Runs `body` against a live server on a fresh database of `backend`; `liveHeartbeats` ticks
+/// its live streams' heartbeat (nil: its timer).
 func withServer(
     _ backend: Backend, configure: (inout IngestConfiguration) -> Void = { _ in },
-    now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = testLogger,
+    now: @escaping @Sendable () -> Date = { Date() }, liveHeartbeats: AsyncStream<Void>? = nil, logger: Logger = testLogger,
     _ body: @Sendable (TestServer, TestDatabase) async throws -> Void
 ) async throws {
     let db = try await backend.freshDatabase()
     defer { db.remove() }
     var config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
     configure(&config)
-    let server = try await TestServer.start(config, now: now, logger: logger)
+    let server = try await TestServer.start(config, now: now, liveHeartbeats: liveHeartbeats, logger: logger)
     do {
         try await body(server, db)
     } catch {

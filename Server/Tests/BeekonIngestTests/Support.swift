@@ -182,9 +182,10 @@ final class TestServer: Sendable {
         self.lifecycle = lifecycle
     }
 
+    /// Starts a server; `liveHeartbeats` ticks its live streams' heartbeat (nil: its timer).
     static func start(
         _ config: IngestConfiguration, store: (any LocationStore)? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = testLogger
+        now: @escaping @Sendable () -> Date = { Date() }, liveHeartbeats: AsyncStream<Void>? = nil, logger: Logger = testLogger
     ) async throws -> TestServer {
         var config = config
         config.port = 0
@@ -196,9 +197,11 @@ final class TestServer: Sendable {
         let logger = logger.label == testLogger.label && logger.logLevel == testLogger.logLevel ? lifecycle.logger(over: logger) : logger
         let app: any Service
         if let store {
-            app = IngestServer.buildApplication(config, store: store, logger: logger, now: now, onListening: onListening)
+            app = IngestServer.buildApplication(
+                config, store: store, logger: logger, now: now, liveHeartbeats: liveHeartbeats, onListening: onListening)
         } else {
-            app = try IngestServer.buildApplication(config, logger: logger, now: now, onListening: onListening)
+            app = try IngestServer.buildApplication(
+                config, logger: logger, now: now, liveHeartbeats: liveHeartbeats, onListening: onListening)
         }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [app], logger: lifecycle.logger(over: testLogger)))
         let task = Task {

@@ -36,6 +36,17 @@ import Testing
         #expect(rule.check(beats: 4, writable: true) == .keepAlive)
     }
 
+    /// Two ticks seen by one check (their wake-ups coalesced on a busy loop) get the keep-alive
+    /// even after events: the events may have gone out before the earlier tick, and without it the
+    /// stream could go three ticks without a byte.
+    @Test func aCheckThatSawTwoTicksSendsTheKeepAliveEvenAfterEvents() {
+        var rule = ViewerStallRule(beats: 0)
+        rule.noteSent()
+        #expect(rule.check(beats: 2, writable: true) == .keepAlive)
+        rule.noteSent()
+        #expect(rule.check(beats: 3, writable: true) == .none, "one tick after events: none")
+    }
+
     /// Events written do not excuse a viewer that stays unwritable: the count and the close
     /// are the same as without them (a viewer whose buffer filled with events is the slow one).
     @Test func eventsSentDoNotExcuseAnUnwritableViewer() {

@@ -4,18 +4,22 @@ import ServiceLifecycle
 
 extension IngestServer {
     /// The live hub for a store: PostgreSQL adds LISTEN/NOTIFY as the cross-instance wake-up.
-    static func makeHub(_ config: IngestConfiguration, store: any LocationStore, shares: ShareService, logger: Logger) -> LiveHub {
+    /// `heartbeats`: ticks that replace the heartbeat's timer (tests).
+    static func makeHub(
+        _ config: IngestConfiguration, store: any LocationStore, shares: ShareService, heartbeats: AsyncStream<Void>? = nil,
+        logger: Logger
+    ) -> LiveHub {
         let poll = Duration.milliseconds(Int(config.livePollSeconds * 1000))
         let heartbeat = Duration.milliseconds(Int(config.liveHeartbeatSeconds * 1000))
         let active: @Sendable (String) async -> Bool = { id in await shares.isActive(id) }
         guard let postgres = store as? PostgresLocationStore else {
             return LiveHub(
                 store: store, capacity: config.liveRingCapacity, pollInterval: poll, heartbeat: heartbeat, logger: logger,
-                shareIsActive: active)
+                shareIsActive: active, heartbeats: heartbeats)
         }
         return LiveHub(
             store: store, capacity: config.liveRingCapacity, pollInterval: poll, heartbeat: heartbeat, logger: logger,
-            shareIsActive: active
+            shareIsActive: active, heartbeats: heartbeats
         ) { wake in
             await postgres.listenForEvents(wake)
         }

@@ -22,14 +22,18 @@ package enum IngestServer {
 
     /// Builds the application. Migrations and the signing-key load run before the
     /// server accepts connections; `onListening` gets the bound host and port
-    /// (useful with port 0), which is also logged as `listening on HOST:PORT`.
+    /// (useful with port 0), which is also logged as `listening on HOST:PORT`. Tests drive the
+    /// live stream's heartbeat with `liveHeartbeats` (nil: a tick every `liveHeartbeatSeconds`).
     package static func buildApplication(
         _ config: IngestConfiguration,
         logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() },
+        liveHeartbeats: AsyncStream<Void>? = nil,
         onListening: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
     ) throws(StoreError) -> some ApplicationProtocol & Service {
-        buildApplication(config, store: try makeStore(config, logger: logger), logger: logger, now: now, onListening: onListening)
+        buildApplication(
+            config, store: try makeStore(config, logger: logger), logger: logger, now: now, liveHeartbeats: liveHeartbeats,
+            onListening: onListening)
     }
 
     /// Builds the application around an existing store (tests use this to inject failures).
@@ -38,12 +42,14 @@ package enum IngestServer {
         store: any LocationStore,
         logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() },
+        liveHeartbeats: AsyncStream<Void>? = nil,
         onListening: @escaping @Sendable (String, Int) async -> Void = { _, _ in }
     ) -> some ApplicationProtocol & Service {
         let tokens = TokenService(
             store: store.tokens, accessTTLSeconds: config.accessTokenTTLSeconds,
             refreshTTLSeconds: config.refreshTokenTTLSeconds, now: now)
-        let (router, liveServices, live, connections) = makeRoutes(config, store: store, tokens: tokens, now: now, logger: logger)
+        let (router, liveServices, live, connections) = makeRoutes(
+            config, store: store, tokens: tokens, now: now, liveHeartbeats: liveHeartbeats, logger: logger)
         let partitions = (store as? PostgresLocationStore).map {
             PartitionMaintainer(store: $0, retentionDays: config.retentionDays, now: now, logger: logger)
         }
@@ -130,6 +136,7 @@ package enum IngestServer {
         store: any LocationStore,
         tokens: TokenService,
         now: @escaping @Sendable () -> Date,
+        liveHeartbeats: AsyncStream<Void>? = nil,
         logger: Logger
     ) -> (router: Router<BasicRequestContext>, services: [any Service], live: LiveController, connections: ConnectionLimit) {
         let connections = connectionLimit(config)
@@ -140,7 +147,7 @@ package enum IngestServer {
         let guarding = LocalOnlyGuard(config)
         router.add(middleware: LocalOnlyMiddleware<BasicRequestContext>(guarding: guarding))
         let shares = ShareService(store: store, now: now, metrics: metrics, retention: config.shareAccessLog)
-        let hub = makeHub(config, store: store, shares: shares, logger: logger)
+        let hub = makeHub(config, store: store, shares: shares, heartbeats: liveHeartbeats, logger: logger)
         let monitor = DeviceStatusMonitor(
             store: store, defaultExpectedSeconds: config.expectedIntervalSeconds,
             interval: .milliseconds(Int(config.statusCheckSeconds * 1000)), now: now,

@@ -74,6 +74,9 @@ final class LiveHub: Service, Sendable {
     let pollInterval: Duration
     /// Interval of the keep-alive comments on idle streams.
     let heartbeat: Duration
+    /// The heartbeat's ticks when something other than a timer drives them (tests tick by hand);
+    /// nil: one tick every `heartbeat`.
+    let heartbeats: AsyncStream<Void>?
     /// Interval at which the shares of open streams are re-checked (revocation, expiry).
     let recheckInterval: Duration
     /// Whether a share still holds (neither revoked nor expired); nil: no share streams.
@@ -92,10 +95,11 @@ final class LiveHub: Service, Sendable {
     init(
         store: any LocationStore, capacity: Int = 20_000, pollInterval: Duration = .seconds(1),
         heartbeat: Duration = .seconds(15), recheckInterval: Duration = .milliseconds(250), logger: Logger,
-        shareIsActive: (@Sendable (String) async -> Bool)? = nil,
+        shareIsActive: (@Sendable (String) async -> Bool)? = nil, heartbeats: AsyncStream<Void>? = nil,
         listener: (@Sendable (@escaping @Sendable () -> Void) async -> Void)? = nil
     ) {
         self.shareIsActive = shareIsActive
+        self.heartbeats = heartbeats
         self.store = store
         self.capacity = capacity
         self.pollInterval = pollInterval
@@ -209,11 +213,14 @@ final class LiveHub: Service, Sendable {
                     wake.yield()
                 }
             }
-            group.addTask { [heartbeat] in
+            group.addTask { [heartbeat, heartbeats] in
+                if let heartbeats {
+                    for await _ in heartbeats { self.tick() }  // ends when cancelled
+                    return
+                }
                 while !Task.isCancelled {
                     try? await Task.sleep(for: heartbeat)
-                    self.state.withLock { $0.beats += 1 }
-                    self.signalAll()
+                    self.tick()
                 }
             }
             group.addTask { [recheckInterval] in
@@ -291,6 +298,12 @@ final class LiveHub: Service, Sendable {
 
     /// Wakes every stream: the event-driven ones in one task per event loop, the others directly.
     /// `timed`: the fan-out of new events, whose duration per loop goes to `/metrics`.
+    /// A heartbeat tick: counts it and wakes every stream, which runs its slow-viewer rule.
+    private func tick() {
+        state.withLock { $0.beats += 1 }
+        signalAll()
+    }
+
     private func signalAll(timed: Bool = false) {
         wakeAll(state.withLock { s in Array(s.subscribers.values) }, timed: timed)
     }

@@ -43,14 +43,18 @@ struct ViewerStallRule: Sendable, Equatable {
     mutating func noteSent() { sentSinceTick = true }
 
     /// The decision at a check: `beats` is the hub's tick count now, `writable` the channel's state.
+    /// A check that sees more than one new tick (wake-ups coalesced on a busy loop) sends the
+    /// keep-alive even after events: they may have gone out before the earlier tick, and the
+    /// stream must get a byte at least every two ticks.
     mutating func check(beats: Int, writable: Bool) -> Action {
         guard beats != beatsSeen else { return .none }
+        let ticks = beats - beatsSeen
         beatsSeen = beats
         let sent = sentSinceTick
         sentSinceTick = false
         guard !writable else {
             stalledBeats = 0
-            return sent ? .none : .keepAlive
+            return sent && ticks == 1 ? .none : .keepAlive
         }
         stalledBeats += 1
         return stalledBeats >= limit ? .close(beats: stalledBeats) : .wait
