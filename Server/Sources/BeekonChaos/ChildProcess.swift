@@ -93,14 +93,14 @@ package final class ChildProcess: @unchecked Sendable {
     /// Sends `signal` (SIGKILL by default) if it still runs; false when it had already exited.
     @discardableResult
     package func kill(_ signal: Int32 = SIGKILL) -> Bool {
-        // Marked before the signal, so whoever sees the exit it causes sees the mark.
-        let before = condition.withLock { () -> Bool in
-            defer { killedByUs = true }
-            return killedByUs
+        // Marked with the signal under one lock, so whoever sees the exit it causes sees the mark,
+        // and nobody sees a mark for a process that had already exited. (The reaper takes the
+        // process's lock without this one, and calls back after releasing it: no lock cycle.)
+        condition.withLock {
+            let sent = process.signal(signal)
+            if sent { killedByUs = true }
+            return sent
         }
-        let sent = process.signal(signal)
-        if !sent && !before { condition.withLock { killedByUs = false } }
-        return sent
     }
 
     /// The first stdout line that `matches`, once printed; nil when the process exited

@@ -8,19 +8,17 @@ import Foundation
 #endif
 
 /// A child process of the Server tests and tools, started with `posix_spawn(3)`, not
-/// Foundation's `Process`, whose Linux implementation (swift-corelibs-foundation) has two
-/// faults a test process that runs many tests at once meets:
+/// Foundation's `Process`: on Linux (swift-corelibs-foundation) that lists `/proc/self/fd` to
+/// close every descriptor in the child, copying each `readdir(3)` entry's whole 256-byte
+/// `d_name`, which reads past `readdir`'s buffer once about 1,300 descriptors are open. A test
+/// process that runs many tests at once gets there: a clean-clone CI run died of it (`Bad
+/// pointer dereference` in `memcpy` under `Process.run()`, with over 1,700 descriptors open).
 ///
-/// - it lists `/proc/self/fd` to close every descriptor in the child, copying each
-///   `readdir(3)` entry's whole 256-byte `d_name`, which reads past `readdir`'s buffer once
-///   about 1,300 descriptors are open; a clean-clone CI run died of it (`Bad pointer
-///   dereference` in `memcpy` under `Process.run()`, with over 1,700 descriptors open);
-/// - it changes the *parent's* working directory around the spawn, for every thread, so two
-///   spawns at once can start a child in the other's directory.
-///
-/// Here the child alone closes every descriptor it is not given (`close_range`) and changes
-/// directory, and the exit is reaped by a thread of its own, which marks it exited before the
-/// process id is released: `signal(_:)` never reaches a recycled process id.
+/// Here the child closes every descriptor it is not given itself (`close_range`) and changes
+/// directory itself, and the exit is reaped by a thread of its own, which marks it exited
+/// before the process id is released: `signal(_:)` never reaches a recycled process id. The
+/// child stays in this process's process group (Foundation gives it its own), so an interrupt
+/// of the group reaches it too and leaves no orphan.
 package final class SpawnedProcess: @unchecked Sendable {
     /// How it ended.
     package struct Exit: Sendable, Equatable {
@@ -72,13 +70,19 @@ package final class SpawnedProcess: @unchecked Sendable {
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         // Every source above the child's numbers, so no dup2 in the child overwrites a later one.
-        let sources = descriptors.map { fcntl($0, F_DUPFD_CLOEXEC, Int32(descriptors.count)) }
+        var duplicateError: Int32 = 0
+        let sources = descriptors.map { fd -> Int32 in
+            let copy = fcntl(fd, F_DUPFD_CLOEXEC, Int32(descriptors.count))
+            if copy < 0 && duplicateError == 0 { duplicateError = errno }
+            return copy
+        }
         defer {
             (argv + envp).forEach { free($0) }
             sources.filter { $0 >= 0 }.forEach { close($0) }
         }
         if let bad = sources.firstIndex(of: -1) {
-            throw Failure(description: "cannot start \(executable): descriptor \(descriptors[bad]): \(String(cString: strerror(errno)))")
+            throw Failure(
+                description: "cannot start \(executable): descriptor \(descriptors[bad]): \(String(cString: strerror(duplicateError)))")
         }
         var pid: pid_t = 0
         let error = beekon_spawn(&pid, executable, argv, envp, directory, sources, Int32(sources.count))

@@ -61,7 +61,7 @@ struct AuthEndToEndTests {
                 log.filter { $0.path == "/oauth/token" && $0.upstreamStatus == 200 }.count >= 3
                     && log.filter { $0.path == "/v1/locations" && $0.upstreamStatus == 200 }.count >= 3
             }
-            kill(first.pid, SIGKILL)
+            first.kill()
             let killed = try await first.finish(timeout: .seconds(60))
             try #require(
                 killed.signalled && !killed.stdout.contains("source ended"),

@@ -89,7 +89,7 @@ struct ChaosTests {
         defer { proxy.stop() }
         try agent.writeConfig(url: proxy.url)
         let first = try agent.track()
-        victim.set(first.pid)
+        victim.set(first)
         let killed = try await first.finish(timeout: .seconds(60))
         #expect(
             killed.signalled && killed.status == SIGKILL, "the agent was killed mid-batch: \(killed.status) \(killed.stderr.suffix(400))")
@@ -144,7 +144,7 @@ struct ChaosTests {
         var servers = [server]
         defer { for s in servers { s.terminate() } }
         let victim = Victim()
-        victim.set(server.pid)
+        victim.set(server.child)
         let proxy = try ChaosProxy(
             upstreamPort: server.port, decide: { $0 == 4 ? .forwardThenAct : .pass },
             onCommitted: { _ in victim.kill() })
@@ -336,18 +336,13 @@ final class ChaosAgent: @unchecked Sendable {
     }
 }
 
-/// The process the proxy kills from its own thread.
+/// The process the proxy kills from its own thread (SIGKILL, unless it has already exited).
 final class Victim: @unchecked Sendable {
     private let lock = NSLock()
-    private var pid: Int32 = 0
-    func set(_ p: Int32) { lock.withLock { pid = p } }
-    func kill() {
-        let p = lock.withLock { pid }
-        if p > 0 { sigkill(p) }
-    }
+    private var child: ChildProcess?
+    func set(_ c: ChildProcess) { lock.withLock { child = c } }
+    func kill() { lock.withLock { child }?.kill() }
 }
-
-private func sigkill(_ pid: Int32) { _ = kill(pid, SIGKILL) }
 
 extension ServerProcess {
     /// `beekon-ingest` (next to this test bundle) on a SQLite file.

@@ -59,7 +59,7 @@ extension Ingest {
             // A port below the ephemeral range, so no client socket can take it while the server is down.
             let port = Int.random(in: 20_000..<30_000)
             var process = try await Self.spawn(path, port: port, dir: dir)
-            defer { kill(process.pid, SIGKILL) }
+            defer { process.kill() }
             let base = "http://127.0.0.1:\(port)"
             let a = Fixtures.ids.next()
             let b = Fixtures.ids.next()
@@ -104,7 +104,7 @@ extension Ingest {
             #expect(shownSeconds.map { $0 >= 0 && $0 <= since } == true, "\(seen) for a fix \(since) s old")
 
             // Kill the server (SIGKILL), store a fix while it is down, restart it on the same port.
-            kill(process.pid, SIGKILL)
+            process.kill()
             _ = try await process.finish(timeout: .seconds(60))
             try await page.waitUntil("document.getElementById('conn').dataset.state === 'reconnecting'", timeout: 90)
             #expect(
@@ -134,7 +134,7 @@ extension Ingest {
             let dir = try ChaosDir()
             let port = Int.random(in: 20_000..<30_000)
             let process = try await Self.spawn(dir.path("ingest.sqlite"), port: port, dir: dir)
-            defer { kill(process.pid, SIGKILL) }
+            defer { process.kill() }
             let base = "http://127.0.0.1:\(port)"
             let install = Fixtures.ids.next()
             let fixes = HistoryOverview.wander(8_640, start: WireTimestamp(Date()).millis - 12 * 3_600_000, stepMillis: 5_000)

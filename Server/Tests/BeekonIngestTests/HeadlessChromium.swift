@@ -52,7 +52,13 @@ final class HeadlessChromium: @unchecked Sendable {
             "about:blank",
         ]
         // `--remote-debugging-pipe` reads fd 3 and writes fd 4.
-        process = try SpawnedProcess(binary, args, directory: nil, descriptors: [devnull, devnull, devnull, input[0], output[1]])
+        do {
+            process = try SpawnedProcess(binary, args, directory: nil, descriptors: [devnull, devnull, devnull, input[0], output[1]])
+        } catch {
+            close(input[1])
+            close(output[0])
+            throw error
+        }
         toBrowser = input[1]
         fromBrowser = output[0]
         let target = try call("Target.createTarget", ["url": url])

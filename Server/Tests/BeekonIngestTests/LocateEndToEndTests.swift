@@ -53,7 +53,7 @@ extension Ingest {
                     "track", "--source", "replay:\(ChaosTests.track)", "--speed", "1", "--db", dir.path("agent.sqlite"),
                     "--config", config, "--drain-timeout", "10",
                 ], dir: dir, name: "track")
-            defer { kill(track.pid, SIGKILL) }
+            defer { track.kill() }
             var install: String?
             let deadline = ContinuousClock.now + .seconds(60)
             while install == nil, ContinuousClock.now < deadline {

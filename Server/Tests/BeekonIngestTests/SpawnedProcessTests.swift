@@ -1,3 +1,4 @@
+@testable import BeekonIngest
 import Foundation
 import ProcessSpawn
 import Testing
@@ -8,8 +9,7 @@ import Testing
 
 /// The tests' and the chaos harness's child processes (`SpawnedProcess`, under `ChildProcess`):
 /// started without Foundation's `Process`, whose Linux spawn read past `readdir`'s buffer with
-/// over 1,700 descriptors open (a clean-clone CI run died of it) and changed this process's
-/// working directory around each spawn.
+/// over 1,700 descriptors open (a clean-clone CI run died of it).
 @Suite struct SpawnedProcessTests {
     /// Runs `sh -c script` in `directory` to its end; its exit and stdout.
     private static func shell(_ script: String, directory: String? = nil) async throws -> (SpawnedProcess.Exit?, String) {
@@ -27,7 +27,9 @@ import Testing
 
     @Test func withOverOneThousandThreeHundredDescriptorsOpenTheChildStartsAndInheritsNoneOfThem() async throws {
         // 1,400 descriptors without close-on-exec: more than readdir's buffer holds, and each
-        // one a child would inherit unless the spawn closes it.
+        // one a child would inherit unless the spawn closes it. The soft limit may be 1,024
+        // until a server of another test raises it: raised here as a server does.
+        _ = ConnectionLimit.raiseDescriptorLimit()
         let null = open("/dev/null", O_RDONLY)
         try #require(null >= 0)
         let held = (0..<1_400).map { _ in dup(null) }
@@ -45,7 +47,7 @@ import Testing
         }
     }
 
-    @Test func theChildAloneChangesDirectory() async throws {
+    @Test func theChildStartsInItsDirectory() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-spawn-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }

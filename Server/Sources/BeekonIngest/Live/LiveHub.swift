@@ -296,14 +296,14 @@ final class LiveHub: Service, Sendable {
         }
     }
 
-    /// Wakes every stream: the event-driven ones in one task per event loop, the others directly.
-    /// `timed`: the fan-out of new events, whose duration per loop goes to `/metrics`.
     /// A heartbeat tick: counts it and wakes every stream, which runs its slow-viewer rule.
     private func tick() {
         state.withLock { $0.beats += 1 }
         signalAll()
     }
 
+    /// Wakes every stream: the event-driven ones in one task per event loop, the others directly.
+    /// `timed`: the fan-out of new events, whose duration per loop goes to `/metrics`.
     private func signalAll(timed: Bool = false) {
         wakeAll(state.withLock { s in Array(s.subscribers.values) }, timed: timed)
     }

@@ -1,7 +1,7 @@
-// posix_spawn(3) for the Server tests' and tools' child processes, with the two glibc file
-// actions Swift's Glibc module does not export (they need _GNU_SOURCE): the child's working
-// directory is set in the child alone, and every descriptor it is not given is closed in the
-// child without listing them.
+// posix_spawn(3) for the Server tests' and tools' child processes, with the glibc file actions
+// Swift's Glibc module does not export (they need _GNU_SOURCE): the child changes its working
+// directory itself, and every descriptor it is not given is closed in the child without
+// listing them.
 #ifndef C_SPAWN_H
 #define C_SPAWN_H
 #include <sys/types.h>
