@@ -33,7 +33,7 @@ package final class ChildProcess: @unchecked Sendable {
     }
 
     /// The process (started).
-    private var process: SpawnedProcess!
+    private let process: SpawnedProcess
     private let outPath: String
     private let errPath: String
     private let condition = NSCondition()
@@ -54,7 +54,7 @@ package final class ChildProcess: @unchecked Sendable {
         defer { try? err.close() }
         process = try SpawnedProcess(
             executable.path, arguments, directory: directory, stdout: pipe.fileHandleForWriting.fileDescriptor, stderr: err.fileDescriptor,
-            onExit: { [weak self] _ in self?.changed() })
+            onExit: { [condition, changes] _ in Self.changed(condition, changes) })
         try? pipe.fileHandleForWriting.close()
         let reader = pipe.fileHandleForReading
         Thread { [self] in
@@ -154,7 +154,10 @@ package final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    private func changed() {
+    private func changed() { Self.changed(condition, changes) }
+
+    /// Wakes the synchronous and the async waiters (also from the reaper, before `self` exists).
+    private static func changed(_ condition: NSCondition, _ changes: ChangeSignal) {
         condition.withLock { condition.broadcast() }
         changes.signal()
     }

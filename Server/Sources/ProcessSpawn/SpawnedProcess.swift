@@ -32,6 +32,22 @@ package final class SpawnedProcess: @unchecked Sendable {
             self.status = status
             self.signalled = signalled
         }
+
+        /// The exit a `waitpid(2)` status describes (`WIFEXITED`/`WEXITSTATUS`, else `WTERMSIG`).
+        init(waitStatus: Int32) {
+            let signal = waitStatus & 0x7f
+            self.init(status: signal == 0 ? (waitStatus >> 8) & 0xff : signal, signalled: signal != 0)
+        }
+    }
+
+    /// A run to the end: how it ended and everything it printed.
+    package struct Finished: Sendable {
+        /// How it ended.
+        package var exit: Exit
+        /// Its standard output.
+        package var stdout: String
+        /// Its standard error.
+        package var stderr: String
     }
 
     /// A spawn that failed (the executable missing or not executable, among others).
@@ -94,7 +110,7 @@ package final class SpawnedProcess: @unchecked Sendable {
     }
 
     /// Whether it has not exited yet.
-    package var isRunning: Bool { condition.withLock { exit == nil } }
+    package var isRunning: Bool { exited == nil }
 
     /// How it ended; nil while it runs.
     package var exited: Exit? { condition.withLock { exit } }
@@ -121,6 +137,42 @@ package final class SpawnedProcess: @unchecked Sendable {
         return exit
     }
 
+    /// Runs `executable` to its end with `input` on its stdin, and returns what it printed; blocks
+    /// the calling thread (never one of Swift's shared pool). Its stderr is read on a thread of
+    /// its own while stdout is read here, so neither pipe can fill up and stall it.
+    package static func run(
+        _ executable: String, _ arguments: [String], directory: String? = nil, input: [UInt8] = []
+    ) throws -> Finished {
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+        let process = try SpawnedProcess(
+            executable, arguments, directory: directory, stdin: stdin.fileHandleForReading.fileDescriptor,
+            stdout: stdout.fileHandleForWriting.fileDescriptor, stderr: stderr.fileHandleForWriting.fileDescriptor)
+        // Only the child holds these ends now: its exit ends the reads below.
+        try stdin.fileHandleForReading.close()
+        try stdout.fileHandleForWriting.close()
+        try stderr.fileHandleForWriting.close()
+        let errors = ErrorOutput()
+        let errorsRead = DispatchSemaphore(value: 0)
+        Thread {
+            errors.bytes = stderr.fileHandleForReading.readDataToEndOfFile()
+            errorsRead.signal()
+        }.start()
+        stdin.fileHandleForWriting.write(Data(input))
+        try stdin.fileHandleForWriting.close()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        errorsRead.wait()
+        return Finished(
+            exit: process.waitForExit() ?? Exit(status: -1, signalled: false), stdout: String(decoding: out, as: UTF8.self),
+            stderr: String(decoding: errors.bytes, as: UTF8.self))
+    }
+
+    /// Stderr as read by `run`'s reader thread; read by the caller after the semaphore.
+    private final class ErrorOutput: @unchecked Sendable {
+        var bytes = Data()
+    }
+
     private func reap(_ onExit: (@Sendable (Exit) -> Void)?) {
         // Wait without reaping, so the process id stays ours until `exit` is set under the lock.
         var info = siginfo_t()
@@ -130,11 +182,7 @@ package final class SpawnedProcess: @unchecked Sendable {
             var reaped = waitpid(pid, &status, 0)
             while reaped == -1, errno == EINTR { reaped = waitpid(pid, &status, 0) }
             // -1: reaped by someone else (SIGCHLD ignored, say), its status unknown.
-            let ended =
-                reaped == -1
-                ? Exit(status: -1, signalled: false)
-                : status & 0x7f == 0
-                    ? Exit(status: (status >> 8) & 0xff, signalled: false) : Exit(status: status & 0x7f, signalled: true)
+            let ended = reaped == -1 ? Exit(status: -1, signalled: false) : Exit(waitStatus: status)
             exit = ended
             condition.broadcast()
             return ended

@@ -328,26 +328,12 @@ enum PythonCheck {
     }
 
     private static func runNow(_ program: String, arguments: [String], input: Data) throws -> String {
-        let stdin = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
-        let process = try SpawnedProcess(
-            "/usr/bin/env", ["python3", "-c", program] + arguments, directory: nil,
-            stdin: stdin.fileHandleForReading.fileDescriptor, stdout: stdout.fileHandleForWriting.fileDescriptor,
-            stderr: stderr.fileHandleForWriting.fileDescriptor)
-        try stdin.fileHandleForReading.close()
-        try stdout.fileHandleForWriting.close()
-        try stderr.fileHandleForWriting.close()
-        stdin.fileHandleForWriting.write(input)
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        let status = process.waitForExit()?.status ?? -1
-        guard status == 0 else {
+        let run = try SpawnedProcess.run("/usr/bin/env", ["python3", "-c", program] + arguments, input: [UInt8](input))
+        guard run.exit == SpawnedProcess.Exit(status: 0, signalled: false) else {
             throw TestFailure(
-                "python3 exited \(status) (pip install jsonschema openapi-spec-validator): "
-                    + String(decoding: err, as: UTF8.self).split(separator: "\n").suffix(3).joined(separator: " | "))
+                "python3 exited \(run.exit.status) (pip install jsonschema openapi-spec-validator): "
+                    + run.stderr.split(separator: "\n").suffix(3).joined(separator: " | "))
         }
-        return String(decoding: out, as: UTF8.self)
+        return run.stdout
     }
 }

@@ -18,17 +18,8 @@ extension Ingest {
         /// Runs the binary to its end, off the cooperative pool; its exit status, standard output and error.
         static func run(_ arguments: [String]) async throws -> (status: Int32, out: String, err: String) {
             try await blocking {
-                let out = Pipe()
-                let err = Pipe()
-                let process = try SpawnedProcess(
-                    Self.binary.path, arguments, directory: nil, stdout: out.fileHandleForWriting.fileDescriptor,
-                    stderr: err.fileHandleForWriting.fileDescriptor)
-                try out.fileHandleForWriting.close()
-                try err.fileHandleForWriting.close()
-                // stderr is small (a usage line); read stdout to its end first, then stderr.
-                let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                return (process.waitForExit()?.status ?? -1, text, message)
+                let run = try SpawnedProcess.run(Self.binary.path, arguments)
+                return (run.exit.status, run.stdout, run.stderr)
             }
         }
 

@@ -159,8 +159,16 @@ extension Ingest {
                     #expect(zip(events, events.dropFirst()).allSatisfy { $1.seq == $0.seq + 1 })
                     #expect(try await store.eventMarks().head == events.last?.seq)
 
-                    // The overview tier has drawn the fixes retention is about to drop.
-                    _ = try await store.rebuildOverview(limit: 1_000)
+                    // The overview tier has drawn the fixes retention is about to drop. The server's
+                    // own rebuilder may hold a bucket (a try-lock: this rebuild then skips it), so
+                    // rebuild until no bucket is left dirty, which is when that one has committed.
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    let dirty = "SELECT count(*) FROM track_overview_buckets WHERE dirty > 0"
+                    while true {
+                        _ = try await store.rebuildOverview(limit: 1_000)
+                        if try await Self.rows(side, dirty, as: Int64.self) == [0] || ContinuousClock.now >= deadline { break }
+                        try await Task.sleep(for: .milliseconds(20))  // polling the other rebuilder's commit, bounded
+                    }
                     let orphanPoints = """
                         SELECT count(*) FROM track_overview o WHERE NOT EXISTS (
                             SELECT 1 FROM locations l WHERE l.install_id = o.install_id AND l.ts = o.ts)

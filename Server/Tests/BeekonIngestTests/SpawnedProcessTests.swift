@@ -14,15 +14,21 @@ import Testing
     /// Runs `sh -c script` in `directory` to its end; its exit and stdout.
     private static func shell(_ script: String, directory: String? = nil) async throws -> (SpawnedProcess.Exit?, String) {
         try await blocking {
-            let out = Pipe()
-            let process = try SpawnedProcess(
-                "/bin/sh", ["-c", script], directory: directory, stdout: out.fileHandleForWriting.fileDescriptor,
-                stderr: out.fileHandleForWriting.fileDescriptor)
-            try out.fileHandleForWriting.close()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            // A failure bound: the scripts take milliseconds.
-            return (process.waitForExit(until: Date(timeIntervalSinceNow: 60)), text)
+            let run = try SpawnedProcess.run("/bin/sh", ["-c", script], directory: directory)
+            return (run.exit, run.stdout)
         }
+    }
+
+    @Test func aRunReturnsWhatItPrintedOnBothStreamsAndReadItsInput() async throws {
+        // More than a pipe holds on stderr while stdout is still open: read one after the other,
+        // the child would stall on stderr (`timeout` then ends it: exit 124, a failure, not a hang).
+        let script = "head -c 200000 /dev/zero | tr '\\0' e >&2; cat; exit 3"
+        let run = try await blocking {
+            try SpawnedProcess.run("/usr/bin/timeout", ["60", "/bin/sh", "-c", script], input: Array("in".utf8))
+        }
+        #expect(run.exit == SpawnedProcess.Exit(status: 3, signalled: false))
+        #expect(run.stdout == "in")
+        #expect(run.stderr.count == 200_000 && run.stderr.allSatisfy { $0 == "e" })
     }
 
     @Test func withOverOneThousandThreeHundredDescriptorsOpenTheChildStartsAndInheritsNoneOfThem() async throws {
