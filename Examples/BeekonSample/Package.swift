@@ -1,14 +1,12 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// The sample app (issue 27): a SwiftUI app on the SDK — start/stop, the live state, a live
-// map, today's history, a locate answer. A package rather than an .xcodeproj: a project file
-// cannot be written or checked without Xcode, this can be read in review, opened in Xcode and
-// built by `xcodebuild` (.github/workflows/apple.yml). The screen and its model are the library
-// `BeekonSampleUI` (built for iOS and macOS); `BeekonSample` is the executable that shows it
-// (`swift run BeekonSample` on a Mac; on an iPhone, an app target whose `App` is the same five
-// lines, since SwiftPM cannot make an iOS app bundle). iOS 17 / macOS 14 for SwiftUI's MapKit content (`Map`,
-// `MapPolyline`, `Marker`); the SDK itself needs iOS 16 / macOS 13.
+// The sample (issues 27, 48): a SwiftUI app on the SDK. The screen and its model are the
+// library `BeekonSampleUI` (iOS 17 and macOS 14, for SwiftUI's MapKit content: `Map`,
+// `MapPolyline`, `Marker`; the SDK itself needs iOS 16 / macOS 13); `BeekonSample` is the macOS
+// executable that shows it (`swift run BeekonSample`). The iPhone app is `iOS/project.yml`, an
+// XcodeGen spec compiling `Sources/BeekonSampleUI` and `Sources/BeekonSampleiOS` (not a target
+// here: SwiftPM cannot make an iOS app bundle); see README.md.
 let package = Package(
     name: "BeekonSample",
     platforms: [.iOS(.v17), .macOS(.v14)],
