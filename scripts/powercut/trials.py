@@ -23,8 +23,13 @@ Configurations:
   agent-sync          the same syncing to a beekon-ingest that is not on the harness: a fix reported
                       stored must be on the server or still in the agent's database
   sqlite-full         control: plain SQLite (WAL, synchronous=FULL) must lose nothing
-  planted-normal      control: plain SQLite (WAL, synchronous=NORMAL) MUST lose commits; if it does
-                      not, the harness cannot see the bug it exists for and the run fails
+  planted-normal      control: server-sqlite with its writer planted at synchronous=NORMAL (plant_normal.c,
+                      LD_PRELOAD: every synchronous=FULL it asks SQLite for becomes NORMAL) MUST lose
+                      acknowledged uploads; if it does not, the harness cannot see the bug issue 47 found
+                      and the run fails
+
+--plant-normal plants the same into every beekon-ingest and beekon of the run (what the code did
+before issue 47's fix: its writers committed at NORMAL), to see what the harness finds there.
 
 Exit status: 0 when every target is met (0 lost, 0 dup, 0 corrupt, 0 failed; planted-normal lost
 > 0), 1 otherwise. Needs root, /dev/fuse, fuse3 and mfusepy (see lazyfs.py); PostgreSQL's
@@ -165,15 +170,15 @@ class Tally:
 # ---------------------------------------------------------------- the server under load
 
 class Server:
-    def __init__(self, binary, database, extra, log):
-        self.binary, self.database, self.extra, self.log = binary, database, extra, log
+    def __init__(self, binary, database, extra, log, env=None):
+        self.binary, self.database, self.extra, self.log, self.env = binary, database, extra, log, env
         self.port = free_port()
         self.proc = None
 
     def start(self, timeout=60):
         cmd = [self.binary, "--port", str(self.port), "--database", self.database, "--auth", "off",
                "--log-level", "warning"] + self.extra
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL, env=self.env)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -393,6 +398,7 @@ def run_server_config(name, args, root):
     ack_path = os.path.join(root, "acks.ndjson")
     pg = None
     extra = ["--no-group-commit"] if name == "server-sqlite-nogc" else []
+    env = planted_env(args) if name == "planted-normal" else args.env
     if name == "server-postgres":
         bindir = os.environ.get("BEEKON_PG_BIN", "/usr/lib/postgresql/15/bin")
         sockets = os.path.join(root, "pg-sockets")
@@ -409,7 +415,7 @@ def run_server_config(name, args, root):
     else:
         database = "sqlite:" + os.path.join(mount.prepare("ingest"), "beekon-ingest.sqlite")
         mount.up()
-    server = Server(args.ingest, database, extra, log)
+    server = Server(args.ingest, database, extra, log, env)
     try:
         if not server.start():
             raise Failure("the server did not start (see %s/server.log)" % root)
@@ -439,7 +445,7 @@ def track_until_killed(args, db, config, log, delay):
     Returns the fixes it reported stored in that line (None if it never printed one)."""
     cmd = [args.agent, "track", "--source", "replay:" + args.walk, "--speed", str(args.speed), "--rebase",
            "--db", db, "--config", config]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True, env=args.env)
     start, stored = time.monotonic(), None
     try:
         for line in proc.stdout:
@@ -510,7 +516,7 @@ def run_agent_config(name, args, root):
             if lost > 0:
                 t.lost += lost
                 t.lost_trials += 1
-            status = subprocess.run([args.agent, "status", "--db", db], stdout=subprocess.DEVNULL, stderr=log)
+            status = subprocess.run([args.agent, "status", "--db", db], stdout=subprocess.DEVNULL, stderr=log, env=args.env)
             if status.returncode != 0:
                 t.failed += 1
                 t.notes.append("beekon status exited %d after the cut" % status.returncode)
@@ -549,7 +555,7 @@ def run_sqlite_config(name, args, root):
     mount.up()
     db = os.path.join(mount.mnt, "plain.sqlite")
     acks = os.path.join(root, "acks")
-    level = "NORMAL" if name == "planted-normal" else "FULL"
+    level = "FULL"
     try:
         for _ in range(args.trials):
             done = sum(1 for _ in open(acks)) if os.path.exists(acks) else 0
@@ -575,6 +581,17 @@ def run_sqlite_config(name, args, root):
     return t
 
 
+def planted_env(args):
+    """The environment of a process whose SQLite writer is planted at NORMAL (plant_normal.c, built once)."""
+    lib = os.path.join(args.work, "plant_normal.so")
+    if not os.path.exists(lib):
+        compiler = shutil.which("cc") or shutil.which("clang")
+        if not compiler:
+            raise SystemExit("powercut: no C compiler (cc or clang) to build plant_normal.c")
+        subprocess.run([compiler, "-shared", "-fPIC", "-O2", "-o", lib, os.path.join(HERE, "plant_normal.c"), "-ldl"], check=True)
+    return dict(os.environ, LD_PRELOAD=lib)
+
+
 # ---------------------------------------------------------------- driver
 
 def main():
@@ -589,6 +606,8 @@ def main():
     p.add_argument("--fixes", type=int, default=10, help="fixes per upload")
     p.add_argument("--min-load", type=float, default=1.0, help="shortest load before the kill, seconds")
     p.add_argument("--max-load", type=float, default=3.0, help="longest load before the kill, seconds")
+    p.add_argument("--plant-normal", action="store_true",
+                   help="plant synchronous=NORMAL into every beekon-ingest and beekon of the run (the bug before issue 47)")
     p.add_argument("--seed", type=int, help="random seed (printed; default: from the time)")
     p.add_argument("--keep", action="store_true", help="keep the work directory (logs, backing data)")
     args = p.parse_args()
@@ -597,19 +616,23 @@ def main():
     random.seed(seed)
     if os.geteuid() != 0:
         sys.exit("powercut: needs root (FUSE with allow_other, PostgreSQL as the postgres user)")
-    for binary in ([args.ingest] if any(c.startswith("server") or c == "agent-sync" for c in configs) else []) + \
+    for binary in ([args.ingest] if any(c.startswith("server") or c in ("agent-sync", "planted-normal") for c in configs) else []) + \
             ([args.agent] if any(c.startswith("agent") for c in configs) else []):
         if not os.access(binary, os.X_OK):
             sys.exit("powercut: no binary at %s (build it, or pass --ingest/--agent)" % binary)
     work = tempfile.mkdtemp(prefix="powercut-")
     os.chmod(work, 0o755)
+    args.work = work
+    args.env = planted_env(args) if args.plant_normal else None
+    if args.plant_normal:
+        print("powercut: --plant-normal: every SQLite writer of beekon-ingest and beekon runs at synchronous=NORMAL")
     print("powercut: %d trials per configuration, seed %d, work directory %s" % (args.trials, seed, work), flush=True)
     tallies = []
     for name in configs:
         root = os.path.join(work, name)
         os.makedirs(root)
         started = time.monotonic()
-        if name.startswith("server"):
+        if name.startswith("server") or name == "planted-normal":
             t = run_server_config(name, args, root)
         elif name.startswith("agent"):
             t = run_agent_config(name, args, root)
