@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Foundation
 
 /// Where a ranging session keeps its decision state between wakes (SPEC BY-5): the app may
@@ -9,7 +10,8 @@ public protocol RangingStateStore: Sendable {
     func save(_ state: ProximityTrackerState) throws
 }
 
-/// A ``RangingStateStore`` in one JSON file, replaced atomically.
+/// A ``RangingStateStore`` in one JSON file, replaced atomically and durably (see
+/// `DurableFile`: after a power cut it holds the old state or the new one).
 public struct FileRangingStateStore: RangingStateStore {
     /// The file.
     public let url: URL
@@ -25,8 +27,8 @@ public struct FileRangingStateStore: RangingStateStore {
         return try? JSONDecoder().decode(ProximityTrackerState.self, from: data)
     }
 
-    /// Writes the file atomically.
+    /// Writes the file atomically and flushes it and its directory.
     public func save(_ state: ProximityTrackerState) throws {
-        try JSONEncoder().encode(state).write(to: url, options: .atomic)
+        try DurableFile.replace(url.path, with: JSONEncoder().encode(state))
     }
 }

@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import Crypto
 import Foundation
 #if canImport(Glibc)
@@ -64,19 +65,17 @@ public struct FileSecretStore: SecretStore {
         } catch {
             throw .io("could not seal the vault (\(type(of: error)))")
         }
-        let temp = path + ".tmp-\(UUID().uuidString.prefix(8))"
-        try Self.writeExclusive(temp, sealed)
-        guard rename(temp, path) == 0 else {
-            let e = errno
-            unlink(temp)
-            throw .io("could not replace the vault: \(String(cString: strerror(e)))")
+        do {
+            try DurableFile.replace(path, with: sealed, mode: S_IRUSR | S_IWUSR)
+        } catch {
+            throw .io(error.description)
         }
-        Self.syncDirectory(of: path)
     }
 
     /// - Throws: `SecretStoreError` when the vault file exists but cannot be removed.
     public func delete() throws(SecretStoreError) {
         if unlink(path) != 0 && errno != ENOENT { throw .io("could not delete the vault: \(String(cString: strerror(errno)))") }
+        DurableFile.syncDirectory(of: path)
     }
 
     // MARK: - Key file
@@ -96,48 +95,11 @@ public struct FileSecretStore: SecretStore {
         let key = SymmetricKey(size: .bits256)
         let bytes = key.withUnsafeBytes { Data($0) }
         do {
-            try Self.writeExclusive(keyPath, bytes)
+            try DurableFile.create(keyPath, with: bytes, mode: S_IRUSR | S_IWUSR)
         } catch {
             if let existing = try? readKey() { return existing }
-            throw error
+            throw .io(error.description)
         }
-        Self.syncDirectory(of: keyPath)
         return key
-    }
-
-    /// Creates `file` (which must not exist) with mode 0600, writes `data` and fsyncs it.
-    private static func writeExclusive(_ file: String, _ data: Data) throws(SecretStoreError) {
-        let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, S_IRUSR | S_IWUSR)
-        guard fd >= 0 else {
-            throw .io("cannot create \(URL(fileURLWithPath: file).lastPathComponent): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        // The mode passed to open() can only be narrowed by the umask; make it exact anyway.
-        fchmod(fd, S_IRUSR | S_IWUSR)
-        let ok: Bool = data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                offset += n
-            }
-            return true
-        }
-        guard ok, fsync(fd) == 0 else {
-            unlink(file)
-            throw .io("cannot write \(URL(fileURLWithPath: file).lastPathComponent): \(String(cString: strerror(errno)))")
-        }
-    }
-
-    private static func syncDirectory(of file: String) {
-        let dir = (file as NSString).deletingLastPathComponent
-        let fd = open(dir.isEmpty ? "." : dir, O_RDONLY | O_CLOEXEC)
-        if fd >= 0 {
-            fsync(fd)
-            close(fd)
-        }
     }
 }

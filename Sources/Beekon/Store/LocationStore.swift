@@ -28,19 +28,54 @@ final class LocationStore: Sendable {
         configuration.readonly = readOnly
         configuration.busyMode = .timeout(5)
         configuration.label = "beekon"
-        configuration.prepareDatabase { db in
-            // FULL: a committed fix survives power loss, not only a crash (a tracker on a Pi loses power).
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
+        configuration.prepareDatabase { db in try Self.makeDurable(db) }
         do {
             if !readOnly {
                 let dir = (path as NSString).deletingLastPathComponent
                 if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
             }
             pool = try DatabasePool(path: path, configuration: configuration)
-            if !readOnly { try StoreMigrations.migrator.migrate(pool) }
+            if !readOnly {
+                // `DatabasePool.init` sets its writer to `synchronous = NORMAL` after
+                // `prepareDatabase` ran (GRDB's WAL set-up), and in WAL mode NORMAL commits with no
+                // fsync at all: set the writer again, here, where nothing runs after it.
+                try pool.writeWithoutTransaction { db in try Self.makeDurable(db) }
+                try StoreMigrations.migrator.migrate(pool)
+            }
         } catch {
             throw Self.storageError(error, "opening \(path)")
+        }
+    }
+
+    /// What a commit promises (ST-1): `synchronous = FULL`, so a committed fix survives a power
+    /// cut, not only the death of the process. In WAL mode FULL fsyncs the WAL at every commit.
+    ///
+    /// On Apple platforms `fsync` is not enough: Apple's fsync(2) says it moves the data to
+    /// the drive but "the drive itself may not physically write the data ... for quite some
+    /// time", and that "applications, such as databases, that require a strict ordering of
+    /// writes should use F_FULLFSYNC". `fullfsync` makes SQLite's commits use it (and
+    /// `checkpoint_fullfsync` its checkpoints). A fix is one commit at most every few seconds
+    /// (the gate), so the flush is paid per stored fix, not per location the OS delivers.
+    static func makeDurable(_ db: Database) throws {
+        try db.execute(sql: "PRAGMA synchronous = FULL")
+        #if canImport(Darwin)
+            try db.execute(sql: "PRAGMA fullfsync = ON")
+            try db.execute(sql: "PRAGMA checkpoint_fullfsync = ON")
+        #endif
+    }
+
+    /// The writer connection's effective `synchronous` level (2: FULL) and `journal_mode`, read
+    /// on the connection that commits: what a test or `beekon status` can check.
+    func writerDurability() async throws(BeekonError) -> (synchronous: Int, journalMode: String) {
+        do {
+            return try await pool.writeWithoutTransaction { db in
+                (
+                    try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1,
+                    try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? ""
+                )
+            }
+        } catch {
+            throw Self.storageError(error, "reading the writer's settings")
         }
     }
 
@@ -82,7 +117,7 @@ final class LocationStore: Sendable {
         do {
             return try await pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                defer { try? Self.makeDurable(db) }
                 var result: T?
                 try db.inTransaction {
                     result = try body(db)
