@@ -137,6 +137,7 @@ extension WireEnvelope {
         guard !s.isEmpty, WireLimits.length(s) <= max else {
             throw .invalid(path: path, reason: "must be 1...\(WireLimits.describe(max))")
         }
+        if let problem = WireLimits.textProblem(s) { throw .invalid(path: path, reason: problem) }
         return s
     }
 
@@ -144,6 +145,7 @@ extension WireEnvelope {
     static func optional(_ s: String?, _ path: String, max: Int) throws(WireDecodingError) -> String? {
         guard let s else { return nil }
         guard WireLimits.length(s) <= max else { throw .invalid(path: path, reason: "must be at most \(WireLimits.describe(max))") }
+        if let problem = WireLimits.textProblem(s) { throw .invalid(path: path, reason: problem) }
         return s
     }
 

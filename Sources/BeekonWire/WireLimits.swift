@@ -29,13 +29,23 @@ public enum WireLimits {
         "\(limit) characters (Unicode code points, at most \(limit * 4) bytes of UTF-8)"
     }
 
+    /// Why a text field cannot be stored (nil: it can): U+0000. JSON can carry it (`\u0000`)
+    /// and SQLite stores it, but PostgreSQL's `text` cannot hold it, so a batch with one would
+    /// be stored by one store and fail on the other. Every free-text field of every message is
+    /// refused with it, on both stores, with the same 422.
+    public static func textProblem(_ s: String) -> String? {
+        s.utf8.contains(0) ? "must not contain U+0000" : nil
+    }
+
     /// Why `extras` breaks the limits (nil: within them): a field path and a reason.
     public static func extrasProblem(_ extras: [String: String]) -> (path: String, reason: String)? {
         if extras.count > extrasEntries { return ("extras", "must have at most \(extrasEntries) entries") }
         var total = 0
         for (key, value) in extras {
             if length(key) > extrasKey { return ("extras", "a key must be at most \(describe(extrasKey))") }
+            if textProblem(key) != nil { return ("extras", "a key must not contain U+0000") }
             if length(value) > extrasValue { return ("extras.\(key)", "must be at most \(describe(extrasValue))") }
+            if let problem = textProblem(value) { return ("extras.\(key)", problem) }
             total += length(key) + length(value)
         }
         if total > extrasTotal { return ("extras", "keys and values must total at most \(describe(extrasTotal))") }

@@ -82,6 +82,7 @@ public struct WireLocateRefusal: Hashable, Sendable {
         let raw = try WireMessageReader.read(Raw.self, data)
         guard raw.outcome == outcome else { throw .invalid(path: "outcome", reason: "must be \"\(outcome)\"") }
         guard !raw.reason.isEmpty else { throw .invalid(path: "reason", reason: "must not be empty") }
+        if let problem = WireLimits.textProblem(raw.reason) { throw .invalid(path: "reason", reason: problem) }
         return WireLocateRefusal(reason: raw.reason)
     }
 }

@@ -69,6 +69,7 @@ public struct Geofence: Sendable, Hashable, Codable, Identifiable {
         if length < 1 || length > Self.maxIDLength {
             return "id must be 1–\(Self.maxIDLength) characters (got \(length))"
         }
+        if let problem = WireLimits.textProblem(id) { return "id \(problem)" }
         if !(latitude.isFinite && (-90...90).contains(latitude)) {
             return "latitude must be a finite number in -90…90 (got \(latitude))"
         }

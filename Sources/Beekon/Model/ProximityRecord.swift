@@ -53,6 +53,7 @@ public struct ProximityRecord: Sendable, Hashable {
         let most = WireLimits.identifier
         if region.isEmpty || WireLimits.length(region) > most { return "region must be 1...\(WireLimits.describe(most))" }
         if scanner.isEmpty || WireLimits.length(scanner) > most { return "scanner must be 1...\(WireLimits.describe(most))" }
+        if let problem = WireLimits.textProblem(region + scanner) { return "region and scanner \(problem)" }
         for (name, value) in [("major", major), ("minor", minor)] {
             if let v = value, !(0...65_535).contains(v) { return "\(name) must be within 0...65535" }
         }

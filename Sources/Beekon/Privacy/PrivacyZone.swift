@@ -56,8 +56,9 @@ public struct PrivacyZone: Sendable, Hashable, Codable {
 
     /// Throws `invalidConfiguration` naming the first bad field.
     func validate() throws(BeekonError) {
-        guard !id.isEmpty, WireLimits.length(id) <= WireLimits.identifier else {
-            throw .invalidConfiguration("sync.privacy.zones: id must be 1…\(WireLimits.describe(WireLimits.identifier)) (got \"\(id)\")")
+        guard !id.isEmpty, WireLimits.length(id) <= WireLimits.identifier, WireLimits.textProblem(id) == nil else {
+            throw .invalidConfiguration(
+                "sync.privacy.zones: id must be 1…\(WireLimits.describe(WireLimits.identifier)) without U+0000 (got \"\(id)\")")
         }
         guard latitude.isFinite, (-90...90).contains(latitude), longitude.isFinite, (-180...180).contains(longitude) else {
             throw .invalidConfiguration("sync.privacy.zones[\(id)]: latitude/longitude out of range")
