@@ -48,6 +48,7 @@ extension Beekon {
                 }
             }
         case .setPowerMode(let mode):
+            await tuneSource()
             await deps.provider.setPowerMode(mode)
         case .stopProvider:
             await stopSource()

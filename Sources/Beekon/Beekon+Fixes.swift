@@ -63,6 +63,7 @@ extension Beekon {
                 case .admit, .turn: break
                 }
             case .setPowerMode(let mode):
+                await tuneSource()
                 await deps.provider.setPowerMode(mode)
             case .setMotion(let motion):
                 logger.info("motion changed", metadata: ["motion": "\(motion.rawValue)"])

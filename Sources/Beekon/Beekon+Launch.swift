@@ -55,8 +55,9 @@ extension Beekon {
     }
 
     /// Registers the SDK's background refresh (`BGAppRefresh`, identifier
-    /// `dev.beekon.refresh`, which Info.plist must list under
-    /// `BGTaskSchedulerPermittedIdentifiers`) and makes the launch decision (auto-resume).
+    /// `BeekonDependencies.backgroundRefreshIdentifier`, `dev.beekon.refresh` by default, which
+    /// Info.plist must list under `BGTaskSchedulerPermittedIdentifiers`) and makes the launch
+    /// decision (auto-resume). A refresh that cannot be scheduled is reported in the diagnostic log.
     /// ``launch()`` calls it; call it yourself only if you do not call `launch()`, from
     /// `application(_:didFinishLaunchingWithOptions:)` — iOS requires the registration before
     /// launch finishes. Idempotent: the handler is registered once per process (a second
@@ -67,7 +68,7 @@ extension Beekon {
     public nonisolated func registerBackgroundTasks() -> Bool {
         Task { _ = try? await self.ready() }
         #if (canImport(BackgroundTasks) && os(iOS))
-            let registered = BackgroundTaskRegistry.shared.register(BackgroundRefreshPlan.identifier) {
+            let registered = BackgroundTaskRegistry.shared.register(deps.backgroundRefreshIdentifier) {
                 BackgroundRefreshScheduler.register(self)
             }
             Task { await BackgroundRefreshScheduler.schedule(self) }
@@ -75,6 +76,16 @@ extension Beekon {
         #else
             return false
         #endif
+    }
+}
+
+extension Beekon {
+    /// The `BGAppRefresh` identifier in use (the Apple glue's).
+    package nonisolated var backgroundRefreshIdentifier: String { deps.backgroundRefreshIdentifier }
+
+    /// Records a failure of the Apple glue in the log and the diagnostic log (BY-6).
+    package nonisolated func logPlatformFailure(_ message: String) {
+        logger.warning("\(message)")
     }
 }
 

@@ -3,9 +3,36 @@ import Foundation
 
 extension Beekon {
     /// Sets the device-side guards for locate requests (BY-2): sharing on/off, the least
-    /// time between answers, the fix timeout.
-    public func setLocatePolicy(_ policy: LocatePolicy) {
+    /// time between answers (longer while the battery is low or Low Power Mode is on), the fix
+    /// timeout. The policy is persisted with the database: a later process (an app relaunched
+    /// in the background by a silent push) applies it before answering anything, with no call
+    /// from the host. It applies to this process at once even when it could not be saved
+    /// (logged).
+    public func setLocatePolicy(_ policy: LocatePolicy) async {
+        _ = await restoreLocateGuard()  // the last answer's time; the stored policy is replaced below
         locateGuard.policy = policy
+        do {
+            try await ready().saveLocatePolicy(policy)
+        } catch {
+            logger.error("the locate policy was not saved; it applies until the app ends", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Reads the persisted policy and last answer once per process, before the first request
+    /// is judged; false when the store cannot be read (the request is then refused).
+    private func restoreLocateGuard() async -> Bool {
+        guard !locateGuard.restored else { return true }
+        do {
+            let saved = try await ready().locateGuard()
+            guard !locateGuard.restored else { return true }  // another request restored it meanwhile
+            if let policy = saved.policy { locateGuard.policy = policy }
+            if let answered = saved.lastAnswered { locateGuard.lastAnswered = max(answered, locateGuard.lastAnswered ?? answered) }
+            locateGuard.restored = true
+            return true
+        } catch {
+            logger.error("locate guard unreadable; refusing", metadata: ["error": "\(error)"])
+            return false
+        }
     }
 
     /// Answers one locate request (BY-2, BY-3): for a host woken by a silent push, and for
@@ -35,7 +62,9 @@ extension Beekon {
     }
 
     private func answerLocate(id: UUID, fixTimeoutCap: Duration?) async -> LocateAnswer {
-        if let reason = locateGuard.refusal(now: deps.clock.now()) { return .refused(reason: reason) }
+        guard await restoreLocateGuard() else { return .refused(reason: "store_failed") }
+        let power = await deps.powerState?.current() ?? .unknown
+        if let reason = locateGuard.refusal(now: deps.clock.now(), power: power) { return .refused(reason: reason) }
         var timeout = Duration.milliseconds(Int(locateGuard.policy.timeoutSeconds * 1000))
         if let fixTimeoutCap { timeout = min(timeout, fixTimeoutCap) }
         guard let raw = try? await deps.provider.currentLocation(timeout: timeout, mode: .high),
@@ -46,7 +75,11 @@ extension Beekon {
         guard await apply(effects).stored.contains(fixID), let location = effects.storedLocation(fixID) else {
             return .refused(reason: "store_failed")
         }
-        locateGuard.lastAnswered = deps.clock.now()
+        let answered = deps.clock.now()
+        locateGuard.lastAnswered = answered
+        do { try await ready().saveLocateAnswered(at: answered) } catch {
+            logger.error("the time of the locate answer was not saved", metadata: ["error": "\(error)"])
+        }
         return .answered(location)
     }
 

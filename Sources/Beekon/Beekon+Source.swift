@@ -9,6 +9,7 @@ extension Beekon {
         source.generation += 1
         let generation = source.generation
         source.ended = false
+        await tuneSource()
         let stream = try await deps.provider.start(mode: mode)
         source.consumer = Task { [weak self] in
             do {

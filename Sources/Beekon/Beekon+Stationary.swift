@@ -9,6 +9,25 @@ extension Beekon {
             policy: config.whenStationary, radiusMeters: config.stationaryRadiusMeters,
             checkInIntervalSeconds: config.checkInIntervalSeconds)
         await runStationary(actions, previousMotion: stationary.detector.motion)
+        await tuneSource()
+    }
+
+    /// Tells a tuning-aware source (the CoreLocation provider) what the effective configuration
+    /// and the stationary detector ask of the OS (``SourceTuning``): the gate's distance as the
+    /// OS distance filter, and the stationary position while the source is paused for it. Called
+    /// before every start and power-mode change and after every configuration or profile change.
+    func tuneSource() async {
+        guard let observer = deps.provider as? any SourceTuningObserver else { return }
+        let detector = stationary.detector
+        let position = detector.providerPaused ? detector.anchor : nil
+        let tuning = SourceTuning(
+            config: machine.config,
+            stationary: position.map {
+                SourceTuning.Stationary(latitude: $0.latitude, longitude: $0.longitude, radiusMeters: detector.radiusMeters)
+            })
+        guard tuning != source.tuning else { return }
+        source.tuning = tuning
+        await observer.tuningChanged(tuning)
     }
 
     /// Runs the detector's provider actions, persists a motion change and (re)arms the timers,
@@ -55,6 +74,7 @@ extension Beekon {
     private func probeDue() async {
         guard stationary.probeDue(tracking: machine.session != nil) else { return }
         logger.debug("waking the paused source for one fix")
+        await tuneSource()
         await deps.provider.setPowerMode(machine.config.preset.powerMode)
     }
 

@@ -47,6 +47,13 @@ public struct BeekonDependencies: Sendable {
     /// (BY-4) unless `BeekonConfig.followsAppLifecycle` is off; nil (default) means the host
     /// calls `Beekon.setAppState(_:)`. `apple(databasePath:)` sets UIKit's on iOS.
     public var appLifecycle: (any AppLifecycleSource)?
+    /// The battery the locate guard reads (BY-2); nil (default) means unknown, never low.
+    /// `apple(databasePath:)` sets UIKit's on iOS.
+    public var powerState: (any PowerStateSource)?
+    /// The `BGAppRefresh` task identifier the SDK registers and submits on iOS (list it under
+    /// `BGTaskSchedulerPermittedIdentifiers`); default `dev.beekon.refresh`. An app may have one
+    /// refresh task scheduled in all (`BGTaskScheduler.h`), so an app with its own can name it here.
+    public var backgroundRefreshIdentifier = "dev.beekon.refresh"
 
     /// Creates dependencies; ids default to UUIDv7 read from `clock`.
     public init(

@@ -2,9 +2,11 @@
 /// about 10 s after a beacon-region event (extendable to about 180 s with a background
 /// task), so the wakes follow the events that grant that time.
 ///
-/// - `didEnterRegion`, `didDetermineState` inside, and entering the background begin a wake;
-/// - `didDetermineState` outside or unknown, and exits, do not (nothing to range; an entered
-///   beacon exits by the silence timeout of a later wake);
+/// - `didEnterRegion`, `didExitRegion`, `didDetermineState` inside, and entering the background
+///   begin a wake: the beacon document (reference 003) grants fresh background time on any region
+///   transition, and an exit is when the beacons seen are leaving: ranging then records their
+///   exits with distances instead of waiting for a later wake's silence timeout;
+/// - `didDetermineState` outside or unknown does not (no transition, nothing to range);
 /// - while a wake runs no other begins (it already ranges every constraint).
 public struct RangingWakePlan: Sendable, Equatable {
     /// What the platform reported.
@@ -29,8 +31,8 @@ public struct RangingWakePlan: Sendable, Equatable {
     public mutating func begins(on event: Event) -> Bool {
         guard !waking else { return false }
         switch event {
-        case .didEnterRegion, .enteredBackground, .didDetermineState(_, inside: true?): waking = true
-        case .didExitRegion, .didDetermineState: return false
+        case .didEnterRegion, .didExitRegion, .enteredBackground, .didDetermineState(_, inside: true?): waking = true
+        case .didDetermineState: return false
         }
         return true
     }

@@ -119,7 +119,6 @@ final class ScriptedRanging: BeaconRangingControl, @unchecked Sendable {
             ignored.value = RangingWakeSnapshot(began: second != nil, waking: await coordinator.waking)
         }
         #expect(await coordinator.receive(.didDetermineState("pump", inside: false)) == nil)
-        #expect(await coordinator.receive(.didExitRegion("pump")) == nil)
         #expect(budget.records.isEmpty, "no lease without a wake")
         let wake = try #require(await coordinator.receive(.didEnterRegion("pump")))
         #expect(ignored.value == RangingWakeSnapshot(began: false, waking: true), "an event during a wake begins no second one")
@@ -172,23 +171,35 @@ struct RangingWakeSnapshot: Equatable, Sendable {
 }
 
 @Suite struct RangingWakePlanTests {
-    @Test("BY-5: region entry, inside state and entering the background begin a wake; one at a time")
+    @Test("BY-5: region entry and exit, inside state and entering the background begin a wake; one at a time")
     func plan() {
         var plan = RangingWakePlan()
         var began: [Bool] = []
         for event in [
-            RangingWakePlan.Event.didExitRegion("a"), .didDetermineState("a", inside: false), .didDetermineState("a", inside: nil),
+            RangingWakePlan.Event.didDetermineState("a", inside: false), .didDetermineState("a", inside: nil),
             .didDetermineState("a", inside: true), .didEnterRegion("a"),
         ] {
             began.append(plan.begins(on: event))
         }
-        #expect(began == [false, false, false, true, false])
+        #expect(began == [false, false, true, false])
         #expect(plan.waking)
         plan.wakeEnded()
         let background = plan.begins(on: .enteredBackground)
         plan.wakeEnded()
         let entry = plan.begins(on: .didEnterRegion("a"))
         #expect(background && entry)
+    }
+
+    @Test("Issue 51: a beacon region exit begins a ranging wake (fresh background time on any region transition)")
+    func anExitBeginsAWake() {
+        var plan = RangingWakePlan()
+        let exit = plan.begins(on: .didExitRegion("pump"))
+        let during = plan.begins(on: .didExitRegion("desk"))
+        plan.wakeEnded()
+        let after = plan.begins(on: .didExitRegion("desk"))
+        #expect(exit, "the exit is ranged: the beacons' exits get their distances")
+        #expect(!during, "one wake at a time")
+        #expect(after)
     }
 
     @Test("BY-5: regions become CoreLocation constraints: UUID required, minor only with a major, values in 0…65535")

@@ -92,15 +92,16 @@ struct CrashPathTests {
         // The OS kept: last run's page (f20…f28 and the refresh region), a deleted fence, two beacon regions.
         let held = (20..<29).map { "f\($0)" } + [RegionPager.refreshIdentifier, "gone", "beacon-door", "beacon-desk"]
         let ours: Set<String> = Set(held).subtracting(["beacon-door", "beacon-desk"])
-        paging.adopt(held: held, isOurs: { ours.contains($0) })
-        #expect(paging.slotCount == 18, "20 slots minus the two beacon regions")
+        paging.adopt(held: held + [StationaryWakePlan.identifier], isOurs: { ours.contains($0) })
+        #expect(paging.slotCount == 17, "20 slots minus the wake region's and the two beacon regions")
         let first = paging.observe(latitude: 45, longitude: 14)
         let change = try #require(first)
-        #expect(change.add.map(\.id) == (0..<17).map { "f\($0)" }, "17 fence slots + the refresh region")
+        #expect(change.add.map(\.id) == (0..<16).map { "f\($0)" }, "16 fence slots + the refresh region")
+        #expect(!change.remove.contains(StationaryWakePlan.identifier), "the wake region is the provider's, not the pager's")
         #expect(Set(change.remove) == Set((20..<29).map { "f\($0)" } + ["gone"]), "stale regions do not pile up")
         #expect(!change.remove.contains { $0.hasPrefix("beacon") }, "others' regions are never touched")
         #expect(paging.observe(latitude: 45, longitude: 14) == nil, "reconciled once")
-        #expect(Set(paging.reset()) == Set((0..<17).map { "f\($0)" } + [RegionPager.refreshIdentifier]))
+        #expect(Set(paging.reset()) == Set((0..<16).map { "f\($0)" } + [RegionPager.refreshIdentifier]))
     }
 
     @Test("GF-4, XR-1: a refused region (monitoring failure, condition limit) costs a slot, not a crash loop")
@@ -108,23 +109,12 @@ struct CrashPathTests {
         let fences = (0..<30).map { Self.fence("f\($0)", north: Double($0)) }
         var paging = RegionPaging(fences: fences)
         #expect(paging.observe(latitude: 45, longitude: 14) != nil)
-        #expect(paging.current?.fences.count == 19)
-        let refused = paging.refused("f18")
+        #expect(paging.current?.fences.count == 18, "20 slots: 18 fences, the refresh region, the wake region")
+        let refused = paging.refused("f17")
         let change = try #require(refused)
-        #expect(paging.slotCount == 19)
-        #expect(change.remove == ["f18"], "the farthest fence leaves; the refresh radius shrinks to its edge")
-        #expect(paging.current?.fences.count == 18)
+        #expect(paging.slotCount == 18)
+        #expect(change.remove == ["f17"], "the farthest fence leaves; the refresh radius shrinks to its edge")
+        #expect(paging.current?.fences.count == 17)
         #expect(paging.isOurs("f3") && paging.isOurs(RegionPager.refreshIdentifier) && !paging.isOurs("beacon-door"))
-    }
-
-    @Test("BY-4: a stationary device re-centres the refresh region on its position (a wake source)")
-    func stationaryRecentresTheRefreshRegion() {
-        var paging = RegionPaging(fences: [Self.fence("far", north: 30)])
-        #expect(paging.observe(latitude: 45, longitude: 14) != nil)
-        let moved = 45 + 0.5 / 111.195  // 500 m north: still inside the refresh region
-        #expect(paging.observe(latitude: moved, longitude: 14) == nil)
-        let change = paging.recentre(latitude: moved, longitude: 14)
-        #expect(change.refresh.latitude == moved)
-        #expect(paging.current?.refresh.latitude == moved)
     }
 }

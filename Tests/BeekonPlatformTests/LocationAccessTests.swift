@@ -70,10 +70,10 @@ struct LocationPowerPlanTests {
         #expect(LocationPowerPlan(mode: Preset.precision.powerMode).liveConfiguration == .automotiveNavigation)
     }
 
-    @Test func managerSettingsLeavePausesToTheSDK() {
+    @Test func managerSettingsPauseAutomaticallyOnlyForSaver() {
         for mode in PowerMode.allCases {
             let plan = LocationPowerPlan(mode: mode)
-            #expect(!plan.pausesAutomatically)
+            #expect(plan.pausesAutomatically == (mode == .low), "the coarse preset only (reference 004); the wake region resumes it")
             #expect(plan.allowsBackgroundUpdates)
             #expect(plan.showsBackgroundIndicator)
             #expect(plan.significantChanges)  // relaunch works in every mode

@@ -24,19 +24,37 @@ struct SessionPlanTests {
         .appStateChange(foreground: true), .authorizationChange(foreground: false), .stop,
     ]
 
-    @Test("XR-1: no session is ever created in the background, except at launch")
+    @Test("XR-1: no session is ever created in the background, except at launch and for an Always grant while tracking")
     func noSessionCreatedInTheBackgroundExceptAtLaunch() {
         for authorization in Self.authorizations {
             let plan = Plan(authorization: authorization)
             for held in Self.held {
                 for occasion in Self.backgroundOccasions {
                     let next = plan.next(held: held, occasion: occasion)
-                    #expect(!Plan.creates(from: held, to: next), "\(occasion) with \(held) under \(authorization)")
+                    let alwaysGrant =
+                        occasion == .authorizationChange(foreground: false) && authorization == .always && held.service != nil
+                        && held.service != .always
+                    #expect(Plan.creates(from: held, to: next) == alwaysGrant, "\(occasion) with \(held) under \(authorization)")
                 }
                 // The launch call retakes the sessions at once, foreground or not.
                 #expect(plan.next(held: held, occasion: .launch).backgroundActivity)
             }
         }
+    }
+
+    @Test("Issue 51, XR-1: Always granted while backgrounded takes the .always service session; the activity session is kept")
+    func anAlwaysGrantInTheBackgroundTakesTheAlwaysSession() {
+        let tracking = Plan(authorization: .whenInUse).next(held: .none, occasion: .start(foreground: true))
+        #expect(tracking == Plan.Sessions(backgroundActivity: true, service: .whenInUse))
+        let granted = Plan(authorization: .always).next(held: tracking, occasion: .authorizationChange(foreground: false))
+        #expect(
+            granted == Plan.Sessions(backgroundActivity: true, service: .always),
+            "CLServiceSession.h: take one when the user configures always-operation")
+        #expect(Plan.creates(from: tracking, to: granted))
+        #expect(
+            Plan(authorization: .always).next(held: .none, occasion: .authorizationChange(foreground: false)) == .none,
+            "not tracking: nothing")
+        #expect(Plan(authorization: .whenInUse).next(held: tracking, occasion: .authorizationChange(foreground: false)) == tracking)
     }
 
     @Test("XR-1: sessions are held across pause, probe, resume and profile switches")
@@ -69,8 +87,10 @@ struct SessionPlanTests {
         // Granted later, in the foreground: the requirement follows the status (a new session).
         let upgraded = Plan(authorization: .always).next(held: started, occasion: .authorizationChange(foreground: true))
         #expect(upgraded.service == .always)
-        // The same change seen in the background waits for the foreground.
-        #expect(Plan(authorization: .always).next(held: started, occasion: .authorizationChange(foreground: false)) == started)
+        // Always seen in the background while tracking: the .always session is taken then (issue 51);
+        // When In Use seen there waits for the foreground.
+        #expect(Plan(authorization: .always).next(held: started, occasion: .authorizationChange(foreground: false)).service == .always)
+        #expect(Plan(authorization: .whenInUse).next(held: started, occasion: .authorizationChange(foreground: false)) == started)
     }
 
     @Test("XR-1: iOS 18 diagnostics reach the host as LocationHealth, not a silent flag")

@@ -63,13 +63,14 @@ struct HeartbeatTests {
     func theSuspendedWakeSources() {
         let plan = BackgroundRefreshPlan(syncIntervalSeconds: 300, checkInIntervalSeconds: 1_800)
         #expect(
-            plan.wakeSources(paused: true) == [
-                .significantChanges, .regionAroundStationaryPosition, .backgroundRefresh(earliestSeconds: 900),
+            plan.wakeSources(paused: true, stationaryRadiusMeters: 5) == [
+                .significantChanges, .regionAroundStationaryPosition(radiusMeters: 100), .backgroundRefresh(earliestSeconds: 900),
             ], "the refresh no more often than iOS honours (900 s), the shorter interval otherwise")
-        #expect(plan.wakeSources(paused: false) == [.significantChanges, .backgroundRefresh(earliestSeconds: 900)])
+        #expect(
+            plan.wakeSources(paused: false, stationaryRadiusMeters: 5) == [.significantChanges, .backgroundRefresh(earliestSeconds: 900)])
         let checkInsOnly = BackgroundRefreshPlan(syncIntervalSeconds: nil, checkInIntervalSeconds: 1_800)
         #expect(checkInsOnly.nextRequest(now: Date(timeIntervalSince1970: 0)) == Date(timeIntervalSince1970: 1_800))
-        #expect(BackgroundRefreshPlan(syncIntervalSeconds: nil).wakeSources(paused: true).count == 2)
+        #expect(BackgroundRefreshPlan(syncIntervalSeconds: nil).wakeSources(paused: true, stationaryRadiusMeters: 5).count == 2)
     }
 
     @Test("BY-4: in the foreground, heartbeatSeconds asks the source for one fresh fix when none came in time")

@@ -170,6 +170,9 @@ public protocol CLLocationManagerDelegate: NSObjectProtocol {
         _ manager: CLLocationManager, didRange beacons: [CLBeacon], satisfying beaconConstraint: CLBeaconIdentityConstraint)
     @available(iOS 4.0, macOS 10.8, *)
     func locationManager(_ manager: CLLocationManager, monitoringDidFailFor region: CLRegion?, withError error: any Error)
+    // CLLocationManagerDelegate.h: "Invoked when location updates are automatically paused."
+    @available(iOS 6.0, macOS 10.15, *)
+    func locationManagerDidPauseLocationUpdates(_ manager: CLLocationManager)
 }
 
 extension CLLocationManagerDelegate {
@@ -183,6 +186,7 @@ extension CLLocationManagerDelegate {
         _ manager: CLLocationManager, didRange beacons: [CLBeacon], satisfying beaconConstraint: CLBeaconIdentityConstraint
     ) {}
     public func locationManager(_ manager: CLLocationManager, monitoringDidFailFor region: CLRegion?, withError error: any Error) {}
+    public func locationManagerDidPauseLocationUpdates(_ manager: CLLocationManager) {}
 }
 
 open class CLLocationManager: NSObject {

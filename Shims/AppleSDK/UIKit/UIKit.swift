@@ -25,6 +25,11 @@ open class UIApplication: NSObject {
     @available(iOS 4.0, *)
     open var applicationState: UIApplication.State { fatalError("UIKit shim") }
 
+    // UIApplication.h: `@property(nonatomic,readonly,getter=isProtectedDataAvailable) BOOL
+    // protectedDataAvailable API_AVAILABLE(ios(4.0)) NS_SWIFT_NONISOLATED;`
+    @available(iOS 4.0, *)
+    nonisolated open var isProtectedDataAvailable: Bool { fatalError("UIKit shim") }
+
     @available(iOS 4.0, *)
     public enum State: Int, @unchecked Sendable {
         case active = 0
@@ -40,4 +45,41 @@ open class UIApplication: NSObject {
     public static let didEnterBackgroundNotification = NSNotification.Name("UIApplicationDidEnterBackgroundNotification")
     @available(iOS 4.0, *)
     public static let willEnterForegroundNotification = NSNotification.Name("UIApplicationWillEnterForegroundNotification")
+    @available(iOS 4.0, *)
+    public static let protectedDataDidBecomeAvailableNotification = NSNotification.Name(
+        "UIApplicationProtectedDataDidBecomeAvailable")
+}
+
+// UIDevice.h (iPhoneOS18.6.sdk): `NS_SWIFT_UI_ACTOR @interface UIDevice`; `batteryLevel`
+// "0 .. 1.0. -1.0 if UIDeviceBatteryStateUnknown"; `batteryState` "UIDeviceBatteryStateUnknown
+// if monitoring disabled"; `batteryMonitoringEnabled` "default is NO".
+@available(iOS 2.0, *)
+@MainActor
+open class UIDevice: NSObject {
+    open class var current: UIDevice { fatalError("UIKit shim") }
+    @available(iOS 3.0, *)
+    open var isBatteryMonitoringEnabled: Bool {
+        get { fatalError("UIKit shim") }
+        set { fatalError("UIKit shim") }
+    }
+    @available(iOS 3.0, *)
+    open var batteryState: UIDevice.BatteryState { fatalError("UIKit shim") }
+    @available(iOS 3.0, *)
+    open var batteryLevel: Float { fatalError("UIKit shim") }
+
+    @available(iOS 3.0, *)
+    public enum BatteryState: Int, @unchecked Sendable {
+        case unknown = 0
+        case unplugged = 1
+        case charging = 2
+        case full = 3
+    }
+}
+
+// NSProcessInfo.h (Foundation, iPhoneOS18.6.sdk): `@property (readonly, getter=isLowPowerModeEnabled)
+// BOOL lowPowerModeEnabled API_AVAILABLE(macos(12.0), ios(9.0), ...)`. swift-corelibs-foundation
+// lacks it, so the shim declares it here (Apple's Foundation has it; this module never exists there).
+extension ProcessInfo {
+    @available(iOS 9.0, macOS 12.0, *)
+    public var isLowPowerModeEnabled: Bool { fatalError("Foundation shim") }
 }

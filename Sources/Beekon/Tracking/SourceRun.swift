@@ -9,6 +9,8 @@ struct SourceRun: Sendable {
     var ended = false
     /// Callers of `waitUntilSourceEnds()`.
     var endWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The tuning last told to a tuning-aware provider (``SourceTuning``).
+    var tuning: SourceTuning?
     /// Reads the provider's stream into the actor.
     var consumer: Task<Void, Never>?
     /// Wakes a paused source for one fix (FX-6).

@@ -8,8 +8,8 @@
     #endif
 
     /// Beacon proximity on iOS (SPEC BY-5): CoreLocation monitors a `CLBeaconRegion` per
-    /// region of the configuration; a region event (`didEnterRegion`, `didDetermineState`
-    /// inside) or the app entering the background begins a wake under the execution budget
+    /// region of the configuration; a region event (`didEnterRegion`, `didExitRegion`,
+    /// `didDetermineState` inside) or the app entering the background begins a wake under the execution budget
     /// (pass `BackgroundTaskBudget()`: a UIKit background task, about 10 s after a region
     /// event, up to about 180 s), which ranges with `startRangingBeacons(satisfying:)`, feeds
     /// the ranged beacons to the proximity trigger, stops ranging and ends the task a safety

@@ -13,7 +13,7 @@
     enum BackgroundRefreshScheduler {
         /// `BGTaskScheduler.register(forTaskWithIdentifier:using:launchHandler:)`.
         static func register(_ beekon: Beekon) -> Bool {
-            BGTaskScheduler.shared.register(forTaskWithIdentifier: BackgroundRefreshPlan.identifier, using: nil) { task in
+            BGTaskScheduler.shared.register(forTaskWithIdentifier: beekon.backgroundRefreshIdentifier, using: nil) { task in
                 let granted = GrantedTask(task: task)
                 let work = Task {
                     await schedule(beekon)
@@ -27,16 +27,20 @@
         /// A granted `BGTask`; `setTaskCompleted(success:)` may be called from any thread.
         private struct GrantedTask: @unchecked Sendable { let task: BGTask }
 
-        /// `BGTaskScheduler.submit(_:)` for the next refresh, when sync is configured.
+        /// `BGTaskScheduler.submit(_:)` for the next refresh, when sync or check-ins need one; a
+        /// refusal goes to the diagnostic log with what to fix (``BackgroundRefreshPlan/submitFailure(code:)``).
         static func schedule(_ beekon: Beekon) async {
             let config = try? await beekon.configuration()
             let plan = BackgroundRefreshPlan(
                 syncIntervalSeconds: config?.sync?.effectiveIntervalSeconds,
-                checkInIntervalSeconds: config?.declaredCheckInIntervalSeconds.map(Double.init))
+                checkInIntervalSeconds: config?.declaredCheckInIntervalSeconds.map(Double.init),
+                identifier: beekon.backgroundRefreshIdentifier)
             guard let earliest = plan.nextRequest(now: Date()) else { return }
-            let request = BGAppRefreshTaskRequest(identifier: BackgroundRefreshPlan.identifier)
+            let request = BGAppRefreshTaskRequest(identifier: plan.identifier)
             request.earliestBeginDate = earliest
-            do { try BGTaskScheduler.shared.submit(request) } catch {}
+            do { try BGTaskScheduler.shared.submit(request) } catch {
+                beekon.logPlatformFailure(plan.submitFailure(code: (error as NSError).code))
+            }
         }
     }
 #endif

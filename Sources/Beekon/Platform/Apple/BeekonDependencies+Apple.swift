@@ -8,7 +8,7 @@
         /// Apple-platform dependencies: the CoreLocation provider, the Keychain vault (chosen
         /// by default for the database), auto-resume of a persisted session on first use, and
         /// on iOS the UIKit background-task budget, the app lifecycle switching the profile
-        /// (`BeekonConfig.followsAppLifecycle`) and CoreMotion's activity where the device has
+        /// (`BeekonConfig.followsAppLifecycle`), the battery for the locate guard and CoreMotion's activity where the device has
         /// it (`MotionActivityClassifier.coreMotion(clock:)`).
         public static func apple(databasePath: String) -> BeekonDependencies {
             #if os(iOS) || BEEKON_APPLE_SHIM
@@ -21,6 +21,7 @@
                 executionBudget: budget, resumesOnFirstUse: true)
             #if os(iOS) || BEEKON_APPLE_SHIM
                 dependencies.appLifecycle = UIKitLifecycleSource()
+                dependencies.powerState = UIKitPowerStateSource()
                 dependencies.activityClassifier = MotionActivityClassifier.coreMotion(clock: dependencies.clock)
             #endif
             return dependencies

@@ -7,11 +7,12 @@
 
     /// The CoreLocation source behind `LocationProvider` (SRC-5, BY-10), what `Beekon.shared`
     /// uses on Apple platforms:
-    /// - iOS 17+/macOS 14+: `CLLocationUpdate.liveUpdates(_:)` configured by ``LocationPowerPlan``,
-    ///   kept alive on iOS by a `CLBackgroundActivitySession` (and a `CLServiceSession` on iOS 18)
-    ///   held as ``LocationSessionPlan`` says (`LocationSessions`);
-    /// - iOS 15–16 and macOS 13: `CLLocationManager` with background updates, the blue
-    ///   indicator and no automatic pauses (the SDK's stationary detector decides);
+    /// - the service ``LocationPowerPlan`` chooses for the power mode and the SDK's ``SourceTuning``:
+    ///   on iOS 17+/macOS 14+ `CLLocationUpdate.liveUpdates(_:)` where every fix is wanted, kept
+    ///   alive on iOS by a `CLBackgroundActivitySession` (and a `CLServiceSession` on iOS 18) held as
+    ///   ``LocationSessionPlan`` says (`LocationSessions`); the standard `CLLocationManager` service
+    ///   where a distance filter or automatic pauses serve the profile (and always before iOS 17);
+    /// - while paused, the stationary wake region (``StationaryWakePlan``): leaving it asks for a fix;
     /// - on every version the significant-location-change monitor, which relaunches a
     ///   terminated app (the SDK then resumes the session by itself);
     /// - OS region slots paged with the nearest geofences (``RegionPaging``), `CLMonitor` on 17+.
@@ -34,13 +35,33 @@
         private var paging = RegionPaging()
         private var baseAccess = LocationAccess()
         private var running = false
-        /// One-shot requests waiting for a fresh fix (``OneShotFixRule``).
-        private var oneShots: [Int: (rule: OneShotFixRule, continuation: CheckedContinuation<RawFix?, Never>)] = [:]
+        /// The power mode applied last, and the SDK's tuning (distance filter, stationary position).
+        private var mode = PowerMode.paused
+        private var tuning = SourceTuning()
+        /// The stationary wake region (kept apart from the fence paging's refresh region).
+        private var wake = StationaryWakePlan()
+        /// One-shot requests waiting for a fresh fix (``OneShotFixRule``), with the mode each asked for.
+        private var oneShots: [Int: (rule: OneShotFixRule, mode: PowerMode, continuation: CheckedContinuation<RawFix?, Never>)] = [:]
         private var nextOneShot = 0
 
         /// Creates the provider; CoreLocation is touched only when tracking starts.
         public init() {}
 
+        /// Whether `UIBackgroundModes` lists `location` (``BackgroundModes``); always on macOS,
+        /// where `allowsBackgroundLocationUpdates` is not set.
+        private nonisolated var backgroundLocationDeclared: Bool {
+            #if os(iOS) || BEEKON_APPLE_SHIM
+                return BackgroundModes(infoValue: Bundle.main.object(forInfoDictionaryKey: "UIBackgroundModes")).allowsBackgroundLocation
+            #else
+                return true
+            #endif
+        }
+
+        /// Whether `CLLocationUpdate.liveUpdates(_:)` exists here.
+        private nonisolated var liveUpdatesAvailable: Bool {
+            if #available(iOS 17.0, macOS 14.0, *) { return true }
+            return false
+        }
         /// Starts continuous updates for `mode` and the significant-change monitor; throws
         /// `permissionDenied` / `servicesDisabled` when access already forbids tracking.
         public func start(mode: PowerMode) async throws -> AsyncThrowingStream<RawFix, any Error> {
@@ -66,16 +87,23 @@
             return stream
         }
 
-        /// Switches the continuous updates to `mode` (`.paused` stops them; the significant-change
-        /// monitor stays, and so do the sessions: LocationSessionPlan).
+        /// Switches the continuous updates to `mode` (`.paused` stops them and places the stationary
+        /// wake region; the significant-change monitor stays, and so do the sessions: LocationSessionPlan).
         public func setPowerMode(_ mode: PowerMode) async {
             guard running else { return }
             await apply(mode)
-            // Stationary: the refresh region moves to the stationary position, a wake source
-            // of the suspended app beside the significant-change monitor (BackgroundRefreshPlan).
-            if mode == .paused, let fix = await bridge?.lastSample?.rawFix {
-                await adoptHeldRegions(fences: [])
-                await applyRegions(paging.recentre(latitude: fix.latitude, longitude: fix.longitude))
+        }
+
+        /// The SDK's tuning: re-applies the mode when it changes what CoreLocation is asked for.
+        package func tuningChanged(_ tuning: SourceTuning) async {
+            let old = plan(for: mode)
+            guard tuning != self.tuning else { return }
+            self.tuning = tuning
+            guard running else { return }
+            if plan(for: mode) != old {
+                await apply(mode)
+            } else if mode == .paused, let stationary = tuning.stationary {
+                await performWake(wake.paused(at: stationary))
             }
         }
 
@@ -121,13 +149,28 @@
             }
             defer { timer.cancel() }
             return await withCheckedContinuation { continuation in
-                oneShots[id] = (rule, continuation)
-                Task { @MainActor in bridge.requestOneLocation() }
+                oneShots[id] = (rule, mode, continuation)
+                // The request runs at the accuracy it asked for, not the paused plan's 3 km (LocationPowerPlan).
+                let accuracy = plan(for: self.mode).desiredAccuracy(oneShot: oneShotMode)
+                Task { @MainActor in
+                    bridge.setDesiredAccuracy(accuracy)
+                    bridge.requestOneLocation()
+                }
             }
         }
 
         private func answerOneShot(_ id: Int, with fix: RawFix?) {
-            oneShots.removeValue(forKey: id)?.continuation.resume(returning: fix)
+            guard let answered = oneShots.removeValue(forKey: id) else { return }
+            answered.continuation.resume(returning: fix)
+            guard oneShots.isEmpty, let bridge else { return }
+            let accuracy = plan(for: mode).desiredAccuracy
+            Task { @MainActor in bridge.setDesiredAccuracy(accuracy) }
+        }
+
+        /// The finest mode an outstanding one-shot request asked for.
+        private var oneShotMode: PowerMode? {
+            let modes = oneShots.values.map(\.mode)
+            return modes.min { LocationPowerPlan(mode: $0).desiredAccuracy < LocationPowerPlan(mode: $1).desiredAccuracy }
         }
 
         /// Re-pages the OS region slots for a new fence set.
@@ -173,6 +216,11 @@
                 access.authorizationDenied = true
                 judge(access)
             case .leftRefreshRegion: await leftRefreshRegion()
+            case .leftWakeRegion: await leftWakeRegion()
+            case .updatesPaused:
+                guard running, let fix = await bridge?.lastSample?.rawFix else { return }
+                await performWake(
+                    wake.osPaused(latitude: fix.latitude, longitude: fix.longitude, radiusMeters: tuning.stationaryRadiusMeters))
             case .monitoringFailed(let id): await regionRefused(id)
             }
         }
@@ -197,6 +245,7 @@
             let fixes = samples.compactMap(\.rawFix)
             for fix in fixes { continuation?.yield(fix) }
             guard let last = fixes.last else { return }
+            await performWake(wake.fix(latitude: last.latitude, longitude: last.longitude))
             await adoptHeldRegions(fences: [])
             if let change = paging.observe(latitude: last.latitude, longitude: last.longitude) { await applyRegions(change) }
         }
@@ -208,7 +257,7 @@
 
         /// The OS refused a region (monitoring failure or condition limit): one slot fewer.
         private func regionRefused(_ id: String) async {
-            guard running, paging.isOurs(id), let change = paging.refused(id) else { return }
+            guard running, id != StationaryWakePlan.identifier, paging.isOurs(id), let change = paging.refused(id) else { return }
             await applyRegions(change)
         }
 
@@ -229,6 +278,8 @@
             } else {
                 self.paging.adopt(held: osRegions, isOurs: ours)
             }
+            // A wake region an earlier process left (it has its own slot): gone unless placed since.
+            if wake.region == nil { await removeRegions([StationaryWakePlan.identifier]) }
         }
 
         private func finish(throwing error: (any Error)?) {
@@ -238,21 +289,56 @@
 
         // MARK: - CoreLocation
 
+        /// The plan for `mode` under the current tuning and the bundle's background modes.
+        private func plan(for mode: PowerMode) -> LocationPowerPlan {
+            LocationPowerPlan(mode: mode, tuning: tuning, backgroundLocationDeclared: backgroundLocationDeclared)
+        }
+
+        /// Runs the service the plan chooses (live updates or the standard service), keeps an
+        /// outstanding one-shot request alive across the change, and places or removes the
+        /// stationary wake region.
         private func apply(_ mode: PowerMode) async {
-            let plan = LocationPowerPlan(mode: mode)
+            self.mode = mode
+            let plan = plan(for: mode)
+            let service = running ? plan.service(liveUpdatesAvailable: liveUpdatesAvailable) : .none
             if #available(iOS 17.0, macOS 14.0, *) {
                 let session = await liveSession()
-                if let configuration = plan.liveConfiguration, running {
+                if case .liveUpdates(let configuration) = service {
                     await session.start(configuration, base: baseAccess) { [weak self] access, sample in
                         await self?.deliver(access, sample)
                     }
                 } else {
                     await session.stop()
                 }
+            }
+            let bridge = await managerBridge()
+            let accuracy = plan.desiredAccuracy(oneShot: oneShotMode)
+            let reissue = plan.reissuesOneShot(pending: !oneShots.isEmpty, liveUpdatesAvailable: liveUpdatesAvailable)
+            await bridge.configure(plan, accuracy: accuracy)
+            if service == .standard { await bridge.startUpdates() } else { await bridge.stopUpdates() }
+            if reissue { await bridge.requestOneLocation() }
+            if mode == .paused, running, let stationary = tuning.stationary {
+                await performWake(wake.paused(at: stationary))
             } else {
-                let bridge = await managerBridge()
-                await bridge.configure(plan)
-                if plan.continuousUpdates && running { await bridge.startUpdates() } else { await bridge.stopUpdates() }
+                await performWake(wake.resumed())
+            }
+        }
+
+        /// Carries out the wake region's actions.
+        private func performWake(_ actions: [StationaryWakePlan.Action]) async {
+            for action in actions {
+                switch action {
+                case .place(let region):
+                    if #available(iOS 17.0, macOS 14.0, *) {
+                        await observeConditions()
+                        await conditionPager().placeWake(region)
+                    } else {
+                        await managerBridge().placeWake(region)
+                    }
+                case .remove: await removeRegions([StationaryWakePlan.identifier])
+                case .requestFix: await managerBridge().requestOneLocation()
+                case .restartUpdates: await managerBridge().startUpdates()
+                }
             }
         }
 
@@ -266,14 +352,25 @@
 
         private func applyRegions(_ change: RegionChange) async {
             if #available(iOS 17.0, macOS 14.0, *) {
-                let pager = conditionPager()
-                await pager.observe(
-                    leftRefresh: { [weak self] in await self?.leftRefreshRegion() },
-                    refused: { [weak self] id in await self?.regionRefused(id) })
-                await pager.apply(change)
+                await observeConditions()
+                await conditionPager().apply(change)
             } else {
                 await bridge?.apply(change)
             }
+        }
+
+        /// Starts reading the monitor's events (once).
+        @available(iOS 17.0, macOS 14.0, *)
+        private func observeConditions() async {
+            await conditionPager().observe(
+                left: { [weak self] id in
+                    if id == StationaryWakePlan.identifier { await self?.leftWakeRegion() } else { await self?.leftRefreshRegion() }
+                },
+                refused: { [weak self] id in await self?.regionRefused(id) })
+        }
+
+        private func leftWakeRegion() async {
+            await performWake(wake.exited())
         }
 
         private func removeRegions(_ ids: [String]) async {

@@ -91,6 +91,11 @@
         var coordinate: CLLocationCoordinate2D { CLLocationCoordinate2D(latitude: latitude, longitude: longitude) }
     }
 
+    extension StationaryWakePlan.Region {
+        /// The centre as a CoreLocation coordinate.
+        var coordinate: CLLocationCoordinate2D { CLLocationCoordinate2D(latitude: latitude, longitude: longitude) }
+    }
+
     extension Geofence {
         /// The centre as a CoreLocation coordinate.
         var coordinate: CLLocationCoordinate2D { CLLocationCoordinate2D(latitude: latitude, longitude: longitude) }

@@ -104,11 +104,15 @@
     }
 
     /// iOS 17+/macOS 14+: the OS region slots as `CLMonitor` conditions (one monitor per
-    /// process, named `BeekonFences`, every condition in it ours).
+    /// process, named `BeekonFences`, every condition in it ours): the fence page, its refresh
+    /// region and the stationary wake region. Opened once, after protected data is available
+    /// (``MonitorOpening``).
     @available(iOS 17.0, macOS 14.0, *)
     actor ConditionPager {
         private var monitor: CLMonitor?
-        private var events: Task<Void, Never>?
+        private var opening = MonitorOpening()
+        private var openTask: Task<CLMonitor, Never>?
+        private var observing = false
 
         /// The conditions the monitor kept from an earlier process (CLMonitor persists them).
         func heldIdentifiers() async -> [String] {
@@ -130,38 +134,93 @@
                 identifier: RegionPager.refreshIdentifier, assuming: .satisfied)
         }
 
+        /// Places (or moves) the stationary wake region; the device is inside it.
+        func placeWake(_ region: StationaryWakePlan.Region) async {
+            let monitor = await open()
+            await monitor.remove(StationaryWakePlan.identifier)
+            await monitor.add(
+                CLMonitor.CircularGeographicCondition(center: region.coordinate, radius: region.radiusMeters),
+                identifier: StationaryWakePlan.identifier, assuming: .satisfied)
+        }
+
         /// Removes these conditions.
         func remove(ids: [String]) async {
             guard let monitor else { return }
             for id in ids { await monitor.remove(id) }
         }
 
-        /// Starts reading events: `leftRefresh` when the refresh condition becomes unsatisfied,
-        /// `refused` with the identifier of a condition over the limit (iOS 18 `conditionLimitExceeded`).
-        func observe(
-            leftRefresh: @escaping @Sendable () async -> Void, refused: @escaping @Sendable (String) async -> Void
-        ) async {
-            guard events == nil else { return }
+        /// Starts reading events (once): `left` with the identifier of the refresh or wake condition
+        /// when it becomes unsatisfied, `refused` with the identifier of a condition over the limit
+        /// (iOS 18 `conditionLimitExceeded`).
+        func observe(left: @escaping @Sendable (String) async -> Void, refused: @escaping @Sendable (String) async -> Void) async {
+            guard !observing else { return }
+            observing = true  // before the suspension: a re-entrant call must not read the events twice
             let opened = await open()
-            events = Task {
+            Task {
                 do {
                     for try await event in await opened.events {
                         if #available(iOS 18.0, macOS 15.0, *), event.conditionLimitExceeded {
                             await refused(event.identifier)
-                        } else if event.identifier == RegionPager.refreshIdentifier && event.state == .unsatisfied {
-                            await leftRefresh()
+                        } else if event.state == .unsatisfied,
+                            event.identifier == RegionPager.refreshIdentifier || event.identifier == StationaryWakePlan.identifier
+                        {
+                            await left(event.identifier)
                         }
                     }
                 } catch {}
             }
         }
 
+        /// The one monitor: opened by the first caller once protected data is available; callers
+        /// that arrive during the opening (the actor re-enters at its `await`) wait for it.
         private func open() async -> CLMonitor {
-            if let monitor { return monitor }
-            let opened = await CLMonitor("BeekonFences")
-            if let monitor { return monitor }  // another call opened it while this one waited
-            monitor = opened
-            return opened
+            while true {
+                let available = await ProtectedData.isAvailable()
+                switch opening.request(protectedDataAvailable: available) {
+                case .use, .awaitOpening:
+                    if let monitor { return monitor }
+                    if let openTask { return await openTask.value }
+                case .open:
+                    let task = Task { await CLMonitor("BeekonFences") }
+                    openTask = task
+                    let opened = await task.value
+                    monitor = opened
+                    opening.opened()
+                    return opened
+                case .awaitProtectedData:
+                    await ProtectedData.waitUntilAvailable()
+                }
+            }
+        }
+    }
+
+    /// Whether the app's data-protected files can be read (`UIApplication.isProtectedDataAvailable`;
+    /// always on macOS), and waiting for `protectedDataDidBecomeAvailableNotification`.
+    enum ProtectedData {
+        /// Whether protected data is available now.
+        static func isAvailable() async -> Bool {
+            #if os(iOS) || BEEKON_APPLE_SHIM
+                return await MainActor.run { UIApplication.shared.isProtectedDataAvailable }
+            #else
+                return true
+            #endif
+        }
+
+        /// Returns once protected data is available (at once when it is).
+        @MainActor
+        static func waitUntilAvailable() async {
+            #if os(iOS) || BEEKON_APPLE_SHIM
+                let (stream, sink) = AsyncStream.makeStream(of: Void.self)
+                let center = NotificationCenter.default
+                let token = center.addObserver(
+                    forName: UIApplication.protectedDataDidBecomeAvailableNotification, object: nil, queue: .main
+                ) {
+                    _ in sink.yield()
+                }
+                if UIApplication.shared.isProtectedDataAvailable { sink.yield() }
+                for await _ in stream { break }
+                center.removeObserver(token)
+            #endif
         }
     }
 #endif

@@ -21,6 +21,10 @@
             case denied
             /// The device left the refresh region (time to re-page).
             case leftRefreshRegion
+            /// The device left the stationary wake region (``StationaryWakePlan``).
+            case leftWakeRegion
+            /// CoreLocation paused the standard service by itself (`locationManagerDidPauseLocationUpdates`).
+            case updatesPaused
             /// The OS could not monitor the region with this identifier (`monitoringDidFailFor`).
             case monitoringFailed(String)
         }
@@ -42,9 +46,13 @@
         /// The manager's last known position, if any.
         var lastSample: LocationSample? { manager.location?.beekonSample }
 
-        /// Applies the manager settings of `plan` (iOS 15–16 / macOS 13 continuous path).
-        func configure(_ plan: LocationPowerPlan) {
-            manager.desiredAccuracy = plan.desiredAccuracy.clValue
+        /// Applies the manager settings of `plan` (the standard service), with `accuracy` as
+        /// `desiredAccuracy` (the plan's, or finer while a one-shot request waits).
+        /// `allowsBackgroundLocationUpdates` is false unless the bundle declares background
+        /// location: `CLLocationManager.h`, "Setting this property to YES when UIBackgroundModes
+        /// does not include \"location\" is a fatal error."
+        func configure(_ plan: LocationPowerPlan, accuracy: LocationPowerPlan.Accuracy) {
+            manager.desiredAccuracy = accuracy.clValue
             manager.distanceFilter = plan.distanceFilterMeters ?? kCLDistanceFilterNone
             manager.activityType = plan.activityType.clValue
             #if os(iOS) || BEEKON_APPLE_SHIM
@@ -52,6 +60,11 @@
                 manager.allowsBackgroundLocationUpdates = plan.allowsBackgroundUpdates
                 manager.showsBackgroundLocationIndicator = plan.showsBackgroundIndicator
             #endif
+        }
+
+        /// `desiredAccuracy` alone (a one-shot request raises it, its answer restores it).
+        func setDesiredAccuracy(_ accuracy: LocationPowerPlan.Accuracy) {
+            manager.desiredAccuracy = accuracy.clValue
         }
 
         /// `startUpdatingLocation()`.
@@ -82,6 +95,14 @@
             manager.startMonitoring(for: refresh)
         }
 
+        /// Places (or moves) the stationary wake region, exit only (before iOS 17).
+        func placeWake(_ region: StationaryWakePlan.Region) {
+            stopMonitoring(ids: [StationaryWakePlan.identifier])
+            let circle = CLCircularRegion(center: region.coordinate, radius: region.radiusMeters, identifier: StationaryWakePlan.identifier)
+            circle.notifyOnEntry = false
+            manager.startMonitoring(for: circle)
+        }
+
         /// The identifiers of every region the app monitors, from this or an earlier launch
         /// (beacon regions and the host's own included).
         var monitoredIdentifiers: [String] { manager.monitoredRegions.map(\.identifier) }
@@ -108,6 +129,11 @@
 
         nonisolated func locationManager(_ manager: CLLocationManager, didExitRegion region: CLRegion) {
             if region.identifier == RegionPager.refreshIdentifier { sink.yield(.leftRefreshRegion) }
+            if region.identifier == StationaryWakePlan.identifier { sink.yield(.leftWakeRegion) }
+        }
+
+        nonisolated func locationManagerDidPauseLocationUpdates(_ manager: CLLocationManager) {
+            sink.yield(.updatesPaused)
         }
 
         nonisolated func locationManager(_ manager: CLLocationManager, monitoringDidFailFor region: CLRegion?, withError error: any Error) {

@@ -14,7 +14,8 @@
 ///   cause Location Services to seek the corresponding level of authorization from the user".
 ///
 /// So: sessions are created at `start()` in the foreground, or at launch through the host's
-/// synchronous launch call; power-mode changes, stationary pauses, probes and profile switches
+/// synchronous launch call, and the `.always` service session also when Always is granted while
+/// the app is in the background and tracking; power-mode changes, stationary pauses, probes and profile switches
 /// never touch them (they change what the SDK admits, not which sessions exist); the service
 /// session asks for no more than the authorization already granted (never a prompt).
 package struct LocationSessionPlan: Sendable, Hashable {
@@ -89,9 +90,18 @@ package struct LocationSessionPlan: Sendable, Hashable {
             return .none
         case .launch:
             return Sessions(backgroundActivity: true, service: serviceAuthorization)
-        case .start(let foreground), .authorizationChange(let foreground):
+        case .start(let foreground):
             guard foreground else { return held }
             return Sessions(backgroundActivity: true, service: serviceAuthorization)
+        case .authorizationChange(let foreground):
+            if foreground { return Sessions(backgroundActivity: true, service: serviceAuthorization) }
+            // Always granted while backgrounded (the system's later Always prompt, or Settings):
+            // `CLServiceSession.h`, "An app with Always authorization, but which is not holding such a
+            // CLServiceSession will not be able to receive CLLocationUpdate.liveUpdates() or
+            // CLMonitor.events() when it is not in-use. So be careful to take one when the user
+            // configures always-operation". Taken while tracking (a service session is held).
+            guard authorization == .always, held.service != nil, held.service != .always else { return held }
+            return Sessions(backgroundActivity: held.backgroundActivity, service: .always)
         case .powerModeChange, .appStateChange:
             return held
         }

@@ -11,8 +11,12 @@ package struct RegionPaging: Sendable {
     /// The last position seen, for re-paging when the fence set changes.
     private var position: (latitude: Double, longitude: Double)?
 
+    /// The OS slots this paging fills by default: the app's 20 minus the stationary wake
+    /// region's own (``StationaryWakePlan``, kept apart from the fences and the refresh region).
+    package static let defaultSlots = RegionPager.osSlots - StationaryWakePlan.reservedSlots
+
     /// Starts with `fences` and nothing monitored.
-    package init(fences: [Geofence] = [], slots: Int = RegionPager.osSlots) {
+    package init(fences: [Geofence] = [], slots: Int = RegionPaging.defaultSlots) {
         self.fences = fences
         self.slots = slots
         self.pager = RegionPager(fences: fences, slots: slots)
@@ -26,13 +30,6 @@ package struct RegionPaging: Sendable {
         return repage(latitude: latitude, longitude: longitude)
     }
 
-    /// The device became stationary (the source pauses): re-page at its position, so the
-    /// refresh region is centred there and leaving it wakes the suspended app (BY-4).
-    package mutating func recentre(latitude: Double, longitude: Double) -> RegionChange {
-        position = (latitude, longitude)
-        return repage(latitude: latitude, longitude: longitude)
-    }
-
     /// The application's fence set changed: re-index and re-page at the last position.
     package mutating func replace(fences new: [Geofence]) -> RegionChange? {
         fences = new
@@ -41,7 +38,7 @@ package struct RegionPaging: Sendable {
         return repage(latitude: position.latitude, longitude: position.longitude)
     }
 
-    /// The OS slots this paging fills (20 minus the regions others hold, minus refusals).
+    /// The OS slots this paging fills (20 minus the wake region's, the regions others hold and refusals).
     package var slotCount: Int { slots }
 
     /// Launch reconciliation (XR-1): the OS keeps monitored regions and `CLMonitor` conditions
@@ -50,9 +47,11 @@ package struct RegionPaging: Sendable {
     /// application, it will be present in this set"), while this paging starts empty. Our held
     /// regions (`isOurs`) become orphans the first re-page removes unless it keeps them; the
     /// others (beacon regions, the host's own) share the app's 20 slots, so they shrink ours.
-    package mutating func adopt(held ids: [String], isOurs: (String) -> Bool) {
+    /// The stationary wake region is neither: it has its own slot, and the provider replaces it.
+    package mutating func adopt(held all: [String], isOurs: (String) -> Bool) {
+        let ids = all.filter { $0 != StationaryWakePlan.identifier }
         let ours = ids.filter(isOurs)
-        slots = max(1, RegionPager.osSlots - (Set(ids).count - Set(ours).count))
+        slots = max(1, Self.defaultSlots - (Set(ids).count - Set(ours).count))
         pager = RegionPager(fences: fences, slots: slots)
         orphans = Set(ours)
     }
