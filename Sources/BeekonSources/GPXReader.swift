@@ -3,6 +3,7 @@ import Foundation
     import FoundationXML
 #endif
 import Beekon
+import BeekonWire
 
 /// Reads GPX 1.0 and 1.1 files (SRC-4).
 ///
@@ -75,7 +76,7 @@ public enum GPXReader {
     /// replaced by U+FFFD first. A UTF-16 BOM or a declared encoding other than UTF-8 is left
     /// to libxml2, which converts the document to valid UTF-8 itself.
     static func repairingUTF8(_ data: Data) -> Data {
-        if data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE]) || String(validating: data, as: UTF8.self) != nil {
+        if data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE]) || ValidUTF8.string(data) != nil {
             return data
         }
         let prolog = String(decoding: data.prefix(256), as: UTF8.self).lowercased()

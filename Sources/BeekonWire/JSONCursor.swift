@@ -102,7 +102,7 @@ struct JSONCursor {
     mutating func string() throws(GiveUp) -> String {
         let raw = try rawString()
         if !raw.contains(where: { $0 >= 0x80 }) { return String(decoding: raw, as: UTF8.self) }
-        guard let text = String(validating: raw, as: UTF8.self) else { throw GiveUp() }
+        guard let text = ValidUTF8.string(raw) else { throw GiveUp() }
         return text
     }
 

@@ -36,7 +36,7 @@ enum DeviceInfo {
             guard size > 0 else { return nil }
             var buffer = [CChar](repeating: 0, count: size)
             sysctlbyname("hw.machine", &buffer, &size, nil, 0)
-            let s = String(cString: buffer)
+            let s = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             return s.isEmpty ? nil : WireLimits.prefix(s, bytes: WireLimits.model)
         #endif
     }
