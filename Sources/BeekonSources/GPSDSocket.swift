@@ -56,6 +56,12 @@ final class GPSDSocket: ByteSource, @unchecked Sendable {
             }
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            #if canImport(Darwin)
+                // Darwin has no MSG_NOSIGNAL (`apply` uses it on Linux): without this a ?WATCH sent
+                // after gpsd closed the connection raises SIGPIPE and ends the app.
+                var one: Int32 = 1
+                setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+            #endif
             if let error = Self.connect(fd, a.pointee.ai_addr, a.pointee.ai_addrlen, timeout: connectTimeout) {
                 lastError = error
                 close(fd)
@@ -98,7 +104,7 @@ final class GPSDSocket: ByteSource, @unchecked Sendable {
             #if canImport(Glibc)
                 let flags = Int32(MSG_NOSIGNAL)
             #else
-                let flags: Int32 = 0
+                let flags: Int32 = 0  // SO_NOSIGPIPE is set on the socket (`open`)
             #endif
             let n = line[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, flags) }
             if n > 0 {

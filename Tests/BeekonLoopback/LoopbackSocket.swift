@@ -25,10 +25,21 @@ public enum LoopbackSocket {
         static let noSignal: Int32 = 0
     #endif
 
+    /// Darwin has no `MSG_NOSIGNAL`: a send to a peer that has gone raises SIGPIPE, which ends
+    /// the process (a whole test run), unless the socket itself says `SO_NOSIGPIPE`. Linux
+    /// sends with `MSG_NOSIGNAL` instead (`noSignal`). Applied to every socket this type makes.
+    static func noSigPipe(_ fd: Int32) {
+        #if canImport(Darwin)
+            var one: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
     /// A listening socket on 127.0.0.1 with a port picked by the OS.
     public static func listen(backlog: Int32 = 64) throws(Failure) -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, streamType, 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        noSigPipe(fd)
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = loopback(port: 0)
@@ -64,6 +75,7 @@ public enum LoopbackSocket {
                 if errno == EINTR { continue }
                 return nil
             }
+            noSigPipe(fd)
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             return fd
@@ -77,6 +89,7 @@ public enum LoopbackSocket {
     public static func connect(port: Int, receiveTimeout: Int = 40, receiveBuffer: Int32? = nil) -> Int32? {
         let fd = socket(AF_INET, streamType, 0)
         guard fd >= 0 else { return nil }
+        noSigPipe(fd)
         if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -20,11 +20,17 @@ import Testing
 /// view value used as a statement inside a `Task` (outside a view builder it builds nothing,
 /// and SwiftUI does not exist on Linux), and `await` before `Beekon.shared.state` awaits
 /// nothing (`state` is a nonisolated property; the compiler warns). Compiled here with a
-/// local `Text` that records the label and without that one `await`.
+/// local `Text` that records the label and without that one `await`, and reading `beekon`
+/// (by default `Beekon.shared`, as published) so that a test can hand it an instance of its
+/// own: on Apple platforms the first subscription to `Beekon.shared` opens the app's database
+/// in Application Support and starts its launch decision (CoreLocation, UIKit's lifecycle),
+/// which neither a developer's Mac nor a hostless simulator test target may have done to it.
 @discardableResult
-func referenceObservingState(_ Text: @escaping @Sendable (String) -> Void) -> Task<Void, Never> {
+func referenceObservingState(
+    from beekon: Beekon = Beekon.shared, _ Text: @escaping @Sendable (String) -> Void
+) -> Task<Void, Never> {
     Task {
-        for await state in Beekon.shared.state {
+        for await state in beekon.state {
             switch state {
             case .idle: Text("Not started")
             case .tracking: Text("Live")
@@ -67,18 +73,34 @@ func referenceDeclarativeRefresh() -> SyncConfig {
 
 @Suite("Reference snippets")
 struct ReferenceSnippetTests {
-    @Test func theStateSnippetSeesTheReplayedState() async {
-        // Subscribing only: Beekon.shared opens nothing on Linux (no auto-resume there).
+    /// The first label the snippet shows for `beekon`.
+    static func firstLabel(from beekon: Beekon) async -> String? {
         let (labels, label) = AsyncStream.makeStream(of: String.self)
-        let task = referenceObservingState { label.yield($0) }
+        let task = referenceObservingState(from: beekon) { label.yield($0) }
         var first: String?
         for await l in labels {
             first = l
             break
         }
         task.cancel()
-        #expect(first == "Not started")
+        return first
     }
+
+    @Test func theStateSnippetSeesTheReplayedState() async {
+        // An instance of the test's own on every platform: nothing of the app's (see the snippet).
+        let dir = TempDir()
+        let beekon = Beekon(
+            dependencies: BeekonDependencies(databasePath: dir.db, provider: ScriptedProvider(), clock: TestClock()))
+        #expect(await Self.firstLabel(from: beekon) == "Not started")
+    }
+
+    #if os(Linux)
+        @Test func theStateSnippetSeesTheSharedInstanceIdleOnLinux() async {
+            // As published, on `Beekon.shared`: on Linux it subscribes only and opens nothing (no
+            // auto-resume there). Never run on Apple platforms (see the snippet's comment).
+            #expect(await Self.firstLabel(from: Beekon.shared) == "Not started")
+        }
+    #endif
 
     @Test func selfManagedIsTheSyncConfigurationWithEveryOtherDefault() throws {
         let sync = SyncConfig(
