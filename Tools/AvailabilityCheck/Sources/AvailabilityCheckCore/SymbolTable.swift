@@ -1,219 +1,204 @@
-/// One API whose availability the check enforces, with where that availability is declared.
+/// One parameter of a function or initializer in the table: what a call's argument list is matched against.
+public struct Parameter: Hashable, Sendable {
+    /// The argument label, `_` for none.
+    public let label: String
+    /// Whether the parameter has a default value (a call may leave it out).
+    public let defaulted: Bool
+    /// Whether its type is a function (a trailing closure may fill it).
+    public let closure: Bool
+
+    /// Parses one generated parameter: `label`, `?label` (defaulted), `^label` (closure), `?^label`.
+    init(generated text: Substring) {
+        var rest = text
+        var defaulted = false
+        var closure = false
+        while let first = rest.first, first == "?" || first == "^" {
+            if first == "?" { defaulted = true } else { closure = true }
+            rest = rest.dropFirst()
+        }
+        self.label = String(rest)
+        self.defaulted = defaulted
+        self.closure = closure
+    }
+}
+
+/// One API whose availability the check enforces.
 public struct Symbol: Hashable, Sendable {
-    /// The referenced name: a type, protocol, global function or macro (`base == nil`), or a
-    /// member (`base` set).
+    /// The declared name: a type, global function, macro, member or `init`.
     public let name: String
-    /// For a member: the type it is reached through (`Task` in `Task.sleep(for:)`), or `"*"` for
-    /// an instance member matched on any receiver (only names no project type shares).
+    /// The type that declares it (`String` for `String.init(validating:as:)`), nil at top level,
+    /// or `"*"` for a member matched on a receiver of unknown type and as an implicit member
+    /// (`manager.foo`, `.foo`), which the table lists only for names that every declaration in
+    /// the SDK's modules introduces after the deployment targets.
     public let base: String?
-    /// For a function member: the first argument label that tells the overload (`for`).
-    public let label: String?
-    /// An enum case also matched as an implicit member (`case .authorizedWhenInUse:`).
-    public let implicitMember: Bool
-    /// The module that declares it; outside the standard library a file must import it
-    /// (or a framework that re-exports it) for a reference to count.
-    public let module: String
-    /// Apple's availability of the symbol.
+    /// A function's or initializer's parameters; nil for a type, property or case.
+    public let parameters: [Parameter]?
+    /// For a `"*"` member: the first argument label it is reached with, `.` for a property or
+    /// case, `_` for an unlabelled first argument.
+    public let firstLabel: String?
+    /// The modules that declare it; outside the standard library a file must import one of them
+    /// (or a module that makes it visible) for a reference to count.
+    public let modules: [String]
+    /// Apple's availability of the declaration.
     public let availability: Availability
-    /// Where the availability comes from: file (header or interface) and the annotation.
+    /// Where the availability comes from.
     public let source: String
 
     /// A table entry.
     public init(
-        _ name: String, base: String? = nil, label: String? = nil, implicitMember: Bool = false, module: String,
+        _ name: String, base: String? = nil, parameters: [Parameter]? = nil, firstLabel: String? = nil, modules: [String],
         _ availability: Availability, source: String
     ) {
         self.name = name
         self.base = base
-        self.label = label
-        self.implicitMember = implicitMember
-        self.module = module
+        self.parameters = parameters
+        self.firstLabel = firstLabel
+        self.modules = modules
         self.availability = availability
         self.source = source
     }
 
-    /// How a finding names it: `Task.sleep(for:)`, `CLMonitor`.
+    /// How a finding names it: `String(validating:as:)`, `Task.sleep(for:)`, `CLMonitor`, `.foo(bar:)`.
     public var displayName: String {
-        var text = base.map { $0 == "*" ? ".\(name)" : $0 == name ? name : "\($0).\(name)" } ?? name
-        if let label { text += "(\(label):)" }
+        var text: String
+        switch base {
+        case nil: text = name
+        case "*": text = "." + name
+        case let owner?: text = name == "init" ? owner : "\(owner).\(name)"
+        }
+        if let parameters, !(name != "init" && parameters.isEmpty) {
+            text += "(" + parameters.map { "\($0.label):" }.joined() + ")"
+        } else if let firstLabel, firstLabel != "." {
+            text += firstLabel == ")" ? "()" : "(\(firstLabel):…)"
+        }
         return text
     }
 }
 
-/// The symbols the check knows, each citing the Apple (or Swift toolchain) interface that
-/// declares its availability. The standard library's interfaces ship with the Swift toolchain
-/// (Swift 6.3.1, `usr/lib/swift_static/linux/<Module>.swiftmodule/x86_64-unknown-linux-gnu.swiftinterface`)
-/// and carry Apple's platform availability verbatim; `SymbolTableTests` re-reads those files
-/// and fails when an entry no longer matches them. Framework entries cite Apple's
-/// iPhoneOS18.0.sdk headers (Xcode 16.0) or swift-foundation's sources, which are the source of
-/// Apple's Foundation overlay for these declarations.
-public enum SymbolTable {
-    static let stdlibInterface = "Swift 6.3.1 toolchain usr/lib/swift_static/linux/"
-    static let apple16: Availability = .init(iOS: "16.0", macOS: "13.0")
-    static let apple17: Availability = .init(iOS: "17.0", macOS: "14.0")
-    static let apple18: Availability = .init(iOS: "18.0", macOS: "15.0")
-    static let apple26: Availability = .init(iOS: "26.0", macOS: "26.0")
-
+/// The symbols the check knows and which modules make which visible, with lookups by name.
+///
+/// The entries are generated from an Apple SDK by `Tools/AvailabilityCheck/generate-table.py`
+/// (`GeneratedSymbolTable.swift`, whose header names the SDK, the date and the command);
+/// `macOSSupplement` adds the few facts an iOS SDK cannot give (below).
+public struct SymbolTable: Sendable {
     /// Every entry.
-    public static let all: [Symbol] = stdlib + foundation + coreLocation + backgroundTasks
+    public let symbols: [Symbol]
+    /// The modules an `import` of a module makes visible (besides itself).
+    public let visibility: [String: Set<String>]
+    /// Entries declared in a type, by `owner` + NUL + `name`.
+    let members: [String: [Symbol]]
+    /// Entries declared at top level, by name.
+    let topLevel: [String: [Symbol]]
+    /// `"*"` entries, by name.
+    let anyReceiver: [String: [Symbol]]
 
-    /// The standard library, `_Concurrency`, `_StringProcessing`, `Synchronization`, `Observation`.
-    public static let stdlib: [Symbol] = [
-        Symbol(
-            "Duration", module: "Swift", apple16,
-            source: stdlibInterface
-                + "Swift.swiftmodule: `@available(macOS 13.0, iOS 16.0, watchOS 9.0, tvOS 16.0, *) @frozen public struct Duration`"),
-        Symbol(
-            "DurationProtocol", module: "Swift", apple16,
-            source: stdlibInterface
-                + "Swift.swiftmodule: `@available(macOS 13.0, iOS 16.0, watchOS 9.0, tvOS 16.0, *) public protocol DurationProtocol`"),
-        Symbol(
-            "InstantProtocol", module: "Swift", apple16,
-            source: stdlibInterface
-                + "Swift.swiftmodule: `@available(macOS 13.0, iOS 16.0, watchOS 9.0, tvOS 16.0, *) public protocol InstantProtocol`"),
-        Symbol(
-            "Clock", module: "Swift", apple16,
-            source: stdlibInterface
-                + "_Concurrency.swiftmodule: `@available(macOS 13.0, iOS 16.0, watchOS 9.0, tvOS 16.0, *) public protocol Clock`"),
-        Symbol(
-            "ContinuousClock", module: "Swift", apple16,
-            source: stdlibInterface
-                + "_Concurrency.swiftmodule: `@available(macOS 13.0, iOS 16.0, watchOS 9.0, tvOS 16.0, *) public struct ContinuousClock`"),
-        Symbol(
-            "SuspendingClock", module: "Swift", apple16,
-            source: stdlibInterface
-                + "_Concurrency.swiftmodule: `@available(macOS 13.0, iOS 16.0, watchOS 9.0, tvOS 16.0, *) public struct SuspendingClock`"),
-        Symbol(
-            "sleep", base: "Task", label: "for", module: "Swift", apple16,
-            source: stdlibInterface
-                + "_Concurrency.swiftmodule: `@available(macOS 13.0, iOS 16.0, watchOS 9.0, tvOS 16.0, *) public static func sleep<C>(for duration: C.Instant.Duration, …)`"
-        ),
-        Symbol(
-            "sleep", base: "Task", label: "until", module: "Swift", apple16,
-            source: stdlibInterface
-                + "_Concurrency.swiftmodule: `@available(macOS 13.0, iOS 16.0, watchOS 9.0, tvOS 16.0, *) public static func sleep<C>(until deadline: C.Instant, …)`"
-        ),
-        Symbol(
-            "Regex", module: "Swift", apple16,
-            source: stdlibInterface
-                + "_StringProcessing.swiftmodule: `@available(macOS 13.0, iOS 16.0, watchOS 9.0, tvOS 16.0, *) public struct Regex<Output>`"
-        ),
-        Symbol(
-            "withDiscardingTaskGroup", module: "Swift", apple17,
-            source: stdlibInterface
-                + "_Concurrency.swiftmodule: `@available(macOS 14.0, iOS 17.0, watchOS 10.0, tvOS 17.0, *) public func withDiscardingTaskGroup`"
-        ),
-        Symbol(
-            "withThrowingDiscardingTaskGroup", module: "Swift", apple17,
-            source: stdlibInterface
-                + "_Concurrency.swiftmodule: `@available(macOS 14.0, iOS 17.0, watchOS 10.0, tvOS 17.0, *) public func withThrowingDiscardingTaskGroup`"
-        ),
-        Symbol(
-            "TaskExecutor", module: "Swift", apple18,
-            source: stdlibInterface
-                + "_Concurrency.swiftmodule: `@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) public protocol TaskExecutor`"
-        ),
-        Symbol(
-            "withTaskExecutorPreference", module: "Swift", apple18,
-            source: stdlibInterface
-                + "_Concurrency.swiftmodule: `@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) public func withTaskExecutorPreference`"
-        ),
-        Symbol(
-            "immediate", base: "Task", module: "Swift", apple26,
-            source: stdlibInterface
-                + "_Concurrency.swiftmodule: `@available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) public static func immediate`"
-        ),
-        Symbol(
-            "RangeSet", module: "Swift", apple18,
-            source: stdlibInterface
-                + "Swift.swiftmodule: `@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) public struct RangeSet`"),
-        Symbol(
-            "InlineArray", module: "Swift", apple26,
-            source: stdlibInterface
-                + "Swift.swiftmodule: `@available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) public struct InlineArray`"
-        ),
-        Symbol(
-            "UTF8Span", module: "Swift", apple26,
-            source: stdlibInterface
-                + "Swift.swiftmodule: `@available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) public struct UTF8Span`"),
-        Symbol(
-            "Mutex", module: "Synchronization", apple18,
-            source: stdlibInterface
-                + "Synchronization.swiftmodule: `@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) public struct Mutex<Value>`"
-        ),
-        Symbol(
-            "Atomic", module: "Synchronization", apple18,
-            source: stdlibInterface
-                + "Synchronization.swiftmodule: `@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *) public struct Atomic<Value>`"
-        ),
-        Symbol(
-            "Observable", module: "Observation", apple17,
-            source: "Swift 6.3.1 toolchain usr/lib/swift/linux/Observation.swiftmodule: "
-                + "`@available(macOS 14.0, iOS 17.0, watchOS 10.0, tvOS 17.0, *) … public macro Observable()` (and `protocol Observable`)"),
-    ]
+    /// A table of these entries.
+    public init(symbols: [Symbol], visibility: [String: Set<String>]) {
+        self.symbols = symbols
+        self.visibility = visibility
+        var members: [String: [Symbol]] = [:]
+        var topLevel: [String: [Symbol]] = [:]
+        var anyReceiver: [String: [Symbol]] = [:]
+        for symbol in symbols {
+            switch symbol.base {
+            case nil: topLevel[symbol.name, default: []].append(symbol)
+            case "*": anyReceiver[symbol.name, default: []].append(symbol)
+            case let owner?: members[owner + "\u{0}" + symbol.name, default: []].append(symbol)
+            }
+        }
+        self.members = members
+        self.topLevel = topLevel
+        self.anyReceiver = anyReceiver
+    }
 
-    /// Foundation (the Swift overlay; on Linux swift-corelibs/swift-foundation declare these
-    /// without any availability, which is why Linux CI never saw them).
-    public static let foundation: [Symbol] = [
-        Symbol(
-            "URL", base: "URL", label: "filePath", module: "Foundation", apple16,
-            source: "swiftlang/swift-foundation Sources/FoundationEssentials/URL/URL.swift: "
-                + "`@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) public init(filePath path: String, …)`; "
-                + "iPhoneOS18.0.sdk Foundation.swiftinterface: `@available(macOS 13.0, iOS 16.0, …) public init?(filePath path: System.FilePath, …)`"
-        ),
-        Symbol(
-            "appending", base: "*", label: "path", module: "Foundation", apple16,
-            source: "swiftlang/swift-foundation Sources/FoundationEssentials/URL/URL.swift: "
-                + "`@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) public func appending<S: StringProtocol>(path: S, …)`"),
-        Symbol(
-            "Predicate", module: "Foundation", apple17,
-            source: "swiftlang/swift-foundation Sources/FoundationEssentials/Predicate/Predicate.swift: "
-                + "`@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) public struct Predicate<each Input>` (and `#Predicate`)"),
-        Symbol(
-            "RecurrenceRule", base: "Calendar", module: "Foundation", apple18,
-            source: "swiftlang/swift-foundation Sources/FoundationEssentials/Calendar: `extension Calendar { "
-                + "@available(macOS 15, iOS 18, tvOS 18, watchOS 11, *) public struct RecurrenceRule`"),
-        Symbol(
-            "TermOfAddress", module: "Foundation", apple17,
-            source: "iPhoneOS18.0.sdk Foundation.swiftmodule/arm64-apple-ios.swiftinterface: "
-                + "`@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) public struct TermOfAddress`"),
-    ]
+    /// The declarations of `name` in `owner`.
+    func members(of owner: String, named name: String) -> [Symbol] { members[owner + "\u{0}" + name] ?? [] }
 
-    /// CoreLocation (iPhoneOS18.0.sdk headers; the Swift refinements keep the header's availability).
-    public static let coreLocation: [Symbol] = [
+    /// The generated table plus the supplement.
+    public static let standard: SymbolTable = {
+        let generated = parse(generated: generatedText)
+        return SymbolTable(symbols: generated.symbols + macOSSupplement, visibility: generated.visibility)
+    }()
+
+    /// Every entry of the standard table.
+    public static var all: [Symbol] { standard.symbols }
+
+    /// Parses the generator's lines (see generate-table.py): `D`, `A` and `R`.
+    public static func parse(generated text: String) -> SymbolTable {
+        var symbols: [Symbol] = []
+        var visibility: [String: Set<String>] = [:]
+        for line in text.split(separator: "\n") {
+            var fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            // Trailing empty fields ("" = unrestricted) survive an editor that strips trailing tabs.
+            let width = ["R": 3, "D": 7, "A": 6][fields[0]] ?? 0
+            while fields.count < width { fields.append("") }
+            switch fields.first {
+            case "R" where fields.count == 3:
+                visibility[fields[1]] = Set(fields[2].split(separator: ",").map(String.init))
+            case "D" where fields.count == 7:
+                let parameters: [Parameter]? =
+                    fields[4].isEmpty ? nil : fields[4].dropFirst().dropLast().split(separator: ",").map(Parameter.init(generated:))
+                symbols.append(
+                    Symbol(
+                        fields[3], base: fields[2].isEmpty ? nil : fields[2], parameters: parameters, modules: [fields[1]],
+                        availability(iOS: fields[5], macOS: fields[6]),
+                        source: "\(generatedProvenance): \(fields[1]), iOS \(describe(fields[5])), macOS \(describe(fields[6]))"))
+            case "A" where fields.count == 6:
+                let modules = fields[1].split(separator: ",").map(String.init)
+                symbols.append(
+                    Symbol(
+                        fields[2], base: "*", firstLabel: fields[3], modules: modules, availability(iOS: fields[4], macOS: fields[5]),
+                        source:
+                            "\(generatedProvenance): every `\(fields[2])` of \(fields[1]), iOS \(describe(fields[4])), macOS \(describe(fields[5]))"
+                    ))
+            default: continue
+            }
+        }
+        return SymbolTable(symbols: symbols, visibility: visibility)
+    }
+
+    /// A generated pair of versions: "" unrestricted, "-" unavailable, "?" not stated, else a version.
+    static func availability(iOS: String, macOS: String) -> Availability {
+        var availability = Availability()
+        for (platform, text) in [(ApplePlatform.iOS, iOS), (.macOS, macOS)] {
+            if text == "-" {
+                availability.unavailable.insert(platform)
+            } else if let version = Version(text) {
+                availability.introduced[platform] = version
+            }
+        }
+        return availability
+    }
+
+    static func describe(_ text: String) -> String {
+        switch text {
+        case "": return "any"
+        case "-": return "unavailable"
+        case "?": return "not stated"
+        default: return text
+        }
+    }
+
+    /// What an iOS SDK cannot say: the Clang importer of an iOS SDK prints no macOS availability
+    /// for Objective-C declarations, so their `API_UNAVAILABLE(macos)` is not in the generated
+    /// table. These are the ones the SDK's Apple glue uses, read from Apple's iPhoneOS18.0.sdk
+    /// headers (Xcode 16.0); the macOS run of `.github/workflows/apple.yml` stays the authority.
+    public static let macOSSupplement: [Symbol] = [
         Symbol(
-            "CLMonitor", module: "CoreLocation", apple17,
-            source: "iPhoneOS18.0.sdk CoreLocation.framework/Headers/CLMonitor.h: "
-                + "`API_AVAILABLE(macos(14.0), ios(17.0)) API_UNAVAILABLE(watchos, tvos)` on `@interface CLMonitor`"),
-        Symbol(
-            "CLLocationUpdate", module: "CoreLocation", apple17,
-            source: "iPhoneOS18.0.sdk CoreLocation Swift overlay (CLUpdate / CLLocationUpdater.h): iOS 17.0, macOS 14.0, "
-                + "as Apple's documentation of CLUpdate states (`iOS 17.0+ … macOS 14.0+`); Shims/AppleSDK/CoreLocation/CLLocationUpdate.swift"
-        ),
-        Symbol(
-            "CLBackgroundActivitySession", module: "CoreLocation", .init(iOS: "17.0", unavailable: [.macOS]),
-            source: "iPhoneOS18.0.sdk CoreLocation.framework/Headers/CLBackgroundActivitySession.h: "
-                + "`API_AVAILABLE(ios(17.0), watchos(10.0)) API_UNAVAILABLE(macos)` on `@interface CLBackgroundActivitySession`"),
-        Symbol(
-            "CLServiceSession", module: "CoreLocation", .init(iOS: "18.0", unavailable: [.macOS]),
-            source: "iPhoneOS18.0.sdk CoreLocation.framework/Headers/CLServiceSession.h: "
-                + "`API_AVAILABLE(ios(18.0), watchos(11.0), tvos(18.0)) API_UNAVAILABLE(macos)` on `@interface CLServiceSession`"),
-        Symbol(
-            "authorizedWhenInUse", base: "CLAuthorizationStatus", implicitMember: true, module: "CoreLocation",
-            .init(iOS: "8.0", unavailable: [.macOS]),
+            "authorizedWhenInUse", base: "CLAuthorizationStatus", modules: ["CoreLocation"], .init(unavailable: [.macOS]),
             source: "iPhoneOS18.0.sdk CoreLocation.framework/Headers/CLLocationManager.h: "
                 + "`kCLAuthorizationStatusAuthorizedWhenInUse API_AVAILABLE(ios(8.0)) API_UNAVAILABLE(macos)`"),
         Symbol(
-            "showsBackgroundLocationIndicator", base: "*", module: "CoreLocation", .init(iOS: "11.0", unavailable: [.macOS]),
+            "authorizedWhenInUse", base: "*", firstLabel: ".", modules: ["CoreLocation"], .init(unavailable: [.macOS]),
+            source: "iPhoneOS18.0.sdk CoreLocation.framework/Headers/CLLocationManager.h: "
+                + "`kCLAuthorizationStatusAuthorizedWhenInUse API_AVAILABLE(ios(8.0)) API_UNAVAILABLE(macos)`"),
+        Symbol(
+            "showsBackgroundLocationIndicator", base: "*", firstLabel: ".", modules: ["CoreLocation"], .init(unavailable: [.macOS]),
             source: "iPhoneOS18.0.sdk CoreLocation.framework/Headers/CLLocationManager.h: "
                 + "`showsBackgroundLocationIndicator API_AVAILABLE(ios(11.0)) API_UNAVAILABLE(macos) API_UNAVAILABLE(watchos, tvos)`"),
-    ]
-
-    /// BackgroundTasks.
-    public static let backgroundTasks: [Symbol] = [
         Symbol(
-            "BGTaskScheduler", module: "BackgroundTasks", .init(iOS: "13.0", unavailable: [.macOS]),
+            "BGTaskScheduler", modules: ["BackgroundTasks"], .init(unavailable: [.macOS]),
             source: "iPhoneOS18.0.sdk BackgroundTasks.framework/Headers/BGTaskScheduler.h: "
-                + "`BG_EXTERN API_AVAILABLE(ios(13.0), tvos(13.0)) API_UNAVAILABLE(macos) API_UNAVAILABLE(watchos)`")
+                + "`BG_EXTERN API_AVAILABLE(ios(13.0), tvos(13.0)) API_UNAVAILABLE(macos) API_UNAVAILABLE(watchos)`"),
     ]
 }

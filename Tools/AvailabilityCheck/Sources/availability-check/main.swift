@@ -40,29 +40,45 @@ guard !deployment.isEmpty else {
     exit(2)
 }
 
+/// Every .swift file under `path` (a file itself when it is one); nil when nothing is there.
+func swiftFiles(under path: String) -> [String]? {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return nil }
+    if !isDirectory.boolValue { return [path] }
+    var found: [String] = []
+    let enumerator = FileManager.default.enumerator(atPath: path)
+    while let relative = enumerator?.nextObject() as? String {
+        if relative.hasSuffix(".swift") { found.append(path + "/" + relative) }
+    }
+    return found
+}
+
+// What the manifest's local packages (`.package(path:)`) declare is the checked code's too: the
+// sample's `.insufficientlyInUse` is the SDK's `LocationHealth`, not CoreLocation's.
+let manifestDirectory = (manifest as NSString).deletingLastPathComponent
+var declarationFiles: [String] = []
+for match in manifestText.matches(of: #/\.package\(\s*(?:name:\s*"[^"]*",\s*)?path:\s*"([^"]+)"/#) {
+    let sources = (manifestDirectory.isEmpty ? "." : manifestDirectory) + "/" + match.1 + "/Sources"
+    declarationFiles += (swiftFiles(under: sources) ?? []).filter { !$0.contains("/.build/") }
+}
+
 var files: [String] = []
 for path in paths {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+    guard let found = swiftFiles(under: path) else {
         FileHandle.standardError.write("availability-check: no such path \(path)\n".data(using: .utf8)!)
         exit(2)
     }
-    if !isDirectory.boolValue {
-        files.append(path)
-        continue
-    }
-    let enumerator = FileManager.default.enumerator(atPath: path)
-    while let relative = enumerator?.nextObject() as? String {
-        if relative.hasSuffix(".swift") { files.append(path + "/" + relative) }
-    }
+    files += found
 }
 files.sort()
 
 let checker = AvailabilityChecker(deployment: deployment)
-let report = try checker.check(files: files) { try String(contentsOfFile: $0, encoding: .utf8) }
+let report = try checker.check(files: files, declarationsFrom: declarationFiles.sorted()) {
+    try String(contentsOfFile: $0, encoding: .utf8)
+}
 for finding in report.findings { print(finding) }
 let targets = deployment.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", ")
 print(
     "availability check: \(report.files) files, \(report.references) references to \(SymbolTable.all.count) table symbols "
-        + "checked for \(targets): \(report.findings.count) unguarded")
+        + "(\(SymbolTable.generatedProvenance)) checked for \(targets): \(report.findings.count) unguarded")
 exit(report.findings.isEmpty ? 0 : 1)
