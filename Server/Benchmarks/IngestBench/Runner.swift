@@ -99,6 +99,8 @@ enum Runner {
         defer { removeSQLite(path) }
         let store = try SQLiteLocationStore(path: path, logger: logger)
         try await store.migrate()
+        let level = try await store.durability().synchronous
+        guard level == 2 else { throw RunnerFailure("the store's writer is at synchronous \(level), not FULL (2)") }
         return try await drive(store, batches, clients: clients)
     }
 
@@ -109,6 +111,11 @@ enum Runner {
         var config = Configuration()
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         let pool = try DatabasePool(path: path, configuration: config)
+        // GRDB's pool resets its writer to NORMAL after `prepareDatabase` (no fsync per commit in
+        // WAL mode): set it again and check it, so both arms pay the same fsyncs.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        let level = try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
+        guard level == 2 else { throw RunnerFailure("the raw arm's writer is at synchronous \(level ?? -1), not FULL (2)") }
         try pool.write { db in
             try db.execute(
                 sql: """
@@ -151,4 +158,10 @@ enum Runner {
 
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// A benchmark arm that would not measure what it claims (e.g. a writer without its fsync).
+struct RunnerFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -39,6 +39,9 @@ struct DeviceAdminController: Sendable {
                 return ReadController.badParameter("ttl_seconds", "60…\(Self.maxTTLSeconds)")
             }
             if let label = spec.label, label.utf8.count > 200 { return ReadController.badParameter("label", "at most 200 bytes") }
+            if let label = spec.label, WireLimits.textProblem(label) != nil {
+                return ReadController.badParameter("label", "text without U+0000")
+            }
             do {
                 let code = try await tokens.createEnrollmentCode(uses: uses, ttlSeconds: ttl, label: spec.label)
                 var headers = HTTPFields()

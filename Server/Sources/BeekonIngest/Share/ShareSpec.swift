@@ -47,6 +47,7 @@ package struct ShareSpec: Sendable, Equatable {
         if let l = label, WireLimits.length(l) > 200 {
             throw Invalid(description: "label: the label must be at most \(WireLimits.describe(200))")
         }
+        if let l = label, let problem = WireLimits.textProblem(l) { throw Invalid(description: "label: the label \(problem)") }
         try scope.validate()
         self.expiresInSeconds = expiresInSeconds
         self.label = label

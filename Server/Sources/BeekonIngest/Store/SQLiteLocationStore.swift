@@ -54,6 +54,11 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         }
         do {
             pool = try DatabasePool(path: path, configuration: config)
+            // `DatabasePool.init` resets its writer to `synchronous = NORMAL` after
+            // `prepareDatabase` ran (GRDB's WAL set-up), and in WAL mode NORMAL commits with no
+            // fsync: a 200 would not mean the upload is on disk. Set the writer again here,
+            // after GRDB is done with it; `durability()` reads it back.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try checkpointer?.open(path: path)
             var reader = Configuration()
             reader.label = "beekon-ingest.inline-read"
@@ -69,6 +74,14 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         let timings = Locked(WriterTimings())
         self.timings = timings
         group = groupCommit ? GroupCommit { [pool] uploads in await Self.commit(uploads, pool: pool, timings: timings) } : nil
+    }
+
+    /// The writer connection's effective `synchronous` level (2: FULL, an fsync per commit) and
+    /// `journal_mode`, read on the connection that commits.
+    package func durability() async throws -> (synchronous: Int, journalMode: String) {
+        try await pool.writeWithoutTransaction { db in
+            (try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1, try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "")
+        }
     }
 
     /// The writer connection's page cache bound, in KiB (64 MiB).
