@@ -37,11 +37,13 @@ binaries for server-postgres (BEEKON_PG_BIN, default /usr/lib/postgresql/15/bin)
 """
 
 import argparse
+import datetime
 import glob
 import http.client
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -440,10 +442,24 @@ def agent_rows(db):
     return verdict, (None if ids is None else set(ids))
 
 
-def track_until_killed(args, db, config, log, delay):
-    """Runs `beekon track`; SIGKILLs it right after the first progress line past `delay` seconds.
-    Returns the fixes it reported stored in that line (None if it never printed one)."""
-    cmd = [args.agent, "track", "--source", "replay:" + args.walk, "--speed", str(args.speed), "--rebase",
+def shifted_walk(src, hours, dst):
+    """The GPX walk with every time moved `hours` later: each trial replays fixes later than the last
+    one stored (a resumed session rejects a fix not later than its newest, and --rebase would start
+    each replay at "now", behind what the previous, faster-than-real-time replay stored)."""
+    def later(m):
+        t = datetime.datetime.fromisoformat(m.group(1).replace("Z", "+00:00")) + datetime.timedelta(hours=hours)
+        return "<time>" + t.strftime("%Y-%m-%dT%H:%M:%S") + "Z</time>"
+    with open(src) as f:
+        text = re.sub(r"<time>([^<]+)</time>", later, f.read())
+    with open(dst, "w") as f:
+        f.write(text)
+    return dst
+
+
+def track_until_killed(args, db, config, log, delay, walk):
+    """Runs `beekon track` on `walk`; SIGKILLs it right after the first progress line past `delay`
+    seconds. Returns the fixes it reported stored in that line (None if it never printed one)."""
+    cmd = [args.agent, "track", "--source", "replay:" + walk, "--speed", str(args.speed),
            "--db", db, "--config", config]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True, env=args.env)
     start, stored = time.monotonic(), None
@@ -495,8 +511,9 @@ def run_agent_config(name, args, root):
         if server and not server.start():
             raise Failure("the server did not start (see %s/server.log)" % root)
         known = present() or set()
-        for _ in range(args.trials):
-            stored = track_until_killed(args, db, config, log, random.uniform(args.min_load, args.max_load))
+        for trial in range(args.trials):
+            walk = shifted_walk(args.walk, trial, os.path.join(root, "walk.gpx"))
+            stored = track_until_killed(args, db, config, log, random.uniform(args.min_load, args.max_load), walk)
             mount.cut()
             mount.up()
             t.trials += 1
@@ -600,7 +617,7 @@ def main():
     p.add_argument("--config", action="append", choices=CONFIGS, help="a configuration (repeatable; default: all)")
     p.add_argument("--ingest", default=os.path.join(REPO, "Server/.build/debug/beekon-ingest"), help="beekon-ingest binary")
     p.add_argument("--agent", default=os.path.join(REPO, ".build/debug/beekon"), help="beekon binary")
-    p.add_argument("--walk", default=WALK, help="recorded track the agent replays")
+    p.add_argument("--walk", default=WALK, help="recorded track (GPX) the agent replays, an hour later in each trial")
     p.add_argument("--speed", default="40", help="the agent's replay speed (fixes per second for a 1 Hz walk)")
     p.add_argument("--devices", type=int, default=8, help="concurrent uploading devices in server trials")
     p.add_argument("--fixes", type=int, default=10, help="fixes per upload")
