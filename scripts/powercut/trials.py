@@ -611,12 +611,23 @@ def planted_env(args):
 
 # ---------------------------------------------------------------- driver
 
+def debug_binary(package, name):
+    """package/.build/debug/name, or the triple's folder the debug link points to (SwiftPM makes the
+    link only after a build that succeeded whole)."""
+    build = os.path.join(REPO, package, ".build")
+    for folder in ["debug"] + sorted(glob.glob(os.path.join(build, "*-linux-gnu", "debug"))):
+        path = os.path.join(build, folder, name)
+        if os.access(path, os.X_OK):
+            return os.path.normpath(path)
+    return os.path.normpath(os.path.join(build, "debug", name))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--trials", type=int, default=50, help="power cuts per configuration (default 50)")
     p.add_argument("--config", action="append", choices=CONFIGS, help="a configuration (repeatable; default: all)")
-    p.add_argument("--ingest", default=os.path.join(REPO, "Server/.build/debug/beekon-ingest"), help="beekon-ingest binary")
-    p.add_argument("--agent", default=os.path.join(REPO, ".build/debug/beekon"), help="beekon binary")
+    p.add_argument("--ingest", default=debug_binary("Server", "beekon-ingest"), help="beekon-ingest binary (default: the debug build)")
+    p.add_argument("--agent", default=debug_binary(".", "beekon"), help="beekon binary (default: the debug build)")
     p.add_argument("--walk", default=WALK, help="recorded track (GPX) the agent replays, an hour later in each trial")
     p.add_argument("--speed", default="40", help="the agent's replay speed (fixes per second for a 1 Hz walk)")
     p.add_argument("--devices", type=int, default=8, help="concurrent uploading devices in server trials")
