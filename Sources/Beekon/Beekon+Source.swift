@@ -31,6 +31,8 @@ extension Beekon {
     func stopSource() async {
         await apply(TrackingMachine.effects(of: stationary.sourceStopped()))
         stopHeartbeat()
+        source.dwellTimer?.cancel()
+        source.dwellTimer = nil
         source.generation += 1
         source.consumer = nil
         await deps.provider.stop()

@@ -21,7 +21,7 @@ extension Beekon {
         let detector = stationary.detector
         let position = detector.providerPaused ? detector.anchor : nil
         let tuning = SourceTuning(
-            config: machine.config,
+            config: machine.config, checkingDwell: source.checkingDwell,
             stationary: position.map {
                 SourceTuning.Stationary(latitude: $0.latitude, longitude: $0.longitude, radiusMeters: detector.radiusMeters)
             })
@@ -69,6 +69,35 @@ extension Beekon {
         default:
             break
         }
+    }
+
+    /// After each fix of a running source whose distance filter is on: if no fix comes through
+    /// the filter for the stationary dwell (the device moved less than the filter), the filter is
+    /// lifted until the next fix, so the detector can find the device still and pause the source
+    /// (without it a still phone would keep the continuous service running, unheard, all day).
+    /// The next fix puts the filter back and re-arms the check. At most one extra fix per dwell.
+    func rearmDwellCheck() async {
+        source.dwellTimer?.cancel()
+        source.dwellTimer = nil
+        if source.checkingDwell {
+            source.checkingDwell = false
+            await tuneSource()
+        }
+        guard machine.session != nil, !stationary.detector.providerPaused, source.tuning?.distanceFilterMeters != nil else { return }
+        let clock = deps.clock
+        let dwell = Duration.milliseconds(Int64(stationary.detector.dwellSeconds * 1000))
+        source.dwellTimer = Task { [weak self] in
+            do { try await clock.sleep(for: dwell) } catch { return }
+            await self?.dwellCheckDue()
+        }
+    }
+
+    private func dwellCheckDue() async {
+        source.dwellTimer = nil
+        guard machine.session != nil, !stationary.detector.providerPaused else { return }
+        logger.debug("no fix through the distance filter for the dwell: lifting it for one fix")
+        source.checkingDwell = true
+        await tuneSource()
     }
 
     private func probeDue() async {

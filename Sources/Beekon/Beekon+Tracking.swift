@@ -53,6 +53,7 @@ extension Beekon {
                 crossing: crossingValue))
         if await apply(effects).crossingStored { geofenceEngine = fences }
         await runStationary(actions, previousMotion: oldMotion)
+        await rearmDwellCheck()
     }
 
     /// Whether uploads are configured: the store then exempts unacknowledged rows from the

@@ -62,7 +62,7 @@ public struct LocationProfile: Sendable, Hashable, Codable {
         whenStationary: .pauseWithCheckIns)
 
     /// `base` with this profile's fields applied.
-    func applied(to base: BeekonConfig) -> BeekonConfig {
+    package func applied(to base: BeekonConfig) -> BeekonConfig {
         var c = base
         if let v = preset { c.preset = v }
         if let v = minTimeBetweenLocationsSeconds { c.minTimeBetweenLocationsSeconds = v }

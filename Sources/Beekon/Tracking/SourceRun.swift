@@ -11,6 +11,11 @@ struct SourceRun: Sendable {
     var endWaiters: [CheckedContinuation<Void, Never>] = []
     /// The tuning last told to a tuning-aware provider (``SourceTuning``).
     var tuning: SourceTuning?
+    /// Whether the distance filter is lifted for one fix: nothing came through it for the
+    /// stationary dwell, so the detector needs a fix to judge the dwell (FX-6, issue 51).
+    var checkingDwell = false
+    /// Lifts the distance filter after the dwell without a fix.
+    var dwellTimer: Task<Void, Never>?
     /// Reads the provider's stream into the actor.
     var consumer: Task<Void, Never>?
     /// Wakes a paused source for one fix (FX-6).

@@ -39,9 +39,12 @@ package struct SourceTuning: Sendable, Hashable {
     }
 
     /// The tuning for an effective configuration, with the stationary position if paused.
-    package init(config: BeekonConfig, stationary: Stationary? = nil) {
+    /// `checkingDwell`: no fix came through the filter for the stationary dwell, so it is lifted
+    /// until the next fix (the detector needs one to find the device still).
+    package init(config: BeekonConfig, checkingDwell: Bool = false, stationary: Stationary? = nil) {
         let distance = config.effectiveMinDistanceMeters
-        let needsEveryFix = config.heartbeatSeconds != nil || config.turnThresholdDegrees != nil || config.maxDeviationMeters != nil
+        let needsEveryFix =
+            checkingDwell || config.heartbeatSeconds != nil || config.turnThresholdDegrees != nil || config.maxDeviationMeters != nil
         self.init(
             distanceFilterMeters: !needsEveryFix && distance.isFinite && distance > 0 ? distance : nil,
             stationaryRadiusMeters: config.stationaryRadiusMeters, stationary: stationary)
