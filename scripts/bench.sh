@@ -50,7 +50,7 @@ for product in beekon-ingest IngestBench LiveBench HistoryBench beekon BeekonBen
 done
 bin=Server/.build/release
 
-stage "P1 P1-pipeline P2 P3 W1 P5 P6 P8 D1 (BeekonBench)"
+stage "P1 P1-pipeline P2 P3 W1 P5 P6 P8 D1 B1 (BeekonBench)"
 BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --runs "$runs" --json "$out/sdk.json" | tee "$out/sdk.txt"
 
 stage "P3 pinned: beekon-ingest on CPU 0, both client arms on CPU 1 (taskset)"
