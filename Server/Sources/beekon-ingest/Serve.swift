@@ -52,6 +52,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "APNs: the key's 10-character key id. Env: BEEKON_APNS_KEY_ID.") var apnsKeyId: String?
     @Option(help: "APNs: the developer team id. Env: BEEKON_APNS_TEAM_ID.") var apnsTeamId: String?
     @Option(help: "APNs: base URL replacing api.push.apple.com and api.sandbox.push.apple.com (a local stand-in).") var apnsUrl: String?
+    @Option(
+        help:
+            "APNs: a bundle id pushes may go to (repeat for several apps; at least one with APNs); a device token for another topic is refused. Env: BEEKON_APNS_TOPICS (comma-separated)."
+    )
+    var apnsTopic: [String] = []
     @Option(help: "FCM: path of the Google service-account JSON (off unless set). Env: BEEKON_FCM_SERVICE_ACCOUNT.")
     var fcmServiceAccount: String?
     @Option(help: "FCM: base URL of the HTTP v1 API.") var fcmUrl = "https://fcm.googleapis.com"
@@ -89,7 +94,11 @@ struct Serve: AsyncParsableCommand {
         let teamId = apnsTeamId ?? env["BEEKON_APNS_TEAM_ID"]
         switch (key, keyId, teamId) {
         case (nil, nil, nil): break
-        case (let key?, let keyId?, let teamId?): push.apns = APNsConfiguration(keyPath: key, keyId: keyId, teamId: teamId, url: apnsUrl)
+        case (let key?, let keyId?, let teamId?):
+            let topics = apnsTopic.isEmpty ? (env["BEEKON_APNS_TOPICS"] ?? "").split(separator: ",").map(String.init) : apnsTopic
+            let pinned = Set(topics.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+            guard !pinned.isEmpty else { throw ValidationError("APNs needs --apns-topic: the bundle id of each app this server pushes to") }
+            push.apns = APNsConfiguration(keyPath: key, keyId: keyId, teamId: teamId, topics: pinned, url: apnsUrl)
         default: throw ValidationError("APNs needs all three of --apns-key, --apns-key-id and --apns-team-id")
         }
         if let account = fcmServiceAccount ?? env["BEEKON_FCM_SERVICE_ACCOUNT"] {
