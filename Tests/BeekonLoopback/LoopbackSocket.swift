@@ -84,12 +84,25 @@ public enum LoopbackSocket {
 
     /// A connection to 127.0.0.1:`port` whose reads give up after `receiveTimeout` seconds,
     /// with a receive buffer of `receiveBuffer` bytes when given (set before connecting, so the
-    /// window announced to the peer is small: a reader that stops reading); nil when nothing
-    /// listens there.
-    public static func connect(port: Int, receiveTimeout: Int = 40, receiveBuffer: Int32? = nil) -> Int32? {
+    /// window announced to the peer is small: a reader that stops reading), from the loopback
+    /// address `source` when given (`127.0.0.2`: another client as the server sees it); nil when
+    /// nothing listens there.
+    public static func connect(port: Int, receiveTimeout: Int = 40, receiveBuffer: Int32? = nil, source: String? = nil) -> Int32? {
         let fd = socket(AF_INET, streamType, 0)
         guard fd >= 0 else { return nil }
         noSigPipe(fd)
+        if let source {
+            // Another loopback address (127.0.0.2, …): another client as the server sees it.
+            var local = loopback(port: 0)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(fd)
+                return nil
+            }
+        }
         if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
         var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

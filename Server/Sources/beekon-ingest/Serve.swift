@@ -32,6 +32,15 @@ struct Serve: AsyncParsableCommand {
     var bodyTimeout = 60.0
     @Option(help: "Most connections open at once (default: the descriptor limit less max(64, limit/8), after raising the soft limit).")
     var maxConnections: Int?
+    @Option(help: "Most connections one client address holds at once (default: the connection cap less max(8, cap/8)).")
+    var maxConnectionsPerClient: Int?
+    @Option(help: "Most live streams (GET /v1/live) one share holds open at once; more get 429.") var maxStreamsPerShare = 32
+    @Option(help: "Most command long-polls one device credential holds at once; more get 429.") var maxLongPollsPerCredential = 4
+    @Option(
+        help:
+            "Failed credentials one client address may cause per minute; past them its /oauth/token and share-token requests get 429."
+    )
+    var authFailuresPerMinute = 60
     @Option(help: "Pending connections the kernel may queue before they are accepted (default: net.core.somaxconn, which caps it anyway).")
     var listenBacklog: Int?
     @Option(help: "Seconds the event log keeps events; older Last-Event-IDs get a reset event.") var eventRetention = 7 * 86_400
@@ -52,6 +61,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "APNs: the key's 10-character key id. Env: BEEKON_APNS_KEY_ID.") var apnsKeyId: String?
     @Option(help: "APNs: the developer team id. Env: BEEKON_APNS_TEAM_ID.") var apnsTeamId: String?
     @Option(help: "APNs: base URL replacing api.push.apple.com and api.sandbox.push.apple.com (a local stand-in).") var apnsUrl: String?
+    @Option(
+        help:
+            "APNs: a bundle id pushes may go to (repeat for several apps; at least one with APNs); a device token for another topic is refused. Env: BEEKON_APNS_TOPICS (comma-separated)."
+    )
+    var apnsTopic: [String] = []
     @Option(help: "FCM: path of the Google service-account JSON (off unless set). Env: BEEKON_FCM_SERVICE_ACCOUNT.")
     var fcmServiceAccount: String?
     @Option(help: "FCM: base URL of the HTTP v1 API.") var fcmUrl = "https://fcm.googleapis.com"
@@ -71,6 +85,15 @@ struct Serve: AsyncParsableCommand {
         guard idleTimeout >= 0.1, idleTimeout <= 86_400 else { throw ValidationError("--idle-timeout must be 0.1 to 86400 seconds") }
         guard bodyTimeout >= 0.1, bodyTimeout <= 3_600 else { throw ValidationError("--body-timeout must be 0.1 to 3600 seconds") }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+        if let maxConnectionsPerClient, maxConnectionsPerClient < 1 {
+            throw ValidationError("--max-connections-per-client must be at least 1")
+        }
+        for (name, value) in [
+            ("--max-streams-per-share", maxStreamsPerShare), ("--max-long-polls-per-credential", maxLongPollsPerCredential),
+            ("--auth-failures-per-minute", authFailuresPerMinute),
+        ] where value < 1 {
+            throw ValidationError("\(name) must be at least 1")
+        }
         if let listenBacklog, !(1...1_048_576).contains(listenBacklog) { throw ValidationError("--listen-backlog must be 1 to 1048576") }
         guard expectedInterval >= 1 else { throw ValidationError("--expected-interval must be at least 1 second") }
         if let retentionDays, !(1...36_500).contains(retentionDays) { throw ValidationError("--retention-days must be 1 to 36500") }
@@ -89,7 +112,11 @@ struct Serve: AsyncParsableCommand {
         let teamId = apnsTeamId ?? env["BEEKON_APNS_TEAM_ID"]
         switch (key, keyId, teamId) {
         case (nil, nil, nil): break
-        case (let key?, let keyId?, let teamId?): push.apns = APNsConfiguration(keyPath: key, keyId: keyId, teamId: teamId, url: apnsUrl)
+        case (let key?, let keyId?, let teamId?):
+            let topics = apnsTopic.isEmpty ? (env["BEEKON_APNS_TOPICS"] ?? "").split(separator: ",").map(String.init) : apnsTopic
+            let pinned = Set(topics.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+            guard !pinned.isEmpty else { throw ValidationError("APNs needs --apns-topic: the bundle id of each app this server pushes to") }
+            push.apns = APNsConfiguration(keyPath: key, keyId: keyId, teamId: teamId, topics: pinned, url: apnsUrl)
         default: throw ValidationError("APNs needs all three of --apns-key, --apns-key-id and --apns-team-id")
         }
         if let account = fcmServiceAccount ?? env["BEEKON_FCM_SERVICE_ACCOUNT"] {
@@ -116,6 +143,10 @@ struct Serve: AsyncParsableCommand {
         config.idleTimeoutSeconds = idleTimeout
         config.bodyTimeoutSeconds = bodyTimeout
         config.maxConnections = maxConnections
+        config.maxConnectionsPerClient = maxConnectionsPerClient
+        config.maxStreamsPerShare = maxStreamsPerShare
+        config.maxLongPollsPerCredential = maxLongPollsPerCredential
+        config.authFailuresPerMinute = authFailuresPerMinute
         config.listenBacklog = listenBacklog
         config.eventRetentionSeconds = eventRetention
         if retentionDays != nil, case .sqlite = config.database {

@@ -72,6 +72,65 @@ extension Ingest {
             }
         }
 
+        /// Issue 50: values no device reports were stored (200): `accuracy` 1e308, a fix in year
+        /// 0001. Each value past the server's sanity bounds (``FixSanity``) is refused with 422
+        /// naming the field and the bound, nothing of the batch is stored, and the bounds
+        /// themselves are accepted.
+        @Test func implausibleValuesAreRefused() async throws {
+            try await withServer(.sqlite) { server, _ in
+                let old = try #require(WireTimestamp(wire: "0001-01-01T00:00:00.000Z"))
+                let justBefore = try #require(WireTimestamp(wire: "1999-12-31T23:59:59.999Z"))
+                let attacks: [(field: String, bound: String, change: (inout WireEnvelope) -> Void)] = [
+                    ("locations[0].accuracy", "100000", { $0.locations[0].accuracy = 1e308 }),
+                    ("locations[0].accuracy", "100000", { $0.locations[0].accuracy = 100_000.5 }),
+                    ("locations[1].speed", "1000", { $0.locations[1].speed = 1e300 }),
+                    ("locations[1].speed", "1000", { $0.locations[1].speed = -1 }),
+                    ("locations[0].altitude", "100000", { $0.locations[0].altitude = 1.7976931348623157e308 }),
+                    ("locations[0].altitude", "-2000", { $0.locations[0].altitude = -2_000.5 }),
+                    ("locations[1].timestamp", "2000-01-01", { $0.locations[1].timestamp = old }),
+                    ("locations[0].timestamp", "2000-01-01", { $0.locations[0].timestamp = justBefore }),
+                    (
+                        "geofence_events[0].timestamp", "2000-01-01",
+                        {
+                            $0.geofenceEvents = [
+                                WireGeofenceEvent(id: Fixtures.ids.next(), geofenceId: "home", type: .enter, timestamp: old)
+                            ]
+                        }
+                    ),
+                    (
+                        "proximity_events[0].timestamp", "2000-01-01",
+                        {
+                            $0.proximityEvents = [
+                                WireProximityEvent(
+                                    id: Fixtures.ids.next(), region: "door", uuid: Fixtures.ids.next(), scanner: "phone", type: .enter,
+                                    timestamp: old)
+                            ]
+                        }
+                    ),
+                ]
+                for attack in attacks {
+                    var e = Fixtures.envelope(Fixtures.locations(2))
+                    attack.change(&e)
+                    let r = try await HTTP.upload(server, e)
+                    #expect(r.status == 422, "\(attack.field): \(r.status) \(r.text.prefix(300))")
+                    #expect(r.text.contains(attack.field) && r.text.contains(attack.bound), "\(attack.field): \(r.text.prefix(300))")
+                }
+                let devices = try await HTTP.send("GET", server.base + "/v1/devices")
+                #expect((try devices.json()["devices"] as? [Any])?.isEmpty == true, "nothing stored: \(devices.text.prefix(300))")
+
+                // At the bounds: stored.
+                var edge = Fixtures.envelope(Fixtures.locations(3))
+                edge.locations[0].accuracy = 100_000
+                edge.locations[0].speed = 1_000
+                edge.locations[0].altitude = 100_000
+                edge.locations[1].speed = 0
+                edge.locations[1].altitude = -2_000
+                edge.locations[2].timestamp = try #require(WireTimestamp(wire: "2000-01-01T00:00:00.000Z"))
+                let ok = try await HTTP.upload(server, edge)
+                #expect(ok.status == 200, "\(ok.text.prefix(300))")
+            }
+        }
+
         /// Issue 28: a share label is bounded in code points too (200), not in grapheme clusters.
         @Test func shareLabelIsBoundedInCodePoints() async throws {
             try await withServer(.sqlite) { server, _ in

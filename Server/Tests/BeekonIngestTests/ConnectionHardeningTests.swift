@@ -114,6 +114,44 @@ struct ConnectionHardeningTests {
         }
     }
 
+    /// Issue 50: a request that does not ask to keep its connection (HTTP/1.0 without
+    /// `Connection: keep-alive`, or `Connection: Close` in any case) ends the connection with its
+    /// answer. The connection stayed open for the idle timeout, and the next request on it got
+    /// 400. An HTTP/1.0 request that asks for keep-alive keeps it. The reads give up after 10 s
+    /// (a bound on failure; the idle timeout is 600 s).
+    @Test func requestsWithoutKeepAliveCloseAfterTheAnswer() async throws {
+        try await withServer(.sqlite, configure: { $0.idleTimeoutSeconds = 600 }) { server, _ in
+            for request in [
+                "GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: Close\r\n\r\n",
+                "GET /v1/devices HTTP/1.1\r\nHost: localhost\r\n\r\nGET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n",
+            ] {
+                let connection = try RawHTTPConnection(server.base, timeout: 10)
+                let (statuses, closed): ([Int], Bool) = await blocking {
+                    connection.send(request)
+                    var statuses: [Int] = []
+                    for _ in 0..<request.components(separatedBy: "GET ").count - 1 {
+                        let head = connection.readHead() ?? ""
+                        _ = connection.readSizedBody(head)
+                        statuses.append(RawHTTPConnection.status(head))
+                    }
+                    return (statuses, connection.readsToEOF())
+                }
+                #expect(statuses.allSatisfy { $0 == 200 }, "\(request.debugDescription): \(statuses)")
+                #expect(closed, "\(request.debugDescription): the connection is closed after the answer")
+            }
+            let kept = try RawHTTPConnection(server.base, timeout: 10)
+            let statuses: [Int] = await blocking {
+                (0..<2).map { _ in
+                    kept.send("GET /healthz HTTP/1.0\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n")
+                    let head = kept.readHead() ?? ""
+                    _ = kept.readSizedBody(head)
+                    return RawHTTPConnection.status(head)
+                }
+            }
+            #expect(statuses == [200, 200], "HTTP/1.0 with keep-alive: \(statuses)")
+        }
+    }
+
     /// BY-2: a device that hangs up on `/commands?wait=60` ends the long poll at once (its hub
     /// subscription, counted in `beekon_live_viewers`, goes), and a locate request created
     /// afterwards is not marked delivered to the connection that left. Before the fix the

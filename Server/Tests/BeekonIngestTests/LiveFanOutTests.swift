@@ -87,11 +87,12 @@ import Testing
                 #expect(oneByOne == expected)
             }
             // One frame per rendering: the device and locate events one each, the geofence event
-            // two (as stored; its receipt withheld for the scopes limited in time); fixes per
-            // precision and receipt — full 4, 1 km 4, 50 m withheld 3 (it sees only `install`'s
-            // three), full precision withheld 4 (the window's three newer and, 03:06 UTC, the
-            // old fix the hours admit).
-            #expect(cache.count == 2 + 2 + 4 + 4 + 3 + 4)
+            // four (as stored; its id withheld under a precision, issue 50; its receipt withheld
+            // for the scopes limited in time; both for the 50 m window); fixes per precision and
+            // receipt — full 4, 1 km 4, 50 m withheld 3 (it sees only `install`'s three), full
+            // precision withheld 4 (the window's three newer and, 03:06 UTC, the old fix the
+            // hours admit).
+            #expect(cache.count == 2 + 4 + 4 + 4 + 3 + 4)
         }
     }
 

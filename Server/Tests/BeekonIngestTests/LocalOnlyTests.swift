@@ -45,6 +45,33 @@ struct LocalOnlyTests {
         }
     }
 
+    /// Issue 50: another local port is another origin. A page on `http://localhost:3000` (a dev
+    /// server, any local app) sent a `text/plain` `POST /v1/shares` with its own Origin and got
+    /// 201, as only the Origin's host was compared. The Origin must be the server's own: scheme,
+    /// host and port (those of the request's `Host`); anything else is 403 and creates nothing.
+    @Test func anotherLocalPortOrSchemeIsAnotherOrigin() async throws {
+        try await withServer(.sqlite) { server, _ in
+            let port = Int(server.base.split(separator: ":").last!)!
+            let share = #"{"all":true}"#
+            for origin in [
+                "http://localhost:3000", "http://127.0.0.1:\(port + 1)", "https://127.0.0.1:\(port)", "http://127.0.0.1",
+                "http://localhost:\(port)",
+            ] {
+                let r = try await Self.raw(server, "POST", "/v1/shares", share, ["Content-Type": "text/plain", "Origin": origin])
+                #expect(r.status == 403, "a share created from \(origin): \(r.status) \(r.body.prefix(200))")
+            }
+            let shares = try await HTTP.send("GET", server.base + "/v1/shares")
+            #expect((try shares.json()["shares"] as? [Any])?.isEmpty == true, "no share was created: \(shares.text.prefix(300))")
+            // The server's own origin (the dashboard), under any of its names as sent in Host.
+            let own = try await Self.raw(server, "POST", "/v1/shares", share, ["Content-Type": "application/json", "Origin": server.base])
+            #expect(own.status == 201, "\(own.status) \(own.body.prefix(200))")
+            let named = try await Self.raw(
+                server, "POST", "/v1/shares", share, ["Content-Type": "application/json", "Origin": "http://localhost:\(port)"],
+                host: "localhost:\(port)")
+            #expect(named.status == 201, "\(named.status) \(named.body.prefix(200))")
+        }
+    }
+
     /// DNS rebinding: a page whose name now resolves to 127.0.0.1 sends its own name as Host.
     /// Refused (421) on the routes and on the event-driven live stream; loopback names pass.
     @Test func reboundHostIsRefused() async throws {

@@ -37,7 +37,8 @@ extension Ingest {
 
             func apns(_ c: inout IngestConfiguration, keyPath: String? = nil) {
                 c.push.apns = APNsConfiguration(
-                    keyPath: keyPath ?? dir.path("AuthKey_\(Push.keyId).p8"), keyId: Push.keyId, teamId: Push.teamId, url: stub.base)
+                    keyPath: keyPath ?? dir.path("AuthKey_\(Push.keyId).p8"), keyId: Push.keyId, teamId: Push.teamId,
+                    topics: [Push.topic], url: stub.base)
                 c.push.caFile = pki.ca
                 c.push.retryBaseSeconds = 0.01
                 c.locateIntervalSeconds = 0
@@ -135,6 +136,28 @@ extension Ingest {
                 beekon["locate_request_id"] is String
             else { return "payload \(String(decoding: r.body, as: UTF8.self))" }
             return nil
+        }
+
+        /// Issue 50: a device named any APNs topic, and the server signed background pushes for it
+        /// (`com.attacker.other-app`: any app of the key's team). Topics are pinned to the bundle
+        /// ids the operator configures (`--apns-topic`): a token for another topic is refused at
+        /// registration (400, nothing stored); one for a configured topic is pushed to as before.
+        @Test func apnsTopicsArePinnedToTheConfiguredApps() async throws {
+            let rig = try await Rig.make { _ in StubResponse(status: 200) }
+            defer { Task { try? await rig.stub.stop() } }
+            try await withServer(.sqlite, configure: { rig.apns(&$0) }, now: { rig.clock.now() }) { server, _ in
+                let install = Fixtures.ids.next()
+                for topic in ["com.attacker.other-app", "\(Self.topic).other"] {
+                    let body = #"{"provider":"apns","token":"\#(Self.deviceToken)","environment":"sandbox","topic":"\#(topic)"}"#
+                    let refused = try await Self.register(server, install, body)
+                    #expect(refused.status == 400, "\(topic): \(refused.status) \(refused.text)")
+                    #expect(refused.text.contains("topic"), "\(refused.text)")
+                }
+                #expect(try await Self.register(server, install, Self.apnsToken()).status == 204)
+                let id = try await Self.locate(server, install)
+                _ = try await Self.wait(server, install, id) { $0["state"] as? String == "pushed" }
+                #expect(rig.stub.requests.map { $0.header("apns-topic") } == [Self.topic])
+            }
         }
 
         /// XR-6, BY-2 (issue 30 acceptance): a locate request to a device with an APNs token is sent

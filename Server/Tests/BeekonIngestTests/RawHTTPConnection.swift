@@ -16,9 +16,10 @@ final class RawHTTPConnection: @unchecked Sendable {
     /// Connects to the server at `base` (`http://127.0.0.1:PORT`); reads give up after `timeout`
     /// seconds. The default only bounds a failure: in-process servers share the cooperative pool
     /// with every other test, and CPU-heavy tests have held it for 20 s on a 2-core machine.
-    init(_ base: String, receiveBuffer: Int32? = nil, timeout: Int = 90) throws {
+    /// `source` connects from another loopback address (`127.0.0.2`: another client).
+    init(_ base: String, receiveBuffer: Int32? = nil, timeout: Int = 90, source: String? = nil) throws {
         guard let port = base.split(separator: ":").last.flatMap({ UInt16($0) }) else { throw TestFailure("no port in \(base)") }
-        guard let fd = LoopbackSocket.connect(port: Int(port), receiveTimeout: timeout, receiveBuffer: receiveBuffer) else {
+        guard let fd = LoopbackSocket.connect(port: Int(port), receiveTimeout: timeout, receiveBuffer: receiveBuffer, source: source) else {
             throw TestFailure("cannot connect to \(base)")
         }
         self.fd = fd

@@ -296,5 +296,55 @@ extension Ingest {
                 #expect(try await Locate.post(server, a).status == 202)
             }
         }
+
+        @Test(
+            "issue 50, BY-2, BY-7: an hours share sees nothing of a locate request made outside its hours; no share sees a share's id",
+            arguments: Backend.all)
+        func locateRequestsOutsideTheHoursAndOtherSharesAreHidden(_ backend: Backend) async throws {
+            // 2026-01-10T05:59:30Z: 06:59:30 in Berlin, outside 07:00-19:00.
+            let clock = TestClock(start: Date(timeIntervalSince1970: 1_768_024_770))
+            try await withServer(backend, configure: Locate.configure, now: { clock.now() }) { server, _ in
+                let a = Fixtures.ids.next()
+                let devices = #""devices":["\#(a.wireString)"],"live":true"#
+                let hours = try await Shares.createShare(
+                    server, #"{\#(devices),"hours":"07:00-19:00","time_zone":"Europe/Berlin"}"#)
+                let asker = try await Shares.createShare(server, #"{\#(devices),"locate":true}"#)
+                let other = try await Shares.createShare(server, #"{\#(devices)}"#)
+                let bearer = { (token: String) in ["Authorization": "Bearer \(token)"] }
+                // Share B asks at 06:59:30; the device takes the request at 07:00:10, inside the hours.
+                let created = try await Locate.post(server, a, bearer(asker.token))
+                #expect(created.status == 202, "\(created.text)")
+                let id = try #require(try created.json()["id"] as? String)
+                clock.advance(by: .seconds(40))
+                let commands = try await HTTP.send(
+                    "GET", server.base + "/v1/devices/\(a.wireString)/commands?wait=0", headers: Self.admin)
+                #expect(commands.text.contains(id), "\(commands.text)")
+                let path = "/v1/devices/\(a.wireString)/locate/\(id)"
+                // The attack: the hours share read its state and step times.
+                let hidden = try await Self.get(server, path, bearer(hours.token))
+                #expect(hidden.status == 404, "the hours share reads a request made outside its hours: \(hidden.status) \(hidden.text)")
+                // The attack: another share read B's id in requested_by. B reads its own, the admin every one.
+                let r = try await Self.get(server, path, bearer(other.token))
+                #expect(r.status == 200, "\(r.text)")
+                #expect(try r.json()["requested_by"] as? String == "share", "\(r.text)")
+                #expect(!r.text.contains(asker.id), "another share reads the asker's share id: \(r.text)")
+                #expect(try await Self.get(server, path, bearer(asker.token)).json()["requested_by"] as? String == asker.id)
+                #expect(try await Locate.get(server, a, id)["requested_by"] as? String == asker.id)
+                // The streams: the other share's locate events carry no share id; the hours share
+                // gets none of this request's events, only the fix after them.
+                let fix = Fixtures.envelope(Fixtures.locations(1, startMillis: WireTimestamp(clock.now()).millis), install: a)
+                #expect(try await HTTP.upload(server, fix, headers: Self.admin).status == 200)
+                let kinds: Set<String> = ["fix", "locate"]
+                let otherStream = try await Live.collect(
+                    server.base + "/v1/live", headers: bearer(other.token), lastEventID: "0", kinds: kinds
+                ) { $0.contains { $0.event == "fix" } }
+                #expect(otherStream.filter { $0.event == "locate" }.count == 2, "\(otherStream)")
+                #expect(!otherStream.contains { $0.data.contains(asker.id) }, "\(otherStream)")
+                let hoursStream = try await Live.collect(
+                    server.base + "/v1/live", headers: bearer(hours.token), lastEventID: "0", kinds: kinds
+                ) { $0.contains { $0.event == "fix" } }
+                #expect(!hoursStream.contains { $0.event == "locate" }, "\(hoursStream)")
+            }
+        }
     }
 }

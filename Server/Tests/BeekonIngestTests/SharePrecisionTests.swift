@@ -84,7 +84,8 @@ extension Ingest {
                         id: Fixtures.ids.next(), timestamp: WireTimestamp(millis: t), trigger: .interval, motion: .moving,
                         latitude: la, longitude: lo, accuracy: Double.random(in: 1..<precision, using: &rng),
                         speed: Double.random(in: 0...40, using: &rng), bearing: Double.random(in: 0..<360, using: &rng),
-                        altitude: jitter(c.multiple(altitude), step: precision, &rng))
+                        // Within the server's sanity bounds (issue 50), in the same cell as its twin's.
+                        altitude: max(FixSanity.altitude.lowerBound, jitter(c.multiple(altitude), step: precision, &rng)))
                 }
                 fixesA.append(fix(lat, lon))
                 fixesB.append(fix(twinLat, twinLon))
@@ -122,6 +123,67 @@ extension Ingest {
             let object = try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
             let data = try JSONSerialization.data(withJSONObject: strip(object), options: [.sortedKeys, .fragmentsAllowed])
             return String(decoding: data, as: UTF8.self)
+        }
+
+        /// Issue 50: a 1,000 m share still read the names a device sends: a geofence id
+        /// (`office-bldg-7-floor-3`), a beacon's region, uuid, major and minor, the scanner's name
+        /// ("Anna's iPhone") and a privacy zone's id. Each names a place or a person and tells more
+        /// than any precision, so a share with a precision sees none of them, on every endpoint and
+        /// on the stream (SECURITY.md, "What a coarse share sees"); a full-precision share and the
+        /// admin see them all.
+        @Test(arguments: Backend.all)
+        func coarseSharesReadNoNames(_ backend: Backend) async throws {
+            let clock = TestClock(start: Date(timeIntervalSince1970: Double(Self.nowMillis) / 1000))
+            try await Shares.withAdminServer(backend, clock) { server, _ in
+                let a = Fixtures.ids.next()
+                let beacon = Fixtures.ids.next()
+                let t = Self.nowMillis - 600_000
+                var fixes = Fixtures.locations(2, startMillis: t)
+                fixes[1].privacyZone = "home-of-anna"
+                let fence = WireGeofenceEvent(
+                    id: Fixtures.ids.next(), geofenceId: "office-bldg-7-floor-3", type: .enter, timestamp: WireTimestamp(millis: t + 1_000))
+                var envelope = Fixtures.envelope(fixes, install: a, events: [fence])
+                envelope.proximityEvents = [
+                    WireProximityEvent(
+                        id: Fixtures.ids.next(), region: "meeting-room-4", uuid: beacon, major: 4_242, minor: 1_717,
+                        scanner: "Anna's iPhone", type: .enter, timestamp: WireTimestamp(millis: t + 2_000), distance: 1.5)
+                ]
+                #expect(try await HTTP.upload(server, envelope, headers: Self.admin).status == 200)
+                let names = ["office-bldg-7-floor-3", "meeting-room-4", beacon.wireString, "Anna's iPhone", "home-of-anna"]
+                func token(_ precision: String) async throws -> String {
+                    let r = try await HTTP.send(
+                        "POST", server.base + "/v1/shares",
+                        body: Array(#"{"devices":["\#(a.wireString)"],"live":true\#(precision)}"#.utf8), headers: Self.admin)
+                    #expect(r.status == 201, "\(r.text)")
+                    return try #require(try r.json()["token"] as? String)
+                }
+                let coarse = ["Authorization": "Bearer \(try await token(#","precision_m":1000"#))"]
+                let full = ["Authorization": "Bearer \(try await token(""))"]
+                let paths = [
+                    "/v1/devices", "/v1/devices/\(a.wireString)/fixes", "/v1/devices/\(a.wireString)/proximity-events",
+                    "/v1/sessions/\(envelope.sessionId.wireString)/track",
+                ]
+                for (who, headers, seesNames) in [("coarse", coarse, false), ("full", full, true), ("admin", Self.admin, true)] {
+                    var seen = ""
+                    for path in paths {
+                        let r = try await HTTP.send("GET", server.base + path, headers: headers)
+                        #expect(r.status == 200, "\(who) \(path): \(r.text)")
+                        seen += r.text
+                    }
+                    let stream = try await Live.fixes(server.base + "/v1/live", headers: headers, after: "0", count: 2)
+                    #expect(stream.contains { $0.event == "geofence_event" }, "\(who): \(stream)")
+                    seen += stream.map(\.data).joined()
+                    let proximity = try await HTTP.send(
+                        "GET", server.base + "/v1/devices/\(a.wireString)/proximity-events", headers: headers
+                    ).json()
+                    let event = try #require((proximity["proximity_events"] as? [[String: Any]])?.first)
+                    for name in names {
+                        #expect(seen.contains(name) == seesNames, "\(who) \(seesNames ? "misses" : "reads") \(name)")
+                    }
+                    #expect((event["major"] as? Int == 4_242) == seesNames, "\(who): \(event)")
+                    #expect((event["minor"] as? Int == 1_717) == seesNames, "\(who): \(event)")
+                }
+            }
         }
 
         @Test(

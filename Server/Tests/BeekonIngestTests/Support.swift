@@ -140,7 +140,7 @@ final class LifecycleTrail: Sendable {
     }
 }
 
-/// The lines a logger wrote (`LEVEL message`), for tests that promise a log line.
+/// The lines a logger wrote (`LEVEL message`, then its metadata when there is any), for tests that promise a log line.
 final class LogCapture: Sendable {
     private let storage = Locked<[String]>([])
 
@@ -162,7 +162,10 @@ final class LogCapture: Sendable {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(event: LogEvent) { capture.storage.withLock { $0.append("\(event.level) \(event.message)") } }
+        func log(event: LogEvent) {
+            let details = (event.metadata ?? [:]).isEmpty ? "" : " \(event.metadata ?? [:])"
+            capture.storage.withLock { $0.append("\(event.level) \(event.message)\(details)") }
+        }
     }
 }
 

@@ -15,22 +15,51 @@ import NIOCore
 /// A connection accepted beyond the cap gets `503` with `Retry-After: 1` and is closed at
 /// once; it holds its descriptor for that moment only. The count goes down when a
 /// connection closes, whatever closed it (the peer, a head or idle timeout, a refusal).
+///
+/// Under the cap, one client address holds at most ``perClient`` connections (issue 50: one
+/// client holding all 192 slots at `ulimit -n 256` by trickling and renewing its connections
+/// got every other client a 503, `/healthz` included); a connection over it is refused the same way.
 final class ConnectionLimit: Sendable {
-    /// The most connections open at once.
-    let maximum: Int
-    private let counts = Locked((open: 0, refused: 0))
-
-    /// A cap of `maximum` connections (at least 1).
-    init(maximum: Int) {
-        self.maximum = max(1, maximum)
+    private struct Counts {
+        var open = 0
+        var refused = 0
+        var refusedPerClient = 0
+        var byClient: [String: Int] = [:]
     }
 
-    /// Takes a slot; false (and counted as refused) when every slot is taken.
-    func admit() -> Bool {
+    /// The most connections open at once.
+    let maximum: Int
+    /// The most connections one client address holds at once.
+    let perClient: Int
+    private let counts = Locked(Counts())
+
+    /// A cap of `maximum` connections (at least 1), `perClient` of them per address (nil:
+    /// ``perClient(forMaximum:)``; at most `maximum`).
+    init(maximum: Int, perClient: Int? = nil) {
+        self.maximum = max(1, maximum)
+        self.perClient = min(self.maximum, max(1, perClient ?? Self.perClient(forMaximum: self.maximum)))
+    }
+
+    /// The per-address cap for a cap of `maximum`: all but `max(8, maximum / 8)` slots, so that
+    /// other clients always find some (192 → 168, 896 → 784, 57,344 → 50,176).
+    static func perClient(forMaximum maximum: Int) -> Int { max(1, maximum - max(8, maximum / 8)) }
+
+    /// Takes a slot for a connection from `client` (nil: an unknown address, counted only
+    /// against the cap); false (and counted as refused) when every slot, or every slot of
+    /// that address, is taken.
+    func admit(client: String? = nil) -> Bool {
         counts.withLock { c in
             guard c.open < maximum else {
                 c.refused += 1
                 return false
+            }
+            if let client {
+                guard c.byClient[client, default: 0] < perClient else {
+                    c.refused += 1
+                    c.refusedPerClient += 1
+                    return false
+                }
+                c.byClient[client, default: 0] += 1
             }
             c.open += 1
             return true
@@ -38,16 +67,19 @@ final class ConnectionLimit: Sendable {
     }
 
     /// Gives a slot back (its connection closed).
-    func release() {
-        counts.withLock { $0.open = max(0, $0.open - 1) }
+    func release(client: String? = nil) {
+        counts.withLock { c in
+            c.open = max(0, c.open - 1)
+            if let client, let held = c.byClient[client] { c.byClient[client] = held > 1 ? held - 1 : nil }
+        }
     }
 
     /// Connections open now.
     var open: Int { counts.withLock { $0.open } }
 
-    /// Prometheus series: open connections, the cap, connections refused at the cap.
+    /// Prometheus series: open connections, the caps, connections refused at them.
     func metricsText() -> String {
-        let (open, refused) = counts.withLock { ($0.open, $0.refused) }
+        let (open, refused, perClientRefused) = counts.withLock { ($0.open, $0.refused, $0.refusedPerClient) }
         return """
             # HELP beekon_connections_open Open client connections.
             # TYPE beekon_connections_open gauge
@@ -58,6 +90,12 @@ final class ConnectionLimit: Sendable {
             # HELP beekon_connections_refused_total Connections answered 503 and closed because the cap was reached.
             # TYPE beekon_connections_refused_total counter
             beekon_connections_refused_total \(refused)
+            # HELP beekon_connections_per_client_max The most connections one client address holds (--max-connections-per-client).
+            # TYPE beekon_connections_per_client_max gauge
+            beekon_connections_per_client_max \(perClient)
+            # HELP beekon_connections_refused_per_client_total Connections refused because their address held its share of the cap.
+            # TYPE beekon_connections_refused_per_client_total counter
+            beekon_connections_refused_per_client_total \(perClientRefused)
 
             """
     }

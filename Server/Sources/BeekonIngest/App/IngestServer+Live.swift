@@ -26,21 +26,27 @@ extension IngestServer {
     }
 }
 
-/// Deletes events older than the retention every ten minutes.
+/// Deletes events older than the retention every ten minutes, once the store is migrated.
 struct EventRetention: Service {
     let store: any LocationStore
     let retentionSeconds: Int
     let now: @Sendable () -> Date
     let logger: Logger
+    /// Opens once the store is migrated (nil: it is).
+    var ready: StoreReadiness? = nil
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
+            await ready?.wait()
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(600))
+                // Stopped while asleep: the store may be closed already (it logged a failure at every stop).
+                guard !Task.isCancelled else { return }
                 let cutoff = now().addingTimeInterval(-Double(retentionSeconds))
                 do {
                     try await store.pruneEvents(receivedBefore: .init(cutoff))
                 } catch {
+                    guard !Task.isCancelled else { return }  // stopped during the query
                     logger.warning("event retention failed", metadata: ["error": "\(error)"])
                 }
             }

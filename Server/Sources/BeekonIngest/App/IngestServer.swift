@@ -48,8 +48,10 @@ package enum IngestServer {
         let tokens = TokenService(
             store: store.tokens, accessTTLSeconds: config.accessTokenTTLSeconds,
             refreshTTLSeconds: config.refreshTokenTTLSeconds, now: now)
+        // The background services that touch the store's tables start once it is migrated.
+        let ready = StoreReadiness()
         let (router, liveServices, live, connections) = makeRoutes(
-            config, store: store, tokens: tokens, now: now, liveHeartbeats: liveHeartbeats, logger: logger)
+            config, store: store, tokens: tokens, now: now, liveHeartbeats: liveHeartbeats, ready: ready, logger: logger)
         let partitions = (store as? PostgresLocationStore).map {
             PartitionMaintainer(store: $0, retentionDays: config.retentionDays, now: now, logger: logger)
         }
@@ -77,8 +79,9 @@ package enum IngestServer {
                 address: .hostname(host, port: config.port), serverName: "beekon-ingest",
                 backlog: config.listenBacklog ?? ConnectionLimit.defaultListenBacklog()),
             services: store.services + liveServices + [
-                EventRetention(store: store, retentionSeconds: config.effectiveEventRetentionSeconds, now: now, logger: logger),
-                OverviewMaintainer(history: store.history, idle: .seconds(2), now: now, logger: logger),
+                EventRetention(
+                    store: store, retentionSeconds: config.effectiveEventRetentionSeconds, now: now, logger: logger, ready: ready),
+                OverviewMaintainer(history: store.history, idle: .seconds(2), now: now, logger: logger, ready: ready),
             ] + (partitions.map { [$0] } ?? []),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? config.port
@@ -88,6 +91,7 @@ package enum IngestServer {
             logger: logger)
         app.beforeServerStarts {
             try await store.migrate()
+            ready.open()
             await partitions?.runOnce()
             try await tokens.loadKey()
             logger.info("database ready", metadata: ["database": "\(config.database)", "ingest_path": "\(config.ingestPath)"])
@@ -126,7 +130,9 @@ package enum IngestServer {
     /// value is raised to the hard one first (see ``ConnectionLimit``).
     static func connectionLimit(_ config: IngestConfiguration) -> ConnectionLimit {
         let descriptors = ConnectionLimit.raiseDescriptorLimit()
-        return ConnectionLimit(maximum: config.maxConnections ?? ConnectionLimit.derived(fromDescriptorLimit: descriptors))
+        return ConnectionLimit(
+            maximum: config.maxConnections ?? ConnectionLimit.derived(fromDescriptorLimit: descriptors),
+            perClient: config.maxConnectionsPerClient)
     }
 
     /// ``makeRouter(_:store:tokens:now:logger:)`` with the live controller, which the
@@ -137,6 +143,7 @@ package enum IngestServer {
         tokens: TokenService,
         now: @escaping @Sendable () -> Date,
         liveHeartbeats: AsyncStream<Void>? = nil,
+        ready: StoreReadiness? = nil,
         logger: Logger
     ) -> (router: Router<BasicRequestContext>, services: [any Service], live: LiveController, connections: ConnectionLimit) {
         let connections = connectionLimit(config)
@@ -146,6 +153,9 @@ package enum IngestServer {
         // First, so that it guards every route: with auth off, only this machine's pages get in.
         let guarding = LocalOnlyGuard(config)
         router.add(middleware: LocalOnlyMiddleware<BasicRequestContext>(guarding: guarding))
+        // Then, before any credential is looked up: an address past its budget of failures waits.
+        let failures = AuthFailureLimit(perMinute: config.authFailuresPerMinute, now: now)
+        router.add(middleware: AuthFailureMiddleware<BasicRequestContext>(limit: failures))
         let shares = ShareService(store: store, now: now, metrics: metrics, retention: config.shareAccessLog)
         let hub = makeHub(config, store: store, shares: shares, heartbeats: liveHeartbeats, logger: logger)
         let monitor = DeviceStatusMonitor(
@@ -165,11 +175,15 @@ package enum IngestServer {
         .register(on: router, path: config.ingestPath)
         let pushes = PushDispatcher(
             config.push, tokens: store.pushTokens, locates: locates, metrics: metrics, now: now, logger: logger)
-        LocateController(locates: locates, auth: auth, access: access, hub: hub, pushTokens: store.pushTokens, pushes: pushes)
-            .register(on: router)
+        LocateController(
+            locates: locates, auth: auth, access: access, hub: hub, pushTokens: store.pushTokens, pushes: pushes,
+            apnsTopics: config.push.apns?.topics,
+            pollHolds: HoldLimit(maximum: config.maxLongPollsPerCredential, what: "command long-polls")
+        ).register(on: router)
         let live = LiveController(
             store: store, hub: hub, access: access, retryMillis: config.liveRetryMillis, now: now, guarding: guarding,
-            shareEventIDs: { tokens.liveEventIDs() })
+            shareEventIDs: { tokens.liveEventIDs() }, streamHolds: HoldLimit(maximum: config.maxStreamsPerShare, what: "live streams"),
+            failures: failures)
         live.register(on: router)
         TokenController(tokens: tokens, metrics: metrics).register(on: router)
         DeviceAdminController(tokens: tokens, auth: auth).register(on: router)
@@ -185,7 +199,7 @@ package enum IngestServer {
             middleware: MethodNotAllowedMiddleware<BasicRequestContext>(
                 routes: router.routes.map { (path: $0.path.description, method: $0.method.rawValue) }))
         return (
-            router, [hub, monitor, LocateExpiry(locates: locates, logger: logger)] + (pushes.isEnabled ? [pushes] : []), live,
+            router, [hub, monitor, LocateExpiry(locates: locates, logger: logger, ready: ready)] + (pushes.isEnabled ? [pushes] : []), live,
             connections
         )
     }

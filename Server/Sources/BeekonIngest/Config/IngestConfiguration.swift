@@ -55,6 +55,17 @@ package struct IngestConfiguration: Sendable {
     /// The most connections open at once; nil: derived from the descriptor limit (the soft
     /// limit less `max(64, limit / 8)`, after raising the soft limit to the hard one).
     package var maxConnections: Int?
+    /// The most connections one client address holds at once; nil: the cap less
+    /// `max(8, cap / 8)`, so one address never takes every slot (issue 50).
+    package var maxConnectionsPerClient: Int?
+    /// The most live streams one share holds open at once (issue 50; default 32). Admin keys
+    /// and auth off are not capped.
+    package var maxStreamsPerShare: Int = 32
+    /// The most command long-polls one device credential holds at once (issue 50; default 4).
+    package var maxLongPollsPerCredential: Int = 4
+    /// Failed credentials (401, and `/oauth/token` refusals) one client address may cause per
+    /// minute before its token-route and share-token requests get 429 (issue 50; default 60).
+    package var authFailuresPerMinute: Int = 60
     /// The listen socket's backlog (pending connections the kernel queues before `accept`);
     /// nil: the kernel's ceiling, `net.core.somaxconn` (``ConnectionLimit/defaultListenBacklog(somaxconnPath:)``).
     package var listenBacklog: Int?

@@ -38,12 +38,18 @@ package struct APNsConfiguration: Sendable, Equatable {
     package var productionURL: String
     /// Base URL for sandbox (development) tokens.
     package var sandboxURL: String
+    /// The bundle ids (`apns-topic`) pushes may go to (`--apns-topic`, at least one): a key signs
+    /// for every app of its team, so a device must not name the topic (issue 50: one named
+    /// `com.attacker.other-app` and got pushes signed for it). A token for another topic is
+    /// refused at registration and never pushed to.
+    package var topics: Set<String>
 
     /// Creates a configuration; `url` replaces both hosts (a local stand-in in tests).
-    package init(keyPath: String, keyId: String, teamId: String, url: String? = nil) {
+    package init(keyPath: String, keyId: String, teamId: String, topics: Set<String>, url: String? = nil) {
         self.keyPath = keyPath
         self.keyId = keyId
         self.teamId = teamId
+        self.topics = topics
         productionURL = url ?? "https://api.push.apple.com"
         sandboxURL = url ?? "https://api.sandbox.push.apple.com"
     }

@@ -20,6 +20,9 @@ package struct OverviewMaintainer: Service {
     var settle: Duration = .seconds(60)
     let now: @Sendable () -> Date
     let logger: Logger
+    /// Opens once the store is migrated (nil: it is): the first rebuild ran before the
+    /// migration and logged `no such table: track_overview_buckets` (issue 50).
+    var ready: StoreReadiness? = nil
 
     /// The `settledBefore` bound of a rebuild at `now`: buckets that ended `settle` ago or earlier.
     package static func settledBefore(_ now: Date, settle: Duration) -> Int64 {
@@ -28,6 +31,7 @@ package struct OverviewMaintainer: Service {
 
     package func run() async throws {
         await cancelWhenGracefulShutdown {
+            await ready?.wait()
             while !Task.isCancelled {
                 do {
                     let rebuilt = try await history.rebuildOverview(
@@ -37,6 +41,7 @@ package struct OverviewMaintainer: Service {
                         continue
                     }
                 } catch {
+                    guard !Task.isCancelled else { return }  // stopped during the rebuild
                     logger.warning("overview rebuild failed", metadata: ["error": "\(error)"])
                 }
                 try? await Task.sleep(for: idle)

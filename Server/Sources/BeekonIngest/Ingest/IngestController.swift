@@ -9,7 +9,7 @@ import Logging
 ///
 /// Status codes (what the SDK does with them in brackets):
 /// 200 stored or already stored [delete rows] · 400 not JSON / bad gzip [drop] ·
-/// 422 schema violation [drop] · 401 missing/invalid credential or revoked device [refresh, retry once] ·
+/// 422 schema violation or a value past ``FixSanity`` [drop] · 401 missing/invalid credential or revoked device [refresh, retry once] ·
 /// 403 a device credential uploading for another install, or a cross-site write while auth is off [keep, auth error] ·
 /// 409 `batch_conflict`: the batch id was stored before with other content [re-batch under a new id] ·
 /// 413 body or inflated body too large [keep] · 415 not `Content-Type: application/json`, or
@@ -95,6 +95,10 @@ struct IngestController: Sendable {
             case .invalid, .unsupportedSchemaVersion:
                 return APIResponse.error(.unprocessableContent, "invalid", error.description)
             }
+        }
+        // Values no device measures (issue 50): refused like a schema violation, nothing stored.
+        if let (path, reason) = FixSanity.problem(envelope) {
+            return APIResponse.error(.unprocessableContent, "invalid", "\(path): \(reason)")
         }
         // A device credential uploads only for its own install (issue 28).
         if let refusal = await auth.refusal(principal, actingFor: envelope.device.installId) { return refusal }

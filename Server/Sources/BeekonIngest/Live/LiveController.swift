@@ -25,6 +25,11 @@ struct LiveController: Sendable {
     var guarding: LocalOnlyGuard? = nil
     /// The opaque ids of shares' streams (``LiveEventIDs``; nil until the signing key is loaded).
     var shareEventIDs: @Sendable () -> LiveEventIDs? = { nil }
+    /// The cap on streams per share (nil: none; admin keys and auth off are never capped).
+    var streamHolds: HoldLimit? = nil
+    /// Failed credentials per client address, for the event-driven path (the router's
+    /// middleware counts them on the route).
+    var failures: AuthFailureLimit? = nil
 
     static let page = 1_000
 
@@ -93,10 +98,31 @@ struct LiveController: Sendable {
         } catch {
             return .refused(APIResponse.unavailable("the event log could not be read; retry later"))
         }
+        // Last: a share holds at most so many streams (issue 50); the hold ends with the stream.
+        var hold: Hold?
+        if let share = grant.shareId, let streamHolds {
+            guard let taken = streamHolds.take(share) else {
+                return .refused(streamHolds.refusal("this share", option: "--max-streams-per-share"))
+            }
+            hold = taken
+        }
         return .stream(
             LiveStart(
                 scope: grant.scope.narrowed(to: requested), grant: grant, requested: cursor, marks: marks, retryMillis: retryMillis,
-                ids: ids))
+                ids: ids, hold: hold))
+    }
+
+    /// ``prepare(_:)`` for the event-driven path, which bypasses the router's middleware: a
+    /// client `address` past its budget of failed credentials (``AuthFailureLimit``) is refused
+    /// first, and a failed credential is counted.
+    func prepareCounted(_ request: Request, address: String?) async -> LiveOpening {
+        guard let failures, let address else { return await prepare(request) }
+        if AuthFailureLimit.isGuarded(request), let wait = failures.retryAfter(address) {
+            return .refused(failures.refusal(retryAfter: wait))
+        }
+        let opening = await prepare(request)
+        if case .refused(let response) = opening, AuthFailureLimit.isFailure(request, response.status) { failures.charge(address) }
+        return opening
     }
 
     /// The cursor a `Last-Event-ID` names: an event's sequence on an admin stream; on a share's
@@ -131,6 +157,7 @@ struct LiveStream: Sendable {
         defer {
             presence?.forget(goneKey)
             hub.unsubscribe(subscription.id)
+            start.hold?.release()
         }
         var cursor = start.cursor
         var signals = subscription.signals.makeAsyncIterator()

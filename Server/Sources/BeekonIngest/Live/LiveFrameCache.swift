@@ -7,7 +7,9 @@ import NIOCore
 ///
 /// A frame depends only on the event and, for a `fix`, on the viewer's precision (full, or a
 /// share's coarsening in metres) and, for a `fix` or `geofence_event`, on whether the viewer
-/// sees when the device was in contact; the other kinds are the same bytes for everyone. So
+/// sees when the device was in contact; for a `geofence_event`, on whether it reads names (a
+/// share with a precision does not, issue 50); for a `locate`, on the share it goes to (another
+/// share's id is withheld); `device` is the same bytes for everyone. So
 /// the key is the event's sequence plus that rendering (``ViewerScope/rendering(of:)``): a
 /// coarsened viewer can never be handed the full-precision frame, because the two have
 /// different keys.
@@ -20,6 +22,10 @@ final class LiveFrameCache: Sendable {
         let meters: Double?
         /// A fix's or geofence event's `received_at` and `batch_id` withheld (a share limited in time).
         let withholdsReceipt: Bool
+        /// A geofence event's id withheld (a share with a precision, ``ViewerScope/withholdsNames``).
+        var withholdsNames = false
+        /// The share a `locate` frame is for (another share's id withheld, ``ViewerScope/requester(_:)``).
+        var share: String? = nil
     }
 
     private struct Key: Hashable {

@@ -56,6 +56,9 @@ final class LiveHub: Service, Sendable {
         let share: String?
         /// The event loop `wake` must run on (nil: any thread).
         let loop: (any EventLoop)?
+        /// A command long-poll's device: woken only when a locate request of it changes, not by
+        /// other events or heartbeats (nil: a live stream).
+        var commandsOf: UUID? = nil
     }
 
     /// Time spent per stage of a delivery wave (issue 32), for `/metrics`: reading the log
@@ -157,6 +160,18 @@ final class LiveHub: Service, Sendable {
         }
     }
 
+    /// Registers a command long-poll of `install` (issue 50): `wake` is called (on the hub's task)
+    /// when the hub reads a `locate` event of that device from the log — a change on any
+    /// instance — and when the hub first becomes ready, never for other events or heartbeats;
+    /// `finish` once when the hub stops signalling it. Counted with the live streams.
+    func subscribe(commandsOf install: UUID, wake: @escaping @Sendable () -> Void, finish: @escaping @Sendable () -> Void) -> Int {
+        state.withLock { s in
+            s.nextSubscriber += 1
+            s.subscribers[s.nextSubscriber] = Subscriber(wake: wake, finish: finish, share: nil, loop: nil, commandsOf: install)
+            return s.nextSubscriber
+        }
+    }
+
     /// Stops signalling a stream.
     func unsubscribe(_ id: Int) {
         state.withLock { $0.subscribers.removeValue(forKey: id) }?.finish()
@@ -250,7 +265,7 @@ final class LiveHub: Service, Sendable {
                         s.floor = marks.head
                         s.ready = true
                     }
-                    signalAll()
+                    signalAll(commands: true)
                 } catch {
                     logger.debug("live: cannot read the event log head (yet)", metadata: ["error": "\(error)"])
                 }
@@ -292,6 +307,7 @@ final class LiveHub: Service, Sendable {
             }
             if let trimmed { frames.forget(through: trimmed) }
             signalAll(timed: true)
+            wakeCommands(of: Set(page.lazy.filter { $0.kind == .locate }.map(\.installId)))
             if page.count < 2_000 { return }
         }
     }
@@ -303,9 +319,17 @@ final class LiveHub: Service, Sendable {
     }
 
     /// Wakes every stream: the event-driven ones in one task per event loop, the others directly.
-    /// `timed`: the fan-out of new events, whose duration per loop goes to `/metrics`.
-    private func signalAll(timed: Bool = false) {
-        wakeAll(state.withLock { s in Array(s.subscribers.values) }, timed: timed)
+    /// `timed`: the fan-out of new events, whose duration per loop goes to `/metrics`. Command
+    /// long-polls only with `commands` (they wait for their device's locate events alone).
+    private func signalAll(timed: Bool = false, commands: Bool = false) {
+        wakeAll(state.withLock { s in s.subscribers.values.filter { commands || $0.commandsOf == nil } }, timed: timed)
+    }
+
+    /// Wakes the command long-polls of these devices.
+    private func wakeCommands(of installs: Set<UUID>) {
+        guard !installs.isEmpty else { return }
+        let targets = state.withLock { s in s.subscribers.values.filter { $0.commandsOf.map(installs.contains) == true } }
+        for target in targets { target.wake() }
     }
 
     private func wakeAll(_ targets: [Subscriber], timed: Bool = false) {

@@ -47,17 +47,18 @@ struct LiveServerChannel: ServerChildChannel {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let promise = channel.eventLoop.makePromise(of: HTTP1Channel.Value?.self)
         let (http1, live, timeout, sendBuffer) = (self.http1, self.live, self.firstRequestTimeout, self.sendBufferBytes)
-        let presence = ClientPresence()
+        let address = channel.remoteAddress?.ipAddress
+        let presence = ClientPresence(address: address)
         channel.closeFuture.whenComplete { _ in presence.markGone() }
         if let limit {
-            guard limit.admit() else {
+            guard limit.admit(client: address) else {
                 // Over the cap: a 503 and the descriptor back at once (issue 28, finding 1).
                 let refusal = channel.allocator.buffer(string: ConnectionLimit.refusal)
                 channel.writeAndFlush(refusal).whenComplete { _ in channel.close(promise: nil) }
                 promise.succeed(nil)
                 return channel.eventLoop.makeSucceededFuture(Value(channel: channel, handOver: promise.futureResult, presence: presence))
             }
-            channel.closeFuture.whenComplete { _ in limit.release() }
+            channel.closeFuture.whenComplete { _ in limit.release(client: address) }
         }
         return channel.eventLoop.makeCompletedFuture {
             // NIO keeps each connection's last receive buffer for its next read; an idle viewer
@@ -92,7 +93,11 @@ struct LiveServerChannel: ServerChildChannel {
                         var made: Result<HTTP1Channel.Value, any Error>?
                         http1.setup(channel: channel, logger: logger).assumeIsolated().whenComplete { made = $0 }
                         guard let made else { throw ChannelError.inappropriateOperationForState }
-                        promise.succeed(try made.get())
+                        let value = try made.get()
+                        // Before the conversion to HTTP types, where a request's version is still known.
+                        let codec = try channel.pipeline.syncOperations.handler(type: HTTP1ToHTTPServerCodec.self)
+                        try channel.pipeline.syncOperations.addHandler(KeepAliveHandler(), position: .before(codec))
+                        promise.succeed(value)
                     }
                 },
                 onGiveUp: { promise.succeed(nil) })
@@ -126,6 +131,11 @@ final class ClientPresence: Sendable {
     }
 
     private let state = Locked(State())
+    /// The client's IP address (nil: unknown, e.g. a Unix socket or a test calling a handler).
+    let address: String?
+
+    /// The presence of a connection from `address`.
+    init(address: String? = nil) { self.address = address }
 
     /// The presence of the connection the current request arrived on (nil outside a request,
     /// e.g. in tests that call a handler directly).

@@ -26,6 +26,8 @@ struct LiveStart: Sendable {
     let preamble: ByteBuffer
     /// The opaque ids of a share's stream (nil: the sequence, for admin keys and auth off).
     let ids: LiveEventIDs?
+    /// The stream's slot in its share's cap (nil: not capped); released when the stream ends.
+    let hold: Hold?
 
     /// The comment written at a heartbeat tick of an idle stream.
     static let keepAlive = ": keep-alive\n\n"
@@ -39,10 +41,14 @@ struct LiveStart: Sendable {
     }
 
     /// Decides the first cursor from the requested one (nil: start at the head) and the log's marks.
-    init(scope: ViewerScope, grant: ViewerGrant, requested: Int64?, marks: EventLogMarks, retryMillis: Int, ids: LiveEventIDs? = nil) {
+    init(
+        scope: ViewerScope, grant: ViewerGrant, requested: Int64?, marks: EventLogMarks, retryMillis: Int, ids: LiveEventIDs? = nil,
+        hold: Hold? = nil
+    ) {
         self.scope = scope
         self.grant = grant
         self.ids = ids
+        self.hold = hold
         var out = ByteBuffer()
         out.writeString("retry: \(retryMillis)\n: beekon live stream\n\n")
         var cursor = marks.head

@@ -103,8 +103,9 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
         let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
         let loop = context.eventLoop
         let request = Request(head: head, body: RequestBody(buffer: ByteBuffer()))
+        let address = context.channel.remoteAddress?.ipAddress
         Task { [controller] in
-            switch await controller.prepare(request) {
+            switch await controller.prepareCounted(request, address: address) {
             case .stream(let start):
                 loop.execute { bound.value.begin(start) }
             case .refused(let response):
@@ -331,6 +332,7 @@ final class LiveViewerHandler: ChannelInboundHandler, RemovableChannelHandler {
             subscription = nil
             controller.hub.unsubscribe(id)
         }
+        start?.hold?.release()
     }
 }
 

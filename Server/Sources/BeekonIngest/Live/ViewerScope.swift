@@ -9,6 +9,8 @@ struct ViewerScope: Sendable, Equatable {
     var devices: Set<UUID>?
     /// What the share admits (`ShareScope.everything` for admin keys and auth off).
     var rules: ShareScope
+    /// The share behind the viewer (nil: an admin key or auth off): it reads no other share's id.
+    var shareId: String? = nil
 
     /// Everything (admin keys, auth off).
     static let everything = ViewerScope(devices: nil, rules: .everything)
@@ -45,7 +47,15 @@ struct ViewerScope: Sendable, Equatable {
     /// change is contact, seen only by a share not limited in time (`ShareScope.showsContact`).
     func admits(_ event: LiveEvent, nowMillis: Int64) -> Bool {
         guard sees(event.installId) else { return false }
-        return event.kind == .device ? rules.showsContact : rules.admits(millis: event.millis, nowMillis: nowMillis)
+        switch event.kind {
+        case .device: return rules.showsContact
+        case .locate where rules.limitsTime:
+            guard rules.admits(millis: event.millis, nowMillis: nowMillis),
+                let state = try? WireLocateRequestState.decode(Data(event.payload.utf8))
+            else { return false }
+            return seesLocateRequest(createdAtMillis: state.createdAt.millis, nowMillis: nowMillis)
+        default: return rules.admits(millis: event.millis, nowMillis: nowMillis)
+        }
     }
 
     /// A stored fix as this viewer may see it: nil outside its devices or window, else ``shown(_:)``.
@@ -68,12 +78,51 @@ struct ViewerScope: Sendable, Equatable {
     /// The batch id a viewer that does not see contact gets.
     static let withheldBatch = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
-    /// A fix as this viewer sees it: coarsened when its precision asks, its receipt withheld
-    /// when ``withholdsReceipt``. The one place a fix is narrowed for a viewer.
+    /// Whether the names a device sends are withheld (issue 50): geofence ids, a beacon's region,
+    /// uuid, major and minor, the scanner's name and privacy-zone ids name a place or a person
+    /// (`office-bldg-7-floor-3`, "Anna's iPhone") and reveal a position finer than any precision
+    /// (the server does not know a fence's or a zone's radius, and a beacon is metres away), so a
+    /// share with a precision reads ``withheldName`` (or no value) for each of them.
+    var withholdsNames: Bool { precisionMeters != nil }
+
+    /// What a withheld name reads.
+    static let withheldName = "withheld"
+
+    /// A fix as this viewer sees it: coarsened when its precision asks (its privacy zone's id
+    /// then left out, ``withholdsNames``), its receipt withheld when ``withholdsReceipt``. The
+    /// one place a fix is narrowed for a viewer.
     func shown(_ fix: StoredFix) -> StoredFix {
         var f = coarsening?.fix(fix) ?? fix
+        if withholdsNames { f.location.privacyZone = nil }
         if withholdsReceipt { (f.receivedAt, f.batchId) = (f.location.timestamp, Self.withheldBatch) }
         return f
+    }
+
+    /// A beacon proximity event as this viewer sees it: its distance (a position relative to a
+    /// fixed beacon) at the precision, the beacon's and the scanner's names withheld
+    /// (``withholdsNames``), its receipt withheld when ``withholdsReceipt``.
+    func shown(_ stored: StoredProximityEvent) -> StoredProximityEvent {
+        var s = stored
+        if let coarsening { s.event.distance = s.event.distance.map(coarsening.multiple) }
+        if withholdsNames {
+            (s.event.region, s.event.scanner) = (Self.withheldName, Self.withheldName)
+            (s.event.uuid, s.event.major, s.event.minor) = (Self.withheldBatch, nil, nil)
+        }
+        if withholdsReceipt { (s.receivedAt, s.batchId) = (s.event.timestamp, Self.withheldBatch) }
+        return s
+    }
+
+    /// Who asked for a locate request, as this viewer reads it: a share reads `share` for
+    /// another share's request, never its id (issue 50); its own id and `admin` stay.
+    func requester(_ requestedBy: String) -> String {
+        guard let shareId, requestedBy != "admin", requestedBy != shareId else { return requestedBy }
+        return "share"
+    }
+
+    /// Whether this viewer sees a locate request made at `createdAtMillis` at all: a share
+    /// limited in time sees nothing of a request made outside its hours or window (issue 50).
+    func seesLocateRequest(createdAtMillis: Int64, nowMillis: Int64) -> Bool {
+        !rules.limitsTime || rules.admits(millis: createdAtMillis, nowMillis: nowMillis)
     }
 
     /// A fix's JSON (as ``ViewerJSON`` renders it) as this viewer sees it (``shown(_:)``); "{}"
@@ -85,16 +134,22 @@ struct ViewerScope: Sendable, Equatable {
     }
 
     /// The event's JSON as this viewer may see it: a `fix` as ``fixPayload(_:)``, a
-    /// `geofence_event` with its receipt withheld when ``withholdsReceipt``. The other kinds
-    /// carry no position or receipt (`device`, and `locate`, published without its fix; a
-    /// locate step's time is judged by ``admits(_:nowMillis:)``) and are sent as stored.
+    /// `geofence_event` with its receipt withheld when ``withholdsReceipt`` and its geofence id
+    /// when ``withholdsNames``, a `locate` with its requester as ``requester(_:)`` says. The
+    /// `device` kind carries no position, name or receipt and is sent as stored (a locate step's
+    /// time is judged by ``admits(_:nowMillis:)``).
     func payload(of event: LiveEvent) -> String {
         switch event.kind {
         case .fix: return fixPayload(event.payload)
-        case .geofenceEvent where withholdsReceipt:
+        case .geofenceEvent where withholdsReceipt || withholdsNames:
             guard var g = try? WireViewerGeofenceEvent.decode(Data(event.payload.utf8)) else { return "{}" }
-            (g.receivedAt, g.batchId) = (g.event.timestamp, Self.withheldBatch)
+            if withholdsReceipt { (g.receivedAt, g.batchId) = (g.event.timestamp, Self.withheldBatch) }
+            if withholdsNames { g.event.geofenceId = Self.withheldName }
             return String(decoding: g.encoded(), as: UTF8.self)
+        case .locate where shareId != nil:
+            guard var state = try? WireLocateRequestState.decode(Data(event.payload.utf8)) else { return "{}" }
+            state.requestedBy = requester(state.requestedBy)
+            return String(decoding: state.encoded(), as: UTF8.self)
         default: return event.payload
         }
     }
@@ -104,8 +159,9 @@ struct ViewerScope: Sendable, Equatable {
     func rendering(of kind: LiveEvent.Kind) -> LiveFrameCache.Rendering {
         switch kind {
         case .fix: return .init(meters: precisionMeters, withholdsReceipt: withholdsReceipt)
-        case .geofenceEvent: return .init(meters: nil, withholdsReceipt: withholdsReceipt)
-        default: return .init(meters: nil, withholdsReceipt: false)
+        case .geofenceEvent: return .init(meters: nil, withholdsReceipt: withholdsReceipt, withholdsNames: withholdsNames)
+        case .locate: return .init(meters: nil, withholdsReceipt: false, share: shareId)
+        case .device: return .init(meters: nil, withholdsReceipt: false)
         }
     }
 }

@@ -27,6 +27,11 @@ struct LocateController: Sendable {
     var pushTokens: (any PushTokenStore)? = nil
     /// Wakes a device with a push token for each new request (nil or unconfigured: no pushes).
     var pushes: PushDispatcher? = nil
+    /// The APNs topics tokens may name (nil: APNs is off, any topic is kept; issue 50).
+    var apnsTopics: Set<String>? = nil
+    /// The cap on command long-polls per device credential (nil: none; admin keys and auth off
+    /// are never capped).
+    var pollHolds: HoldLimit? = nil
 
     func register(on router: Router<BasicRequestContext>) {
         router.post("/v1/devices/:install/locate") { request, context in
@@ -40,8 +45,9 @@ struct LocateController: Sendable {
                     return APIResponse.error(.forbidden, "forbidden", "this share's hours do not include now")
                 }
                 switch try await self.locates.create(installId: install, requestedBy: grant.shareId ?? "admin") {
-                case .created(let r):
+                case .created(var r):
                     self.pushes?.enqueue(r)
+                    r.requestedBy = grant.scope.requester(r.requestedBy)
                     var headers = HTTPFields()
                     headers[.location] = "/v1/devices/\(install.wireString)/locate/\(r.id.wireString)"
                     return APIResponse.json(.accepted, Array(r.json().utf8), headers: headers)
@@ -58,9 +64,12 @@ struct LocateController: Sendable {
             await self.viewer(request, context, "locate") { grant, install in
                 guard let id = ReadController.uuid(context.parameters.get("request")) else { return ReadController.badID("request_id") }
                 guard var r = try await self.locates.request(id: id), r.installId == install else { return Self.unknown() }
-                // The answer's fix and the steps' times only when the share may see them (its
-                // hours, its window; issue 31).
-                if grant.scope.rules.limitsTime { r.narrow(to: grant.scope, nowMillis: self.locates.nowMillis) }
+                let now = self.locates.nowMillis
+                // Nothing of a request made outside a share's hours or window (issue 50), and the
+                // answer's fix and the steps' times only when the share may see them (issue 31).
+                guard grant.scope.seesLocateRequest(createdAtMillis: r.createdAtMillis, nowMillis: now) else { return Self.unknown() }
+                if grant.scope.rules.limitsTime { r.narrow(to: grant.scope, nowMillis: now) }
+                r.requestedBy = grant.scope.requester(r.requestedBy)
                 return APIResponse.json(.ok, Array(r.json(for: grant.scope).utf8))
             }
         }
@@ -70,6 +79,15 @@ struct LocateController: Sendable {
                 guard let wait, wait.isFinite, (0...60).contains(wait) else {
                     return ReadController.badParameter("wait", "seconds 0…60")
                 }
+                // A device credential holds at most so many polls at once (issue 50).
+                var hold: Hold?
+                if case .device(let subject) = principal, let pollHolds = self.pollHolds {
+                    guard let taken = pollHolds.take(subject) else {
+                        return pollHolds.refusal("this credential", option: "--max-long-polls-per-credential")
+                    }
+                    hold = taken
+                }
+                defer { hold?.release() }
                 let valid: @Sendable () async -> Bool = { await self.auth.stillValid(principal, for: install) }
                 let pending = try await self.poll(install, wait: .milliseconds(Int(wait * 1000)), stillValid: valid)
                 // Revoked while it waited: the device learns at once (its refresh then fails for good).
@@ -99,7 +117,10 @@ struct LocateController: Sendable {
             await self.device(request, context) { install, _ in
                 guard let store = self.pushTokens else { return APIResponse.unavailable("push tokens are not stored by this server") }
                 let body = try? await request.body.collect(upTo: 8_192)
-                switch PushToken.parse(body.map { Array(buffer: $0) } ?? [], installId: install, nowMillis: self.locates.nowMillis) {
+                switch PushToken.parse(
+                    body.map { Array(buffer: $0) } ?? [], installId: install, nowMillis: self.locates.nowMillis, apnsTopics: self.apnsTopics
+                )
+                {
                 case .failure(let refusal):
                     return APIResponse.error(.badRequest, "invalid_request", refusal.message)
                 case .success(let token):
@@ -117,40 +138,55 @@ struct LocateController: Sendable {
         }
     }
 
+    /// What wakes a waiting poll.
+    private enum Wake: Sendable { case changed, tick }
+
     /// The open requests (marked delivered) as soon as there are any, or none after `wait`;
     /// none at once when `stillValid` turns false (a device revoked while it waits).
     /// `wait` is measured on the server's clock (`LocateService.now`), like every other time
     /// the server keeps: a test that freezes that clock knows the poll cannot end by its wait.
+    ///
+    /// The device's requests are read at the start and again only when the hub reads a change
+    /// of one of them from the event log (on any instance); the deadline and `stillValid` are
+    /// checked once a second. (Issue 50: a poll raced a one-second sleep against its wake-up
+    /// stream and cancelled the loser, which finishes an `AsyncStream`; from then on it re-read
+    /// the store in a busy loop, and 200 idle polls burned both cores.)
     func poll(
         _ install: UUID, wait: Duration, stillValid: @Sendable () async -> Bool = { true }
     ) async throws(StoreError) -> [LocateRequest] {
         let now = locates.now
         let deadline = now().addingTimeInterval(wait / .seconds(1))
-        let (subscriber, signals, continuation) = hub.subscribe()
+        let (signals, continuation) = AsyncStream.makeStream(of: Wake.self)
+        let subscriber = hub.subscribe(commandsOf: install, wake: { continuation.yield(.changed) }, finish: { continuation.finish() })
         // A device that hung up ends the wait at once and is delivered nothing (issue 28, finding 5).
         let presence = ClientPresence.current
         let goneKey = presence?.onGone { continuation.finish() }
         defer {
             presence?.forget(goneKey)
             hub.unsubscribe(subscriber)
+            continuation.finish()
         }
+        // One iterator for the whole poll, never cancelled while it waits.
+        var wakes = signals.makeAsyncIterator()
+        var changed = true
         while true {
             guard await stillValid() else { return [] }
             if presence?.isGone == true { return [] }
-            let pending = try await locates.deliver(to: install)
-            let left = deadline.timeIntervalSince(now())
-            if !pending.isEmpty || left <= 0 || Task.isCancelled || Task.isShuttingDownGracefully { return pending }
-            // Woken by any new event (a locate request is one), else re-checked every second.
-            let slice = Duration.milliseconds(Int64((min(left, 1) * 1000).rounded(.up)))
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    var iterator = signals.makeAsyncIterator()
-                    _ = await iterator.next()
-                }
-                group.addTask { try? await Task.sleep(for: slice) }
-                await group.next()
-                group.cancelAll()
+            if changed {
+                let pending = try await locates.deliver(to: install)
+                if !pending.isEmpty { return pending }
             }
+            let left = deadline.timeIntervalSince(now())
+            if left <= 0 || Task.isCancelled || Task.isShuttingDownGracefully { return [] }
+            let slice = Duration.milliseconds(Int64((min(left, 1) * 1000).rounded(.up)))
+            let tick = Task {
+                try? await Task.sleep(for: slice)
+                continuation.yield(.tick)
+            }
+            let wake = await wakes.next()
+            tick.cancel()
+            guard let wake else { return [] }
+            changed = wake == .changed
         }
     }
 

@@ -21,6 +21,7 @@ final class APNsSender: PushSender {
     private let teamId: String
     private let productionURL: String
     private let sandboxURL: String
+    private let topics: Set<String>
     private let now: @Sendable () -> Date
     private let gate: PushSenderGate
     private let state = Locked(State())
@@ -39,6 +40,7 @@ final class APNsSender: PushSender {
         teamId = config.teamId
         productionURL = config.productionURL
         sandboxURL = config.sandboxURL
+        topics = config.topics
         self.now = now
         gate = PushSenderGate(provider: "APNs", remedy: "a valid key", logger: logger)
         key = gate.load("the key at \(config.keyPath) is not a readable PKCS#8 P-256 (.p8) key") {
@@ -74,6 +76,8 @@ final class APNsSender: PushSender {
     func send(requestId: UUID, expiresAtMillis: Int64, to token: PushToken) async -> PushOutcome {
         if let why = disabledReason { return .disabled(reason: why) }
         guard let topic = token.topic else { return .tokenInvalid(reason: "apns token without a topic") }
+        // A token kept from before the topics were pinned, for an app this server does not push to (issue 50).
+        guard topics.contains(topic) else { return .tokenInvalid(reason: "apns topic \(topic.prefix(100)) is not configured") }
         let base = token.environment == .sandbox ? sandboxURL : productionURL
         for attempt in 0..<2 {
             let jwt: String

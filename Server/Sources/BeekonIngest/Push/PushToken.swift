@@ -48,10 +48,16 @@ package struct PushToken: Sendable, Equatable {
     }
 
     /// Validates a registration body (`WirePushTokenRegistration`, exactly as the contract's
-    /// `PushTokenRegistration` says) into the install's token.
-    static func parse(_ body: [UInt8], installId: UUID, nowMillis: Int64) -> Result<PushToken, PushTokenRefusal> {
+    /// `PushTokenRegistration` says) into the install's token. With `apnsTopics` (APNs is
+    /// configured), an APNs token must name one of them (issue 50).
+    static func parse(
+        _ body: [UInt8], installId: UUID, nowMillis: Int64, apnsTopics: Set<String>? = nil
+    ) -> Result<PushToken, PushTokenRefusal> {
         do {
             switch try WirePushTokenRegistration.decode(Data(body)) {
+            case .apns(_, _, let topic) where apnsTopics.map({ !$0.contains(topic) }) ?? false:
+                return .failure(
+                    PushTokenRefusal("topic: '\(WireLimits.prefix(topic, bytes: 100))' is not an app this server sends pushes to"))
             case .apns(let token, let environment, let topic):
                 return .success(
                     PushToken(

@@ -22,15 +22,9 @@ extension ReadController {
         var events = try await admittedProximityEvents(query, scope, nowMillis: nowMs)
         let truncated = events.count > pageSize
         if truncated { events.removeLast(events.count - pageSize) }
-        if let meters = scope.precisionMeters {
-            // A distance to a fixed beacon is a position: a coarsened share sees it at its precision (XR-4).
-            let c = Coarsening(meters: meters)
-            for i in events.indices { events[i].event.distance = events[i].event.distance.map(c.multiple) }
-        }
-        if scope.withholdsReceipt {
-            // A share limited in time does not see when the device was in contact (as for fixes).
-            for i in events.indices { (events[i].receivedAt, events[i].batchId) = (events[i].event.timestamp, ViewerScope.withheldBatch) }
-        }
+        // A distance to a fixed beacon is a position (XR-4), the beacon's and scanner's names
+        // name a place and a person (issue 50), the receipt tells of contact: as for fixes.
+        events = events.map(scope.shown)
         var w = WireJSONWriter(capacity: 128 + events.count * 300)
         w.raw("{\"install_id\":")
         w.string(installId.wireString)

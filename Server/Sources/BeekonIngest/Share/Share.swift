@@ -34,7 +34,7 @@ package struct Share: Sendable, Equatable, Codable {
 
     /// What it lets a viewer see.
     var viewerScope: ViewerScope {
-        ViewerScope(devices: devices.map(Set.init), rules: scope)
+        ViewerScope(devices: devices.map(Set.init), rules: scope, shareId: id)
     }
 
     enum CodingKeys: String, CodingKey {
