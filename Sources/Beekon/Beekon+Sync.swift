@@ -63,9 +63,18 @@ extension Beekon {
         let transport = deps.transport ?? URLSessionTransport()
         var refresher: TokenRefresher?
         if let auth = wanted.auth {
+            // Dead credentials ask the host for a fresh code (issue 52), at the token endpoint the
+            // refresh recipe names.
+            var reenroll: TokenRefresher.Reenroll?
+            if let url = auth.refreshUrl {
+                reenroll = { [weak self] () async -> TokenSet? in
+                    guard let self else { return nil }
+                    return await self.reenroll(tokenURL: url)
+                }
+            }
             refresher = TokenRefresher(
                 config: auth, transport: transport, clock: deps.authClock, secrets: deps.effectiveSecretStore,
-                changes: broadcasts.authChanges, logger: logger)
+                changes: broadcasts.authChanges, logger: logger, reenroll: reenroll)
             await refresher?.start()
         }
         let engine = SyncEngine(

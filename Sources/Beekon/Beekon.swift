@@ -43,6 +43,8 @@ public actor Beekon {
     var geofenceEngine = GeofenceEngine()
     /// Device-side guards for locate requests (see `Beekon+Locate`).
     var locateGuard = LocateGuard()
+    /// Who gives a fresh enrollment code when the credentials die (see `Enrollment`).
+    var reenrollmentHandler: (@Sendable () async -> String?)?
     /// The push token for the server (see `Beekon+Push`), until it has it.
     var pushRegistration: PushRegistration?
     /// Following the app's lifecycle (see `Beekon+Lifecycle`).

@@ -59,10 +59,10 @@ struct RefresherHarness {
     let changes = Broadcast<AuthChange>()
     let logs = LogCapture()
 
-    func refresher(_ config: AuthConfig) async -> TokenRefresher {
+    func refresher(_ config: AuthConfig, reenroll: TokenRefresher.Reenroll? = nil) async -> TokenRefresher {
         let r = TokenRefresher(
             config: config, transport: transport, clock: clock, secrets: secrets,
-            changes: changes, logger: logs.logger)
+            changes: changes, logger: logs.logger, reenroll: reenroll)
         await r.start()
         return r
     }

@@ -16,6 +16,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "A host name that Host and Origin may name while auth is off (repeatable; loopback names are always allowed).")
     var allowedHost: [String] = []
     @Option(help: "Static API key (repeatable). Env: BEEKON_API_KEYS, comma-separated.") var apiKey: [String] = []
+    @Option(
+        help:
+            "Enroller key for the app's backend: may only create one-use enrollment codes for a person (repeatable). Env: BEEKON_ENROLLER_KEYS."
+    )
+    var enrollerKey: [String] = []
     @Option(help: "Access-token lifetime in seconds.") var accessTokenTtl = 900
     @Option(help: "Refresh-token lifetime in seconds.") var refreshTokenTtl = 30 * 86_400
     @Option(help: "Cap on the received (compressed) body in bytes.") var maxBodyBytes = 12 * 1024 * 1024
@@ -138,6 +143,10 @@ struct Serve: AsyncParsableCommand {
             accessTokenTTLSeconds: accessTokenTtl, refreshTokenTTLSeconds: refreshTokenTtl,
             maxBodyBytes: maxBodyBytes, maxDecompressedBytes: maxDecompressedBytes, staleAfterSeconds: staleAfter,
             databaseTimeoutSeconds: databaseTimeout)
+        config.enrollerKeys = enrollerKey
+        if let env = ProcessInfo.processInfo.environment["BEEKON_ENROLLER_KEYS"] {
+            config.enrollerKeys += env.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
         config.liveHeartbeatSeconds = liveHeartbeat
         config.firstRequestTimeoutSeconds = firstRequestTimeout
         config.idleTimeoutSeconds = idleTimeout

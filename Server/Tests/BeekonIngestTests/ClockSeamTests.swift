@@ -96,9 +96,12 @@ final class RecordingTokenStore: TokenStore {
         records.withLock { $0.append(record) }
         try await base.insertRefreshToken(record)
     }
-    func rotateRefreshToken(presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64) async throws(StoreError)
-        -> RefreshRotation
-    { try await base.rotateRefreshToken(presentedHash: presentedHash, replacement: replacement, nowMillis: nowMillis) }
+    func rotateRefreshToken(presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64, replayWindowMillis: Int64)
+        async throws(StoreError) -> RefreshRotation
+    {
+        try await base.rotateRefreshToken(
+            presentedHash: presentedHash, replacement: replacement, nowMillis: nowMillis, replayWindowMillis: replayWindowMillis)
+    }
     func deviceBinding(subject: String, claim: UUID, nowMillis: Int64) async throws(StoreError) -> DeviceBinding {
         try await base.deviceBinding(subject: subject, claim: claim, nowMillis: nowMillis)
     }
@@ -106,6 +109,10 @@ final class RecordingTokenStore: TokenStore {
         try await base.revokeDevice(installId: installId, nowMillis: nowMillis)
     }
     func insertEnrollmentCode(_ code: EnrollmentCodeRecord) async throws(StoreError) { try await base.insertEnrollmentCode(code) }
+    func enrollmentCodes(limit: Int) async throws(StoreError) -> [EnrollmentCodeListing] { try await base.enrollmentCodes(limit: limit) }
+    func revokeEnrollmentCode(id: String, nowMillis: Int64) async throws(StoreError) -> Bool {
+        try await base.revokeEnrollmentCode(id: id, nowMillis: nowMillis)
+    }
     func redeemEnrollmentCode(hash: String, installId: UUID, refresh: RefreshTokenRecord, nowMillis: Int64)
         async throws(StoreError) -> EnrollmentRedemption
     { try await base.redeemEnrollmentCode(hash: hash, installId: installId, refresh: refresh, nowMillis: nowMillis) }

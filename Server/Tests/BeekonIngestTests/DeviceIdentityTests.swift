@@ -10,10 +10,13 @@ extension Ingest {
     /// the role table (SECURITY.md) route by route for admin, device and share (XR-2, IN-5, BY-7).
     @Suite struct DeviceIdentity {
         static let admin = ["X-API-Key": "admin-k"]
+        /// The app backend's enroller key (issue 52).
+        static let enroller = ["Authorization": "Bearer enroller-k"]
 
         static func required(_ config: inout IngestConfiguration) {
             config.authMode = .required
             config.apiKeys = ["admin-k"]
+            config.enrollerKeys = ["enroller-k"]
         }
 
         /// A grant bound to `install` (as `beekon-ingest issue-token --install-id`), or unbound
@@ -289,16 +292,18 @@ extension Ingest {
             }
         }
 
-        /// One row of the role table: a request and the status each role gets.
+        /// One row of the role table: a request and the status each role gets (an enroller key
+        /// is refused everywhere but where it says otherwise).
         struct Row: Sendable {
             var method: String
             var path: String
             var body: String? = nil
             var admin: Int, device: Int, share: Int
+            var enroller = 403
         }
 
         /// SECURITY.md's role table, route by route, for an admin key, a device token bound to
-        /// install A, and a share of A that may locate. Every route the server registers is here
+        /// install A, a share of A that may locate, and an enroller key (issue 52). Every route the server registers is here
         /// (the contract test keeps that list complete against openapi.json).
         @Test("XR-2: the role table, route by route, for admin, device and share", arguments: Backend.all)
         func roleTable(_ backend: Backend) async throws {
@@ -317,6 +322,8 @@ extension Ingest {
                     body: Array(#"{"devices":["\#(a.wireString)"],"live":true,"locate":true}"#.utf8), headers: Self.admin)
                 let share = Self.bearer(try #require(try created.json()["token"] as? String))
                 let throwaway = try #require((try created.json()["share"] as? [String: Any])?["id"] as? String)
+                let code = try await HTTP.send("POST", server.base + "/v1/enrollments", headers: Self.admin)
+                let codeID = try #require(try code.json()["id"] as? String)
                 let requestA = try await Self.locate(server, a)
                 let requestB = try await Self.locate(server, b)
                 let A = a.wireString
@@ -324,9 +331,9 @@ extension Ingest {
                 let refuse = #"{"outcome":"refused","reason":"busy"}"#
                 let push = #"{"provider":"fcm","token":"role-table-token"}"#
                 let rows: [Row] = [
-                    Row(method: "GET", path: "/healthz", admin: 200, device: 200, share: 200),
-                    Row(method: "GET", path: "/metrics", admin: 200, device: 401, share: 401),
-                    Row(method: "GET", path: "/openapi.json", admin: 200, device: 200, share: 200),
+                    Row(method: "GET", path: "/healthz", admin: 200, device: 200, share: 200, enroller: 200),
+                    Row(method: "GET", path: "/metrics", admin: 200, device: 401, share: 401, enroller: 401),
+                    Row(method: "GET", path: "/openapi.json", admin: 200, device: 200, share: 200, enroller: 200),
                     Row(method: "GET", path: "/v1/devices", admin: 200, device: 403, share: 200),
                     Row(method: "GET", path: "/v1/devices/\(A)/sessions", admin: 200, device: 403, share: 200),
                     Row(method: "GET", path: "/v1/devices/\(B)/sessions", admin: 200, device: 403, share: 404),
@@ -355,12 +362,25 @@ extension Ingest {
                     Row(method: "PUT", path: "/v1/devices/\(B)/push-token", body: push, admin: 204, device: 403, share: 401),
                     Row(method: "DELETE", path: "/v1/devices/\(B)/push-token", admin: 204, device: 403, share: 401),
                     Row(method: "DELETE", path: "/v1/devices/\(A)/push-token", admin: 204, device: 204, share: 401),
-                    Row(method: "POST", path: "/v1/enrollments", admin: 201, device: 403, share: 401),
+                    // An enroller key creates one-use codes for a person, nothing else (issue 52).
+                    Row(method: "POST", path: "/v1/enrollments", admin: 201, device: 403, share: 401, enroller: 400),
+                    Row(
+                        method: "POST", path: "/v1/enrollments", body: #"{"person":"alice"}"#, admin: 201, device: 403, share: 401,
+                        enroller: 201),
+                    Row(
+                        method: "POST", path: "/v1/enrollments", body: #"{"person":"alice","uses":5}"#, admin: 201, device: 403,
+                        share: 401),
+                    Row(
+                        method: "POST", path: "/v1/enrollments", body: #"{"per_hour":5}"#, admin: 201, device: 403, share: 401,
+                        enroller: 400),
+                    Row(method: "GET", path: "/v1/enrollments", admin: 200, device: 403, share: 401),
+                    Row(method: "DELETE", path: "/v1/enrollments/\(codeID)", admin: 200, device: 403, share: 401),
                     Row(method: "POST", path: "/v1/devices/\(c.wireString)/revoke", admin: 200, device: 403, share: 401),
                 ]
                 // Refusals first (they change nothing), then what each role may do.
                 for (role, headers, pick) in [
-                    ("device", device, \Row.device), ("share", share, \Row.share), ("admin", Self.admin, \Row.admin),
+                    ("device", device, \Row.device), ("share", share, \Row.share), ("enroller", Self.enroller, \Row.enroller),
+                    ("admin", Self.admin, \Row.admin),
                 ] as [(String, [String: String], KeyPath<Row, Int>)] {
                     for row in rows {
                         let expected = row[keyPath: pick]
@@ -376,9 +396,9 @@ extension Ingest {
                         #expect(got == expected, "\(role) \(row.method) \(row.path)")
                     }
                 }
-                // Ingest: admin for any install, the device for its own only, a share never.
+                // Ingest: admin for any install, the device for its own only, a share or an enroller never.
                 for (headers, install, expected) in [
-                    (Self.admin, b, 200), (device, a, 200), (device, b, 403), (share, a, 401),
+                    (Self.admin, b, 200), (device, a, 200), (device, b, 403), (share, a, 401), (Self.enroller, a, 403),
                 ] as [([String: String], UUID, Int)] {
                     #expect(
                         try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: install), headers: headers).status

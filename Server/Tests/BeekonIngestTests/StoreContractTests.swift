@@ -235,12 +235,12 @@ extension Ingest {
                 // The answer was lost: the device retries with the old token, which still works once.
                 let third = try await tokens.refresh(seed.refreshToken)
                 #expect(second.refreshToken != third.refreshToken)
-                await #expect(throws: TokenError.self) { _ = try await tokens.refresh(second.refreshToken) }  // superseded
                 let fourth = try await tokens.refresh(third.refreshToken)
                 #expect(tokens.verify(accessToken: fourth.accessToken) == "truck-7")
-                // Replaying a retired token after its successor was used revokes the chain.
-                await #expect(throws: TokenError.self) { _ = try await tokens.refresh(seed.refreshToken) }
+                // The successor the replay retired, presented, revokes the chain (issue 52).
+                await #expect(throws: TokenError.self) { _ = try await tokens.refresh(second.refreshToken) }
                 await #expect(throws: TokenError.self) { _ = try await tokens.refresh(fourth.refreshToken) }
+                await #expect(throws: TokenError.self) { _ = try await tokens.refresh(seed.refreshToken) }
                 await #expect(throws: TokenError.self) { _ = try await tokens.refresh("brt1.bogus") }
                 // A second service on the same database shares the signing key.
                 let other = TokenService(store: store.tokens, accessTTLSeconds: 60, refreshTTLSeconds: 3600)

@@ -35,8 +35,13 @@ actor TokenRefresher {
     /// While the breaker is closed, a failed proactive refresh is retried after this.
     static let closedRetrySeconds: Double = 30
 
+    /// Asks the host for a fresh enrollment code and exchanges it (issue 52): new tokens for
+    /// this install, or nil.
+    typealias Reenroll = @Sendable () async -> TokenSet?
+
     let config: AuthConfig
     nonisolated let canRefresh: Bool
+    private let reenroll: Reenroll?
     private let transport: any HTTPTransport
     /// The clock token lifetimes are measured on (`BeekonDependencies.authClock`).
     nonisolated let clock: any BeekonClock
@@ -60,9 +65,10 @@ actor TokenRefresher {
 
     init(
         config: AuthConfig, transport: any HTTPTransport, clock: any BeekonClock, secrets: any SecretStore,
-        changes: Broadcast<AuthChange>, logger: Logger
+        changes: Broadcast<AuthChange>, logger: Logger, reenroll: Reenroll? = nil
     ) {
         self.config = config
+        self.reenroll = reenroll
         self.canRefresh = config.refreshUrl != nil
         self.transport = transport
         self.clock = clock
@@ -116,7 +122,7 @@ actor TokenRefresher {
     func authorization() async -> Decision {
         start()
         if !started { return .wait(until: clock.now().addingTimeInterval(Self.lockedVaultRetrySeconds)) }
-        if isDead { return .dead }
+        if isDead, await refresh() != .refreshed { return .dead }
         if canRefresh && isDue(clock.now()) {
             switch await refresh() {
             case .refreshed: break
@@ -162,7 +168,13 @@ actor TokenRefresher {
     /// an open breaker without touching the network.
     func refresh() async -> RefreshResult {
         if let inflight { return await inflight.value }
-        if isDead { return .dead }
+        if isDead {
+            // Dead credentials (persisted from an earlier run): only a re-enrollment revives them.
+            guard reenroll != nil else { return .dead }
+            let task = Task { await self.revive() }
+            inflight = task
+            return await task.value
+        }
         guard let url = config.refreshUrl else { return .transient(until: nil) }
         if let until = breakerUntil, clock.now() < until { return .transient(until: until) }
         let request = RefreshExchange.request(url: url, config: config, tokens: tokens)
@@ -183,37 +195,63 @@ actor TokenRefresher {
             // only, a restart would present the retired token after its successor had been
             // used, and a rotating server revokes the whole chain. Not adopted, the refresh
             // counts as failed and is repeated with the current token, which the server still
-            // accepts because its successor was never used.
+            // accepts because its successor was never used (beekon-ingest: within 120 s of the
+            // rotation; after that the chain ends and a re-enrollment handler is asked).
             if rotated, let failure = save(VaultRecord(tokens: new, seedFingerprint: seedFingerprint, dead: isDead)) {
                 return transientFailure("the refreshed tokens could not be stored (\(failure)); keeping the current ones", now: now)
             }
-            tokens = new
-            consecutiveFailures = 0
-            breakerUntil = nil
+            takeUp(new)
             if !rotated { persist() }
-            nextProactive = new.expiresAt.map { Date(timeIntervalSince1970: $0 - config.skewMarginSeconds) }
-            armTimer()
             logger.info(
                 "auth: token refreshed",
                 metadata: [
                     "expires_at": "\(new.expiryDate.map { "\(WireTimestamp($0))" } ?? "-")",
                     "rotated_refresh_token": "\(rotated)",
                 ])
-            changes.publish(AuthChange(accessToken: new.accessToken ?? "", refreshToken: new.refreshToken, expiresAt: new.expiryDate))
             return .refreshed
         case .dead(let status):
-            isDead = true
-            nextProactive = nil
-            timer?.cancel()
-            timer = nil
-            persist()
             logger.error(
-                "auth: refresh credentials rejected; uploads stop until configure() supplies new tokens (rows are kept)",
-                metadata: ["status": "\(status)"])
-            return .dead
+                "auth: refresh credentials rejected",
+                metadata: ["status": "\(status)", "re-enrollment": "\(reenroll != nil ? "asked" : "none")"])
+            return await revive(clearing: false)
         case .transient(let why):
             return transientFailure(why, now: now)
         }
+    }
+
+    /// Re-enrols through the host (issue 52) and adopts the new tokens, or declares the
+    /// credentials dead (without a re-enrollment hook, at once). `clearing`: whether this call
+    /// owns `inflight` (a revival of credentials found dead at start) and must clear it.
+    private func revive(clearing: Bool = true) async -> RefreshResult {
+        defer { if clearing { inflight = nil } }
+        if let new = await reenroll?() {
+            if let failure = save(VaultRecord(tokens: new, seedFingerprint: seedFingerprint, dead: false)) {
+                // The install's old chain is retired on the server: keep the new one in memory
+                // rather than stop (a restart then re-enrols again).
+                logger.error("auth: the re-enrolled tokens could not be stored; kept in memory", metadata: ["error": "\(failure)"])
+            }
+            takeUp(new)
+            return .refreshed
+        }
+        isDead = true
+        nextProactive = nil
+        timer?.cancel()
+        timer = nil
+        persist()
+        logger.error("auth: credentials are dead; uploads stop until configure() supplies new tokens or a re-enrollment (rows are kept)")
+        return .dead
+    }
+
+    /// Makes `new` the live set (already persisted by the caller), resets the breaker, arms the
+    /// proactive timer and tells subscribers.
+    private func takeUp(_ new: TokenSet) {
+        tokens = new
+        isDead = false
+        consecutiveFailures = 0
+        breakerUntil = nil
+        nextProactive = new.expiresAt.map { Date(timeIntervalSince1970: $0 - config.skewMarginSeconds) }
+        armTimer()
+        changes.publish(AuthChange(accessToken: new.accessToken ?? "", refreshToken: new.refreshToken, expiresAt: new.expiryDate))
     }
 
     /// A failed refresh that may succeed later: counts towards the breaker and re-arms the timer.

@@ -41,6 +41,16 @@ extension LocationStore {
         }
     }
 
+    /// Replaces the install id with a new one (UUIDv7 from `makeID`), for an install that must
+    /// enrol anew (issue 52).
+    func resetInstallID(makeID: @Sendable @escaping () -> UUID) async throws(BeekonError) -> UUID {
+        try await write("resetting the install id") { db in
+            let id = makeID()
+            try Self.setMeta(db, MetaKey.installID, id.wireString)
+            return id
+        }
+    }
+
     /// The persisted tracking intent: the session to resume, if any.
     func trackingIntent() async throws(BeekonError) -> UUID? {
         try await read("reading the tracking intent") { db in

@@ -147,7 +147,8 @@ package enum IngestServer {
         logger: Logger
     ) -> (router: Router<BasicRequestContext>, services: [any Service], live: LiveController, connections: ConnectionLimit) {
         let connections = connectionLimit(config)
-        let auth = Authenticator(required: config.authRequired, apiKeys: config.apiKeys, tokens: tokens)
+        let auth = Authenticator(
+            required: config.authRequired, apiKeys: config.apiKeys, enrollerKeys: config.enrollerKeys, tokens: tokens)
         let metrics = IngestMetrics()
         let router = Router()
         // First, so that it guards every route: with auth off, only this machine's pages get in.

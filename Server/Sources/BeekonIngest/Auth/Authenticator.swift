@@ -10,12 +10,16 @@ package enum Principal: Sendable, Equatable {
     case apiKey
     /// An access token from `/oauth/token`: may upload.
     case device(subject: String)
+    /// An enroller key (issue 52, the app's own backend): may create one-use enrollment codes
+    /// bound to a person, and nothing else.
+    case enroller
 
     /// The value recorded with a batch.
     var recorded: String? {
         switch self {
         case .anonymous: return nil
         case .apiKey: return "api-key"
+        case .enroller: return "enroller"
         case .device(let subject): return subject
         }
     }
@@ -27,12 +31,14 @@ package struct Authenticator: Sendable {
     /// Whether credentials are enforced.
     package let required: Bool
     private let keyDigests: [[UInt8]]
+    private let enrollerDigests: [[UInt8]]
     private let tokens: TokenService
 
-    /// Creates an authenticator for the given keys and token service.
-    package init(required: Bool, apiKeys: [String], tokens: TokenService) {
+    /// Creates an authenticator for the given admin keys, enroller keys and token service.
+    package init(required: Bool, apiKeys: [String], enrollerKeys: [String] = [], tokens: TokenService) {
         self.required = required
         self.keyDigests = apiKeys.map { Array(SHA256.hash(data: Array($0.utf8))) }
+        self.enrollerDigests = enrollerKeys.map { Array(SHA256.hash(data: Array($0.utf8))) }
         self.tokens = tokens
     }
 
@@ -47,7 +53,8 @@ package struct Authenticator: Sendable {
             candidates.append(Self.credential(ofAuthorization: auth))
         }
         for candidate in candidates where !candidate.isEmpty {
-            if isAPIKey(candidate) { return .apiKey }
+            if Self.matches(candidate, keyDigests) { return .apiKey }
+            if Self.matches(candidate, enrollerDigests) { return .enroller }
             if let subject = tokens.verify(accessToken: candidate) { return .device(subject: subject) }
         }
         return nil
@@ -89,6 +96,7 @@ package struct Authenticator: Sendable {
     /// 403 `wrong_install`, 401 `device_revoked` (the SDK then refreshes, which fails for good),
     /// 503 when the binding could not be read.
     func refusal(_ principal: Principal, actingFor install: UUID) async -> Response? {
+        if principal == .enroller { return Self.enrollerOnly() }
         guard case .device(let subject) = principal else { return nil }
         let bound: DeviceBinding
         do {
@@ -101,6 +109,11 @@ package struct Authenticator: Sendable {
             return APIResponse.error(.forbidden, "wrong_install", "this credential belongs to another install")
         }
         return nil
+    }
+
+    /// 403 for an enroller key on any route but `POST /v1/enrollments`.
+    static func enrollerOnly() -> Response {
+        APIResponse.error(.forbidden, "forbidden", "an enroller key may only create enrollment codes")
     }
 
     /// Whether a device credential still holds (not revoked); true for every other principal.
@@ -116,7 +129,7 @@ package struct Authenticator: Sendable {
         return principal(of: headers) == .apiKey
     }
 
-    private func isAPIKey(_ candidate: String) -> Bool {
+    private static func matches(_ candidate: String, _ keyDigests: [[UInt8]]) -> Bool {
         let digest = Array(SHA256.hash(data: Array(candidate.utf8)))
         // Compare digests without an early exit, so timing reveals nothing about the key.
         var match = false

@@ -8,7 +8,8 @@ import Logging
 /// code an admin created, issue 28), as a form (`application/x-www-form-urlencoded`, the SDK's
 /// default) or JSON.
 /// Errors follow RFC 6749 §5.2 (`400 {"error": "invalid_grant"}` etc.), which
-/// the SDK treats as dead credentials; database failures answer 503 (transient).
+/// the SDK treats as dead credentials; database failures answer 503 and a fleet code past its
+/// hourly allowance 429 `slow_down`, both with `Retry-After` (transient).
 struct TokenController: Sendable {
     let tokens: TokenService
     let metrics: IngestMetrics
@@ -50,6 +51,13 @@ struct TokenController: Sendable {
                 metrics.tokenRefreshRejected.increment()
                 logger.notice("refresh token rejected", metadata: ["reason": "\(why)"])
                 return APIResponse.error(.badRequest, "invalid_grant", why)
+            case .slowDown(let seconds):
+                // Transient, not dead (issue 52): a fleet code's junk enrolments hold a real
+                // install off for at most an hour.
+                metrics.tokenRefreshRejected.increment()
+                var headers = HTTPFields()
+                headers[.retryAfter] = "\(seconds)"
+                return APIResponse.error(.tooManyRequests, "slow_down", error.description, headers: headers)
             case .invalidSubject, .notReady, .store:
                 logger.error("token refresh failed", metadata: ["error": "\(error)"])
                 return APIResponse.unavailable("the token could not be issued; retry later")

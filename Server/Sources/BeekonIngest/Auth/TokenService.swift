@@ -9,8 +9,9 @@ import Logging
 ///
 /// Rotation: each refresh returns a new refresh token and retires the old one.
 /// If the answer to a refresh is lost, the device may present the old token
-/// again as long as the new one was never used; presenting a retired token
-/// whose successor *was* used revokes the whole chain (token theft).
+/// again within ``replayWindowSeconds`` of its rotation, while the new one was never
+/// used; that retires the new one. Presenting any other retired token revokes the
+/// whole chain (token theft), so a stolen token stops working for both parties (issue 52).
 package final class TokenService: Sendable {
     let store: any TokenStore
     let accessTTL: Int64
@@ -19,6 +20,9 @@ package final class TokenService: Sendable {
     /// A new refresh-token family's id (injected in tests; UUIDv7 on the service's clock by default).
     let makeFamilyID: @Sendable () -> UUID
     private let signerBox = Locked<AccessTokenSigner?>(nil)
+    /// How long after a rotation its answer may be taken as lost: the superseded token may be
+    /// presented again within this many seconds of its first rotation.
+    package static let replayWindowSeconds = 120
 
     /// Creates the service; call `loadKey()` after migrations before serving. `makeFamilyID`
     /// names each new refresh-token chain (default: UUIDv7 ids on `now`).
@@ -72,23 +76,43 @@ package final class TokenService: Sendable {
         return try grant(subject: subject, refreshToken: refresh)
     }
 
-    /// Creates an enrollment code an admin hands to an app: each of `uses` installs may exchange
-    /// it once (``enroll(code:installId:)``) within `ttlSeconds`.
-    package func createEnrollmentCode(uses: Int, ttlSeconds: Int, label: String?) async throws(TokenError) -> EnrollmentCode {
+    /// Creates an enrollment code for an app: each of `uses` installs may exchange it once
+    /// (``enroll(code:installId:)``) within `ttlSeconds`; with `perHour` (a fleet code, issue
+    /// 52) any number may, at most `perHour` in a rolling hour. `person` binds every install it
+    /// enrols to that person, who may later re-enrol the install with another code of theirs.
+    package func createEnrollmentCode(
+        uses: Int, ttlSeconds: Int, label: String?, person: String? = nil, perHour: Int? = nil, createdBy: String = "admin"
+    ) async throws(TokenError) -> EnrollmentCode {
         let code = "ben1." + Base64URL.encode(SymmetricKey(size: .bits256).withUnsafeBytes { [UInt8]($0) })
         let nowMs = Self.millis(now())
         let expires = nowMs + Int64(ttlSeconds) * 1000
+        let record = EnrollmentCodeRecord(
+            hash: Self.hash(code), label: label, createdMillis: nowMs, expiresMillis: expires, usesLeft: perHour == nil ? uses : 0,
+            person: person, perHour: perHour, createdBy: createdBy)
         do {
-            try await store.insertEnrollmentCode(
-                EnrollmentCodeRecord(hash: Self.hash(code), label: label, createdMillis: nowMs, expiresMillis: expires, usesLeft: uses))
+            try await store.insertEnrollmentCode(record)
         } catch {
             throw .store(error)
         }
-        return EnrollmentCode(code: code, uses: uses, expiresAt: WireTimestamp(millis: expires).description, label: label)
+        return EnrollmentCode(
+            code: code, id: record.id, uses: perHour == nil ? uses : nil, perHour: perHour, person: person,
+            expiresAt: WireTimestamp(millis: expires).description, label: label)
+    }
+
+    /// The enrollment codes, newest first, at most `limit`.
+    package func enrollmentCodes(limit: Int) async throws(StoreError) -> [EnrollmentCodeListing] {
+        try await store.enrollmentCodes(limit: limit)
+    }
+
+    /// Revokes an enrollment code by its id; false when none is active under it.
+    package func revokeEnrollmentCode(id: String) async throws(StoreError) -> Bool {
+        try await store.revokeEnrollmentCode(id: id, nowMillis: Self.millis(now()))
     }
 
     /// Exchanges an enrollment code for a grant bound to `installId` (its subject is the
-    /// install id's text). One use of the code is spent; an install enrols once.
+    /// install id's text). One use of the code is spent. An install enrols once, except that
+    /// a code for the person who holds it re-enrols it (a restored phone, an app idle past its
+    /// refresh token), retiring its other refresh tokens (issue 52).
     package func enroll(code: String, installId: UUID) async throws(TokenError) -> TokenGrant {
         let refresh = Self.newRefreshToken()
         let nowMs = Self.millis(now())
@@ -102,10 +126,14 @@ package final class TokenService: Sendable {
             throw .store(error)
         }
         switch outcome {
-        case .enrolled: return try grant(subject: subject, refreshToken: refresh)
-        case .invalidCode: throw .invalidGrant("the enrollment code is unknown, expired or used up")
-        case .installTaken: throw .invalidGrant("this install is already enrolled; a device enrols once")
+        case .enrolled, .reenrolled: return try grant(subject: subject, refreshToken: refresh)
+        case .invalidCode: throw .invalidGrant("the enrollment code is unknown, expired, revoked or used up")
+        case .installTaken:
+            throw .invalidGrant(
+                "this install is held by another credential, or known to the server and the code is bound to no person; enrol it with a code for its person, or reset the install id"
+            )
         case .installRevoked: throw .invalidGrant("this install was revoked by an admin")
+        case .rateLimited(let wait): throw .slowDown(retryAfterSeconds: Int((wait + 999) / 1000))
         }
     }
 
@@ -134,14 +162,17 @@ package final class TokenService: Sendable {
             expiresMillis: nowMs + refreshTTL * 1000)
         let outcome: RefreshRotation
         do {
-            outcome = try await store.rotateRefreshToken(presentedHash: Self.hash(presented), replacement: record, nowMillis: nowMs)
+            outcome = try await store.rotateRefreshToken(
+                presentedHash: Self.hash(presented), replacement: record, nowMillis: nowMs,
+                replayWindowMillis: Int64(Self.replayWindowSeconds) * 1000)
         } catch {
             throw .store(error)
         }
         switch outcome {
         case .rotated(let subject): return try grant(subject: subject, refreshToken: next)
         case .invalid: throw .invalidGrant("the refresh token is unknown, expired or revoked")
-        case .reused: throw .invalidGrant("the refresh token was already rotated and its successor used; the chain is revoked")
+        case .reused:
+            throw .invalidGrant("the refresh token was retired (superseded, or past its replay window); its whole chain is revoked")
         }
     }
 
@@ -172,19 +203,26 @@ package final class TokenService: Sendable {
     }
 }
 
-/// A new enrollment code, as answered to the admin who created it (the only time it is shown).
+/// A new enrollment code, as answered to the admin or enroller who created it (the only time it is shown).
 package struct EnrollmentCode: Sendable, Codable, Equatable {
     /// The secret the device presents (`grant_type=enrollment_code`).
     package var code: String
-    /// How many installs may enrol with it.
-    package var uses: Int
+    /// Its public id, to list and revoke it (`GET`, `DELETE /v1/enrollments/{id}`).
+    package var id: String
+    /// How many installs may enrol with it (nil for a fleet code).
+    package var uses: Int?
+    /// A fleet code's allowance: installs per rolling hour.
+    package var perHour: Int?
+    /// The person every install it enrols belongs to.
+    package var person: String?
     /// When it stops working (RFC 3339).
     package var expiresAt: String
-    /// The admin's note.
+    /// The creator's note.
     package var label: String?
 
     enum CodingKeys: String, CodingKey {
-        case code, uses, label
+        case code, id, uses, person, label
+        case perHour = "per_hour"
         case expiresAt = "expires_at"
     }
 }
@@ -198,6 +236,8 @@ package enum TokenError: Error, Sendable, CustomStringConvertible {
     case invalidGrant(String)
     /// The subject is not 1–100 printable ASCII characters.
     case invalidSubject(String)
+    /// A fleet code's hourly allowance is spent: try again in this many seconds (429).
+    case slowDown(retryAfterSeconds: Int)
     /// The signing key has not been loaded yet (server still starting).
     case notReady
     /// The database failed.
@@ -207,6 +247,7 @@ package enum TokenError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .invalidGrant(let why): return "invalid_grant: \(why) — issue a new refresh token with `beekon-ingest issue-token`"
         case .invalidSubject(let s): return "invalid subject '\(s)': use 1–100 printable ASCII characters without spaces"
+        case .slowDown(let seconds): return "slow_down: this code enrolled its hourly allowance of installs; retry in \(seconds) s"
         case .notReady: return "the token service is not ready yet (migrations still running)"
         case .store(let e): return e.description
         }

@@ -14,6 +14,9 @@ package struct IngestConfiguration: Sendable {
     package var authMode: AuthMode
     /// Static API keys accepted as `Authorization: Bearer <key>` or `X-API-Key: <key>`.
     package var apiKeys: [String]
+    /// Enroller keys (issue 52): the app's own backend may create one-use enrollment codes
+    /// bound to a person with them, and do nothing else.
+    package var enrollerKeys: [String] = []
     /// Lifetime of access tokens issued by `POST /oauth/token`, in seconds.
     package var accessTokenTTLSeconds: Int
     /// Lifetime of refresh tokens, in seconds (each rotation issues a fresh one).
@@ -137,7 +140,7 @@ package struct IngestConfiguration: Sendable {
         case .off: return false
         case .required: return true
         case .auto:
-            if case .sqlite = database, apiKeys.isEmpty, Self.isLoopback(host) { return false }
+            if case .sqlite = database, apiKeys.isEmpty, enrollerKeys.isEmpty, Self.isLoopback(host) { return false }
             return true
         }
     }

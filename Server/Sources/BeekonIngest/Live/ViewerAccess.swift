@@ -48,6 +48,8 @@ struct ViewerAccess: Sendable {
         case .device?:
             return .refused(
                 APIResponse.error(.forbidden, "forbidden", "access tokens may only upload; use an API key or a share token to read"))
+        case .enroller?:
+            return .refused(Authenticator.enrollerOnly())
         case nil:
             return .refused(APIResponse.unauthorized("reading needs an API key or a share token: Authorization: Bearer <token>"))
         }

@@ -17,6 +17,21 @@ enum PostgresIdentitySchema {
             uses_left INT NOT NULL)
         """,
     ]
+
+    /// Credentials an app can ship (issue 52): when a refresh token was first rotated (its
+    /// replay window's start); the person an install and a code belong to, the code that enrolled an install,
+    /// fleet codes' hourly allowance, revoked codes and who created them.
+    static let v12 = [
+        "ALTER TABLE refresh_tokens ADD COLUMN rotated_at BIGINT",
+        "ALTER TABLE device_bindings ADD COLUMN person TEXT",
+        "ALTER TABLE device_bindings ADD COLUMN code_id TEXT",
+        "CREATE INDEX device_bindings_code ON device_bindings (code_id, bound_at)",
+        "ALTER TABLE enrollment_codes ADD COLUMN person TEXT",
+        "ALTER TABLE enrollment_codes ADD COLUMN per_hour INT",
+        "ALTER TABLE enrollment_codes ADD COLUMN revoked_at BIGINT",
+        "ALTER TABLE enrollment_codes ADD COLUMN created_by TEXT NOT NULL DEFAULT 'admin'",
+        "CREATE INDEX enrollment_codes_created ON enrollment_codes (created_at)",
+    ]
 }
 
 extension PostgresLocationStore {
@@ -83,8 +98,9 @@ extension PostgresLocationStore {
         try await perform { conn in
             try await conn.query(
                 """
-                INSERT INTO enrollment_codes (code_hash, label, created_at, expires_at, uses_left)
-                VALUES (\(code.hash), \(code.label), \(code.createdMillis), \(code.expiresMillis), \(code.usesLeft))
+                INSERT INTO enrollment_codes (code_hash, label, created_at, expires_at, uses_left, person, per_hour, created_by)
+                VALUES (\(code.hash), \(code.label), \(code.createdMillis), \(code.expiresMillis), \(code.usesLeft), \(code.person),
+                    \(code.perHour), \(code.createdBy))
                 """, logger: self.logger)
         }
     }
@@ -93,37 +109,107 @@ extension PostgresLocationStore {
         async throws(StoreError) -> EnrollmentRedemption
     {
         let install = installId.wireString
+        let codeID = EnrollmentCodeRecord.id(hash: hash)
         return try await transaction { conn in
-            // The conditional update locks the code's row: racing devices spend one use each, never the same one.
-            var spent = false
-            for try await _ in try await conn.query(
+            // The code's row is locked first: racing devices spend one use (or one hourly slot) each.
+            var code: (String?, Int?)?
+            for try await row in try await conn.query(
                 """
-                UPDATE enrollment_codes SET uses_left = uses_left - 1
-                WHERE code_hash = \(hash) AND uses_left > 0 AND expires_at > \(nowMillis) RETURNING uses_left
+                SELECT person, per_hour FROM enrollment_codes
+                WHERE code_hash = \(hash) AND expires_at > \(nowMillis) AND revoked_at IS NULL FOR UPDATE
                 """, logger: self.logger
-            ).decode(Int.self) { spent = true }
-            guard spent else { return .invalidCode }
+            ).decode((String?, Int?).self) { code = row }
+            guard let (person, perHour) = code else { return .invalidCode }
             // Serialises enrollments of one install across instances.
             try await conn.query("SELECT pg_advisory_xact_lock(74657002, hashtext(\(install)))", logger: self.logger)
-            var existing: Bool?
-            for try await revoked in try await conn.query(
-                "SELECT revoked_at IS NOT NULL FROM device_bindings WHERE install_id = \(install) OR subject = \(install)",
+            var holders: [String?] = []
+            var revoked = false
+            for try await (holder, gone) in try await conn.query(
+                "SELECT person, revoked_at IS NOT NULL FROM device_bindings WHERE install_id = \(install) OR subject = \(install)",
                 logger: self.logger
-            ).decode(Bool.self) { existing = (existing ?? false) || revoked }
-            if let revoked = existing {
+            ).decode((String?, Bool).self) {
+                holders.append(holder)
+                revoked = revoked || gone
+            }
+            var history = false
+            for try await known in try await conn.query(
+                "SELECT EXISTS (SELECT 1 FROM batches WHERE install_id = \(installId))", logger: self.logger
+            ).decode(Bool.self) { history = known }
+            let verdict = EnrollmentRule.verdict(
+                codePerson: person, install: EnrollmentRule.Install(holders: holders, revoked: revoked, hasHistory: history))
+            if case .refuse(let why) = verdict { return why }
+            if let perHour {
+                var recent: [Int64] = []
+                for try await at in try await conn.query(
+                    """
+                    SELECT bound_at FROM device_bindings WHERE code_id = \(codeID) AND bound_at > \(nowMillis - EnrollmentRule.hourMillis)
+                    ORDER BY bound_at
+                    """, logger: self.logger
+                ).decode(Int64.self) { recent.append(at) }
+                if let wait = EnrollmentRule.retryAfter(perHour: perHour, recentBindings: recent, nowMillis: nowMillis) {
+                    return .rateLimited(retryAfterMillis: wait)
+                }
+            } else {
+                var spent = false
+                for try await _ in try await conn.query(
+                    "UPDATE enrollment_codes SET uses_left = uses_left - 1 WHERE code_hash = \(hash) AND uses_left > 0 RETURNING uses_left",
+                    logger: self.logger
+                ).decode(Int.self) { spent = true }
+                guard spent else { return .invalidCode }
+            }
+            if verdict == .reenrol {
                 try await conn.query(
-                    "UPDATE enrollment_codes SET uses_left = uses_left + 1 WHERE code_hash = \(hash)", logger: self.logger)
-                return revoked ? .installRevoked : .installTaken
+                    """
+                    UPDATE refresh_tokens SET revoked = TRUE
+                    WHERE subject IN (SELECT subject FROM device_bindings WHERE install_id = \(install))
+                    """, logger: self.logger)
             }
             try await conn.query(
-                "INSERT INTO device_bindings (subject, install_id, bound_at) VALUES (\(install), \(install), \(nowMillis))",
-                logger: self.logger)
+                """
+                INSERT INTO device_bindings (subject, install_id, bound_at, person, code_id)
+                VALUES (\(install), \(install), \(nowMillis), \(person), \(codeID))
+                ON CONFLICT (subject) DO UPDATE SET bound_at = excluded.bound_at, code_id = excluded.code_id
+                """, logger: self.logger)
             try await conn.query(
                 """
                 INSERT INTO refresh_tokens (token_hash, subject, family, issued_at, expires_at)
                 VALUES (\(r.hash), \(install), \(r.family), \(r.issuedMillis), \(r.expiresMillis))
                 """, logger: self.logger)
-            return .enrolled
+            return verdict == .reenrol ? .reenrolled : .enrolled
+        }
+    }
+
+    package func enrollmentCodes(limit: Int) async throws(StoreError) -> [EnrollmentCodeListing] {
+        try await perform { conn in
+            var listed: [EnrollmentCodeListing] = []
+            for try await (hash, label, created, expires, uses, person, perHour, createdBy, revokedAt, enrolled) in try await conn.query(
+                """
+                SELECT c.code_hash, c.label, c.created_at, c.expires_at, c.uses_left, c.person, c.per_hour, c.created_by, c.revoked_at,
+                    (SELECT COUNT(*) FROM device_bindings b WHERE b.code_id = 'enr_' || substr(c.code_hash, 1, 24))
+                FROM enrollment_codes c ORDER BY c.created_at DESC, c.code_hash LIMIT \(limit)
+                """, logger: self.logger
+            ).decode((String, String?, Int64, Int64, Int, String?, Int?, String, Int64?, Int64).self) {
+                listed.append(
+                    EnrollmentCodeListing(
+                        record: EnrollmentCodeRecord(
+                            hash: hash, label: label, createdMillis: created, expiresMillis: expires, usesLeft: uses, person: person,
+                            perHour: perHour, createdBy: createdBy),
+                        revokedMillis: revokedAt, enrolled: Int(enrolled)))
+            }
+            return listed
+        }
+    }
+
+    package func revokeEnrollmentCode(id: String, nowMillis: Int64) async throws(StoreError) -> Bool {
+        try await perform { conn in
+            var revoked = false
+            for try await _ in try await conn.query(
+                """
+                UPDATE enrollment_codes SET revoked_at = \(nowMillis)
+                WHERE 'enr_' || substr(code_hash, 1, 24) = \(id) AND revoked_at IS NULL RETURNING code_hash
+                """, logger: self.logger
+            ).decode(String.self) { revoked = true }
+            return revoked
         }
     }
 }

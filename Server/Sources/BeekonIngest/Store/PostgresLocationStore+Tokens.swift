@@ -37,32 +37,40 @@ extension PostgresLocationStore {
         }
     }
 
-    package func rotateRefreshToken(presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64) async throws(StoreError)
-        -> RefreshRotation
-    {
+    package func rotateRefreshToken(
+        presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64, replayWindowMillis: Int64
+    ) async throws(StoreError) -> RefreshRotation {
         try await transaction { conn in
             // FOR UPDATE serialises concurrent presentations of the same token across instances.
-            var found: (String, String, Int64, String?, Bool)?
+            var found: (String, String, Int64, String?, Bool, Int64?)?
             for try await row in try await conn.query(
                 """
-                SELECT subject, family, expires_at, replaced_by, revoked FROM refresh_tokens
+                SELECT subject, family, expires_at, replaced_by, revoked, rotated_at FROM refresh_tokens
                 WHERE token_hash = \(presentedHash) FOR UPDATE
                 """, logger: self.logger
-            ).decode((String, String, Int64, String?, Bool).self) { found = row }
-            guard let (subject, family, expires, successor, revoked) = found, !revoked, expires > nowMillis else {
+            ).decode((String, String, Int64, String?, Bool, Int64?).self) { found = row }
+            guard let (subject, family, expires, successor, revoked, rotated) = found, expires > nowMillis else {
                 return .invalid
             }
+            var next: RefreshSuccessor?
             if let successor {
-                var used: String?
-                for try await row in try await conn.query(
-                    "SELECT replaced_by FROM refresh_tokens WHERE token_hash = \(successor) FOR UPDATE",
-                    logger: self.logger
-                ).decode(String?.self) { used = row }
-                if used != nil {
-                    try await conn.query("UPDATE refresh_tokens SET revoked = TRUE WHERE family = \(family)", logger: self.logger)
-                    return .reused
-                }
-                try await conn.query("UPDATE refresh_tokens SET revoked = TRUE WHERE token_hash = \(successor)", logger: self.logger)
+                for try await (used, retired, issued) in try await conn.query(
+                    """
+                    SELECT replaced_by IS NOT NULL, revoked, issued_at FROM refresh_tokens WHERE token_hash = \(successor) FOR UPDATE
+                    """, logger: self.logger
+                ).decode((Bool, Bool, Int64).self) { next = RefreshSuccessor(used: used, revoked: retired, issuedMillis: issued) }
+            }
+            switch RefreshSuccessor.verdict(
+                revoked: revoked, rotatedMillis: rotated, successor: next, nowMillis: nowMillis, windowMillis: replayWindowMillis)
+            {
+            case .revokeFamily:
+                try await conn.query("UPDATE refresh_tokens SET revoked = TRUE WHERE family = \(family)", logger: self.logger)
+                return .reused
+            case .replay:
+                try await conn.query(
+                    "UPDATE refresh_tokens SET revoked = TRUE WHERE token_hash = \(successor ?? "")", logger: self.logger)
+            case .rotate:
+                break
             }
             try await conn.query(
                 """
@@ -70,8 +78,10 @@ extension PostgresLocationStore {
                 VALUES (\(replacement.hash), \(subject), \(family), \(replacement.issuedMillis), \(replacement.expiresMillis))
                 """, logger: self.logger)
             try await conn.query(
-                "UPDATE refresh_tokens SET replaced_by = \(replacement.hash) WHERE token_hash = \(presentedHash)",
-                logger: self.logger)
+                """
+                UPDATE refresh_tokens SET replaced_by = \(replacement.hash), rotated_at = COALESCE(rotated_at, \(nowMillis))
+                WHERE token_hash = \(presentedHash)
+                """, logger: self.logger)
             return .rotated(subject: subject)
         }
     }

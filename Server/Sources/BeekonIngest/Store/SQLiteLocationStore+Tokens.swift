@@ -21,15 +21,15 @@ extension SQLiteLocationStore {
         }
     }
 
-    package func rotateRefreshToken(presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64) async throws(StoreError)
-        -> RefreshRotation
-    {
+    package func rotateRefreshToken(
+        presentedHash: String, replacement: RefreshTokenRecord, nowMillis: Int64, replayWindowMillis: Int64
+    ) async throws(StoreError) -> RefreshRotation {
         try await write { db in
             guard
                 let row = try Row.fetchOne(
                     db,
                     sql: """
-                        SELECT subject, family, expires_at, replaced_by, revoked FROM refresh_tokens WHERE token_hash = ?
+                        SELECT subject, family, expires_at, replaced_by, revoked, rotated_at FROM refresh_tokens WHERE token_hash = ?
                         """, arguments: [presentedHash])
             else { return .invalid }
             let subject: String = row[0]
@@ -37,27 +37,33 @@ extension SQLiteLocationStore {
             let expires: Int64 = row[2]
             let successor: String? = row[3]
             let revoked: Bool = row[4]
-            guard !revoked, expires > nowMillis else { return .invalid }
-            if let successor {
-                // Grace for a lost response: the presented token may be used again while its
-                // successor was never used; once the successor was used, this is a replay.
-                let used =
-                    try String?.fetchOne(
-                        db, sql: "SELECT replaced_by FROM refresh_tokens WHERE token_hash = ?",
-                        arguments: [successor]) ?? nil
-                if used != nil {
-                    try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE family = ?", arguments: [family])
-                    return .reused
-                }
+            let rotated: Int64? = row[5]
+            guard expires > nowMillis else { return .invalid }
+            let next: RefreshSuccessor? =
+                if let successor {
+                    try Row.fetchOne(
+                        db, sql: "SELECT replaced_by IS NOT NULL, revoked, issued_at FROM refresh_tokens WHERE token_hash = ?",
+                        arguments: [successor]
+                    ).map { RefreshSuccessor(used: $0[0], revoked: $0[1], issuedMillis: $0[2]) }
+                } else { nil }
+            switch RefreshSuccessor.verdict(
+                revoked: revoked, rotatedMillis: rotated, successor: next, nowMillis: nowMillis, windowMillis: replayWindowMillis)
+            {
+            case .revokeFamily:
+                try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE family = ?", arguments: [family])
+                return .reused
+            case .replay:
                 try db.execute(sql: "UPDATE refresh_tokens SET revoked = 1 WHERE token_hash = ?", arguments: [successor])
+            case .rotate:
+                break
             }
             try db.execute(
                 sql: """
                     INSERT INTO refresh_tokens (token_hash, subject, family, issued_at, expires_at) VALUES (?, ?, ?, ?, ?)
                     """, arguments: [replacement.hash, subject, family, replacement.issuedMillis, replacement.expiresMillis])
             try db.execute(
-                sql: "UPDATE refresh_tokens SET replaced_by = ? WHERE token_hash = ?",
-                arguments: [replacement.hash, presentedHash])
+                sql: "UPDATE refresh_tokens SET replaced_by = ?, rotated_at = COALESCE(rotated_at, ?) WHERE token_hash = ?",
+                arguments: [replacement.hash, nowMillis, presentedHash])
             return .rotated(subject: subject)
         }
     }

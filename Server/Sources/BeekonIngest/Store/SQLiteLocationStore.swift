@@ -137,6 +137,9 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         migrator.registerMigration("v10-share-scope") { db in
             try db.execute(sql: Self.shareScopeSchema)
         }
+        migrator.registerMigration("v11-credentials") { db in
+            try db.execute(sql: SQLiteIdentitySchema.v11)
+        }
         do {
             if let target { try migrator.migrate(pool, upTo: target) } else { try migrator.migrate(pool) }
             // A multi-row insert inside a transaction keeps a statement journal: the original of
