@@ -114,7 +114,7 @@ enum GoldenCases {
             Fixtures.envelope(
                 device: WireDevice(
                     installId: Fixtures.installId, platform: "linux", sdkVersion: "1.0.0-\"beta\"\\x",
-                    model: "Pixel \"8\"\n\r\t\u{0}\u{1F}\u{7F}/é日本🚀"),
+                    model: "Pixel \"8\"\n\r\t\u{2}\u{1F}\u{7F}/é日本🚀"),
                 extras: ["quote\"key": "back\\slash", "ctrl": "\u{1}\u{8}\u{C}\u{1B}", "é": "Ünïcødé 🚀", "line\u{2028}sep": "\u{2029}"],
                 events: [
                     WireGeofenceEvent(id: Fixtures.eventId, geofenceId: "</script>\"{}[],:", type: .enter, timestamp: Fixtures.fixTime)

@@ -9,7 +9,8 @@ import PostgresNIO
 /// P4: fixes/s stored with dedupe (the server's own `LocationStore.ingest`)
 /// vs. a plain COPY of the same rows (PostgreSQL) and plain INSERTs (SQLite),
 /// in the same run. Usage: `swift run -c release IngestBench [--fixes N] [--clients C]
-/// [--postgres postgres://…]`; without --postgres it starts a throw-away cluster.
+/// [--postgres postgres://…] [--at-rest N]`; without --postgres it starts a throw-away cluster.
+/// `--at-rest N` instead reports the bytes on disk per stored fix in each store (see `AtRest`).
 @main
 struct IngestBench {
     static func main() async throws {
@@ -29,6 +30,14 @@ struct IngestBench {
             pgURL = c.url("postgres")
         }
         defer { cluster?.stop() }
+        if let n = option("--at-rest").flatMap(Int.init) {
+            print("Bytes at rest per stored fix: \(n) fixes, 100-fix uploads from 10 devices")
+            AtRest.report("SQLite (WAL checkpointed and truncated)", fixes: n, try await AtRest.sqlite(fixes: n, logger: logger))
+            AtRest.report(
+                "PostgreSQL (database size over an empty migrated one, after VACUUM)", fixes: n,
+                try await AtRest.postgres(url: pgURL, cluster: cluster, fixes: n, logger: logger))
+            return
+        }
         print("P4 ingest benchmark: \(total) fixes per run, \(clients) concurrent clients")
         print(String(repeating: "-", count: 78))
         for batchSize in [100, 1000] {
