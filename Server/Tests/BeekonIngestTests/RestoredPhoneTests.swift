@@ -71,6 +71,8 @@ extension Ingest {
                     return try? await Self.codeFromBackend(server, person: "alice")
                 }
                 try await restored.configure(BeekonConfig(sync: SyncConfig(url: ingestURL, auth: AuthConfig.refreshing(at: tokenURL))))
+                // The locate guard's interval between answers (30 s) survives the relaunch (issue 51).
+                clock.advance(by: .seconds(60))
                 try await Self.locateOnce(server, restored, restoredProvider, clock)
 
                 #expect(try await restored.installID() == install, "the install kept its id")
