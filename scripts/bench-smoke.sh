@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Smoke run of every server benchmark binary at tiny sizes (issue 31): a debug build, each
-# binary run end to end, and a check that every row it reports was printed. Not timings:
-# it catches a benchmark that no longer runs (as IngestBench's COPY baseline did after the
-# privacy_zone migration) before someone needs scripts/bench.sh. Called by .ci/run.
+# Smoke run of every benchmark binary at tiny sizes: a debug build, each binary run end to
+# end, and a check that every row it reports was printed, so a benchmark that no longer runs
+# is caught before someone needs scripts/bench.sh. Then BeekonBench's ratios are held to the
+# generous limits of Benchmarks/thresholds.tsv (scripts/bench_thresholds.py): not timings to
+# quote, but an index turned into a scan or a per-fix cost multiplied fails here. Called by .ci/run.
 #
 #   scripts/bench-smoke.sh
 #
@@ -44,7 +45,7 @@ python3 scripts/slow_conns.py --binary "$(pwd)/$bin/beekon-ingest" --connections
 expect "$out/slow.txt" "^slow-conns idle: healthz p50 [0-9.]+ p99 [0-9.]+ rss_mib" "^slow-conns held 20 \(open 20\): healthz p50" \
   "^slow-conns exhaust 400 at nofile 256: recovered_ms [0-9]+"
 
-# scripts/load.sh (issue 32): devices stepped twice on SQLite after a warm-up, with the read-back, then viewers
+# scripts/load.sh: devices stepped twice on SQLite after a warm-up, with the read-back, then viewers
 # over two instances on one PostgreSQL after a warm-up, with the delivery check; each exits non-zero on a loss.
 scripts/load.sh --debug --devices 5 --rate 20 --step 20 --max-rate 40 --p99-limit 60000 --duration 1 --warmup 1 > "$out/load.txt" ||
   { echo "bench smoke: load.sh devices exited non-zero" >&2; fail=1; }
@@ -59,13 +60,16 @@ expect "$out/viewers.txt" "^RSS idle: .* MiB per 1,000 idle viewers" \
   "^commit→event latency .* p50 .* p99 " "^delivered 20 events to 6 viewers: 0 deliveries missing, 0 extra"
 
 # BeekonBench: every row at its tiny size (--tiny), P3 draining into the debug beekon-ingest.
-BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --tiny --runs 1 > "$out/sdk.txt"
+BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --tiny --runs 1 --json "$out/sdk.json" > "$out/sdk.txt"
 expect "$out/sdk.txt" "^P1 " "^P1-dev25 " "^P1-pipeline " "^P5 " "^P2/1 " "^P2/10 " "^P2/100 " "^P2/1000 " \
   "^P3 .* s " "^P3-cpu .* ms/batch" "^W1 " "^P6-1k " "^P6-10k " "^P6-100k " "^P6-page-100k " "^P8-frames " "^P8-ranging " \
   "^D1 after [0-9]+ events" "^P3: .*receiver=beekon-ingest"
+python3 scripts/bench_thresholds.py Benchmarks/thresholds.tsv "$out/sdk.json" > "$out/thresholds.txt" ||
+  { echo "bench smoke: a ratio is outside Benchmarks/thresholds.tsv" >&2; fail=1; }
 
 if [ "$fail" != 0 ]; then
   for f in "$out"/*.txt; do echo "--- $(basename "$f")"; cat "$f"; done
   exit 1
 fi
+cat "$out/thresholds.txt"
 echo "bench smoke: every row of IngestBench, LiveBench, HistoryBench, ingest_rate.py, slow_conns.py, load.sh and BeekonBench produced"
