@@ -117,19 +117,19 @@ struct AgentConfigCodableTests {
         }
     }
 
-    /// The README's example `agent.json` decodes, and every key of its configuration table is a
-    /// key the decoder knows, and the other way round (README and `Codable` are one contract).
-    @Test("README: the example agent.json decodes and the key table matches the decoder")
-    func readmeExampleAndTable() throws {
-        let readme = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let example = try #require(readme.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)
+    /// The configuration article's example `agent.json` decodes, and every key of its table is a
+    /// key the decoder knows, and the other way round (the documentation and `Codable` are one contract).
+    @Test("Configuration article: the example agent.json decodes and the key table matches the decoder")
+    func documentedExampleAndTable() throws {
+        let article = try String(contentsOf: Fixtures.configurationArticle, encoding: .utf8)
+        let example = try #require(article.components(separatedBy: "```json\n").dropFirst().first?.components(separatedBy: "```").first)
         let config = try AgentConfig.parse(Data(example.utf8))
         #expect(config.sdk.whenStationary == .pauseWithCheckIns && config.sdk.sync?.batchSize == 200)
         #expect(config.geofences?.first?.notifyOnExit == false && config.locate?.timeoutSeconds == 20)
         #expect(config.extras == ["vehicle": "van-7"])
 
         let section = try #require(
-            readme.components(separatedBy: "### Configuration keys").dropFirst().first?.components(separatedBy: "\n### ").first)
+            article.components(separatedBy: "## Keys\n").dropFirst().first?.components(separatedBy: "\n## ").first)
         var tableKeys = Set<String>()
         for line in section.split(separator: "\n") where line.hasPrefix("| `") {
             let cell = line.split(separator: "|").first ?? ""
@@ -143,8 +143,8 @@ struct AgentConfigCodableTests {
                 + SyncConfig.keyNames.map { "sync.\($0)" } + LocatePolicy.keyNames.map { "locate.\($0)" })
         #expect(
             tableKeys == decoderKeys,
-            "README only: \(tableKeys.subtracting(decoderKeys)); decoder only: \(decoderKeys.subtracting(tableKeys))")
-        // A one-key example in the README's admission section decodes too.
+            "article only: \(tableKeys.subtracting(decoderKeys)); decoder only: \(decoderKeys.subtracting(tableKeys))")
+        // The one-key example of the gate article's error-bounded admission decodes too.
         #expect(try AgentConfig.parse(Data(#"{"preset": "precision", "maxDeviationMeters": 25}"#.utf8)).sdk.maxDeviationMeters == 25)
     }
 }

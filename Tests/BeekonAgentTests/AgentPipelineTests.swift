@@ -5,11 +5,11 @@ import Foundation
 import Testing
 @testable import BeekonAgent
 
-/// Issue 16 in the agent: the pipeline's config keys (the README table's names), `beekon
+/// The fix pipeline in the agent: its config keys (the configuration article's names), `beekon
 /// activity` and `beekon logs` over a real faulty upload run (BY-4, BY-6).
 @Suite("Agent pipeline: config keys, activity, diagnostic log")
 struct AgentPipelineTests {
-    @Test("BY-4, BY-6: every pipeline key reaches the SDK config and is in the README table")
+    @Test("BY-4, BY-6: every pipeline key reaches the SDK config and is in the configuration article")
     func keysReachTheSDK() throws {
         let config = try AgentConfig.parse(
             Data(
@@ -30,9 +30,9 @@ struct AgentPipelineTests {
         )
         #expect(config.sdk.sync?.privacy?.blurRadiusMeters == 200 && config.sdk.sync?.privacy?.zones.first?.action == .withhold)
         #expect(config.sdk.resolved(for: .background).effectiveMinDistanceMeters == 150)
-        let readme = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let article = try String(contentsOf: Fixtures.configurationArticle, encoding: .utf8)
         for key in AgentConfig.pipelineKeys + ["sync.privacy"] {
-            #expect(readme.contains("`\(key)`"), "README configuration table lacks `\(key)`")
+            #expect(article.contains("`\(key)`"), "the configuration article's table lacks `\(key)`")
         }
     }
 

@@ -8,6 +8,9 @@ enum Fixtures {
     static let packageRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// The DocC article that lists every configuration key (`BeekonConfig` and the agent's JSON).
+    static let configurationArticle = packageRoot.appendingPathComponent("Sources/Beekon/Beekon.docc/Configuration.md")
+
     /// The real recordings kept in the repository: `Tests/Data` (see its NOTICE.md).
     static let dataRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent()
