@@ -12,7 +12,7 @@ if [ -n "$collisions" ]; then
 fi
 echo "no tracked paths differ only by case"
 
-# One lock type (issue 31): `Locked<State>` (Sources/BeekonPrimitives/Locked.swift) is the only
+# One lock type: `Locked<State>` (Sources/BeekonPrimitives/Locked.swift) is the only
 # place that may name a lock primitive; everything else keeps its state inside a `Locked`.
 locks=$(git grep -nE 'NSLock|NSRecursiveLock|os_unfair_lock|pthread_mutex' -- Sources Server/Sources Benchmarks Server/Benchmarks \
   ':!Sources/BeekonPrimitives/Locked.swift' || true)
@@ -22,3 +22,15 @@ if [ -n "$locks" ]; then
   exit 1
 fi
 echo "one lock type: no lock primitive outside Locked"
+
+# Requirement ids: every id the code cites (`SY-6`, `BY-4`, …) is listed in docs/requirements.md.
+cited=$(git grep -ohE '\b(LC|FX|ST|SY|AU|GF|SRC|IN|BY|XR)-[0-9]+\b' -- Sources Tests Server/Sources Server/Tests Benchmarks Server/Benchmarks \
+  Tools/AvailabilityCheck/Sources Tools/AvailabilityCheck/Tests Examples scripts | sort -u)
+listed=$(sed -nE 's/^- \*\*([A-Z]+-[0-9]+)\*\*.*/\1/p' docs/requirements.md | sort -u)
+unlisted=$(comm -23 <(echo "$cited") <(echo "$listed"))
+if [ -n "$unlisted" ]; then
+  echo "requirement ids cited in the code but not listed in docs/requirements.md:" >&2
+  echo "$unlisted" >&2
+  exit 1
+fi
+echo "requirement ids: all $(echo "$cited" | wc -l) cited ids are listed in docs/requirements.md"
