@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The dashboard's own time to first render, in headless chromium (issue 15).
+"""The dashboard's own time to first render, in headless chromium (BY-3).
 
 Opens URL in a fresh headless chromium (1200x800) driven over --remote-debugging-pipe,
 waits until the page sets data-first-render on <body> (performance.now() when the track

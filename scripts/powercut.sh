@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Power-cut trials (issue 47): real beekon-ingest / beekon processes with their databases on a FUSE
+# Power-cut trials: real beekon-ingest / beekon processes with their databases on a FUSE
 # filesystem that drops every write not fsynced when the power is "cut" (scripts/powercut/lazyfs.py).
 #
 #   scripts/powercut.sh --trials 50                       # every configuration, 50 power cuts each

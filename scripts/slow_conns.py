@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`/healthz` latency and server memory while slow connections are held (issue 28), for
+"""`/healthz` latency and server memory while slow connections are held (XR-3), for
 scripts/bench.sh (1,000 connections) and scripts/bench-smoke.sh (a few).
 
 usage: slow_conns.py --binary PATH [--connections 1000] [--probes 200] [--exhaust 400] [--json PATH]
@@ -15,7 +15,7 @@ While they are held it measures the same probes and memory again. Prints:
   slow-conns idle: healthz p50 <ms> p99 <ms> rss_mib <MiB>
   slow-conns held <N> (open <n>): healthz p50 <ms> p99 <ms> rss_mib <MiB>
 
-Then descriptor exhaustion (issue 28's acceptance, as a timing): a second server started
+Then descriptor exhaustion (the bound on recovery, as a timing): a second server started
 under `prlimit --nofile=256`, `exhaust` connections opened against it (half trickling a
 request head, half silent) and held for about 2 s, then all closed; the time from the close
 until `/healthz` and a good upload both answer 200 (target: within 2 s):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trains the fix-stream activity model (issue 29, SPEC BY-4) on the *training* recordings named
+# Trains the fix-stream activity model (BY-4, XR-5) on the *training* recordings named
 # in Tests/Data/labelled/SPLIT.md — never the evaluation ones — and writes its coefficients to
 # Sources/Beekon/Activity/ActivityModel+Trained.swift. Deterministic: the same recordings give
 # the same numbers (a test checks the shipped file against a fresh training run).

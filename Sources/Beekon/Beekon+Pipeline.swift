@@ -32,7 +32,7 @@ extension Beekon {
     /// where the heartbeat admits it past the gate. Every stored fix restarts the countdown:
     /// it moves the deadline, and the running timer, when it wakes before that, sleeps on to
     /// it. A new timer task is started only when there is none for this run and interval (a
-    /// task per stored fix cost ~19 µs of CPU per fix, issue 29).
+    /// task per stored fix cost ~19 µs of CPU per fix).
     func rearmHeartbeat() {
         let config = machine.config
         guard machine.session != nil, pipeline.appState == .foreground, let seconds = config.heartbeatSeconds else {

@@ -63,7 +63,7 @@ extension Beekon {
         let transport = deps.transport ?? URLSessionTransport()
         var refresher: TokenRefresher?
         if let auth = wanted.auth {
-            // Dead credentials ask the host for a fresh code (issue 52), at the token endpoint the
+            // Dead credentials ask the host for a fresh code (re-enrolment), at the token endpoint the
             // refresh recipe names.
             var reenroll: TokenRefresher.Reenroll?
             if let url = auth.refreshUrl {

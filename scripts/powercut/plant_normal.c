@@ -3,7 +3,7 @@
  * uses the system's libsqlite3, it turns every `PRAGMA synchronous = FULL` (or EXTRA, 2, 3) the
  * process asks for into `synchronous = 1` (NORMAL), the level at which a WAL commit is not
  * fsynced. A server run so must lose acknowledged uploads on the harness, or the harness could not
- * see the bug issue 47 found. The rewrite keeps the SQL's length, so a statement tail returned
+ * see a writer that skips its fsync. The rewrite keeps the SQL's length, so a statement tail returned
  * by sqlite3_prepare_* still points into the caller's own string.
  *
  * Built by scripts/powercut/trials.py: cc -shared -fPIC -o plant_normal.so plant_normal.c -ldl

@@ -25,11 +25,11 @@ Configurations:
   sqlite-full         control: plain SQLite (WAL, synchronous=FULL) must lose nothing
   planted-normal      control: server-sqlite with its writer planted at synchronous=NORMAL (plant_normal.c,
                       LD_PRELOAD: every synchronous=FULL it asks SQLite for becomes NORMAL) MUST lose
-                      acknowledged uploads; if it does not, the harness cannot see the bug issue 47 found
+                      acknowledged uploads; if it does not, the harness cannot see a writer that skips its fsync
                       and the run fails
 
 --plant-normal plants the same into every beekon-ingest and beekon of the run (what the code did
-before issue 47's fix: its writers committed at NORMAL), to see what the harness finds there.
+when GRDB reset its writers to NORMAL), to see what the harness finds there.
 
 Exit status: 0 when every target is met (0 lost, 0 dup, 0 corrupt, 0 failed; planted-normal lost
 > 0), 1 otherwise. Needs root, /dev/fuse, fuse3 and mfusepy (see lazyfs.py); PostgreSQL's
@@ -640,7 +640,7 @@ def main():
     p.add_argument("--min-load", type=float, default=1.0, help="shortest load before the kill, seconds")
     p.add_argument("--max-load", type=float, default=3.0, help="longest load before the kill, seconds")
     p.add_argument("--plant-normal", action="store_true",
-                   help="plant synchronous=NORMAL into every beekon-ingest and beekon of the run (the bug before issue 47)")
+                   help="plant synchronous=NORMAL into every beekon-ingest and beekon of the run (writers that skip their fsync)")
     p.add_argument("--seed", type=int, help="random seed (printed; default: from the time)")
     p.add_argument("--keep", action="store_true", help="keep the work directory (logs, backing data)")
     args = p.parse_args()

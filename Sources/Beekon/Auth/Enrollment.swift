@@ -45,7 +45,7 @@ extension Beekon {
         return auth
     }
 
-    /// Sets who answers when the server refuses this install's credentials for good (issue 52):
+    /// Sets who answers when the server refuses this install's credentials for good:
     /// the refresh token is unknown, expired or revoked with its chain — a phone restored from
     /// a backup (the install id came back, the Keychain's tokens did not), an app idle for
     /// longer than the refresh token lives, a stolen token detected. The SDK then asks
@@ -65,7 +65,7 @@ extension Beekon {
         reenrollmentHandler = handler
     }
 
-    /// Forgets this install's id and its tokens, and creates a new id (issue 52): for an
+    /// Forgets this install's id and its tokens, and creates a new id: for an
     /// install whose old id cannot be enrolled again (revoked, or held by a credential of
     /// another person). Its history on the server stays under the old id. Enrol again with
     /// ``enroll(code:tokenURL:)`` and configure sync with the answer (the sync engine stops until the

@@ -35,7 +35,7 @@ actor TokenRefresher {
     /// While the breaker is closed, a failed proactive refresh is retried after this.
     static let closedRetrySeconds: Double = 30
 
-    /// Asks the host for a fresh enrollment code and exchanges it (issue 52): new tokens for
+    /// Asks the host for a fresh enrollment code and exchanges it (re-enrolment): new tokens for
     /// this install, or nil.
     typealias Reenroll = @Sendable () async -> TokenSet?
 
@@ -219,7 +219,7 @@ actor TokenRefresher {
         }
     }
 
-    /// Re-enrols through the host (issue 52) and adopts the new tokens, or declares the
+    /// Re-enrols through the host and adopts the new tokens, or declares the
     /// credentials dead (without a re-enrollment hook, at once). `clearing`: whether this call
     /// owns `inflight` (a revival of credentials found dead at start) and must clear it.
     private func revive(clearing: Bool = true) async -> RefreshResult {

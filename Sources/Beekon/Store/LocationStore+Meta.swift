@@ -42,7 +42,7 @@ extension LocationStore {
     }
 
     /// Replaces the install id with a new one (UUIDv7 from `makeID`), for an install that must
-    /// enrol anew (issue 52).
+    /// enrol anew (a restored phone whose old id cannot be re-enrolled).
     func resetInstallID(makeID: @Sendable @escaping () -> UUID) async throws(BeekonError) -> UUID {
         try await write("resetting the install id") { db in
             let id = makeID()

@@ -109,7 +109,7 @@ extension LocationStore {
         let batchID = makeID().wireString
         // The extras in effect now (SY-9), as `setExtras` stored them.
         let extrasJSON = try Self.meta(db, "extras") ?? "{}"
-        // The fixes join as a row range: one row written, not one per fix (issue 31).
+        // The fixes join as a row range: one row written, not one per fix and its index entries.
         try db.execute(
             sql: "INSERT INTO upload_batch(id, session_id, created_at, extras, first_row, last_row) VALUES (?, ?, ?, ?, ?, ?)",
             arguments: [batchID, sessionID, WireTimestamp(now).millis, extrasJSON, fixes?.first, fixes?.last])
@@ -146,7 +146,7 @@ extension LocationStore {
         }
         // Sessions missing from `session`, in id order: one index seek per distinct session
         // (a `SELECT DISTINCT` here walked every pending row on every batch — 40 % of a
-        // 100,000-fix drain's CPU, issue 31's P3-cpu).
+        // 100,000-fix drain's CPU, benchmark P3-cpu).
         var after: String?
         while let session = try nextPendingSession(db, after: after) {
             after = session

@@ -129,11 +129,11 @@ enum StoreMigrations {
                     """)
         }
         m.registerMigration("v7-locate") { db in
-            // The locate request a fix answers (issue 15), uploaded as locate_request_id.
+            // The locate request a fix answers (BY-2), uploaded as locate_request_id.
             try db.execute(sql: "ALTER TABLE location ADD COLUMN locate_request_id TEXT")
         }
         m.registerMigration("v8-batch-range") { db in
-            // Issue 31: a batch's fixes are a row range of its session (first_row…last_row, pending
+            // A batch's fixes are a row range of its session (first_row…last_row, pending
             // rows only) instead of its id written into each row, so assembling a batch writes
             // one row, not 1,000 rows and two indexes. Batches assembled before keep their tagged
             // rows (rows_tagged = 1: members are the fixes carrying the id) and get their span, so

@@ -1,7 +1,7 @@
 /// A one-shot signal from a drain's send to the preparation launched beside it: the next
 /// batch's assembly waits until the current request has been handed to the transport, so
 /// that on a device with one free core the request's own hops are not queued behind 11 ms of
-/// assembly per 1,000 fixes (issue 31, P3 pinned). Opens once; a send that ends without
+/// assembly per 1,000 fixes (benchmark P3, pinned). Opens once; a send that ends without
 /// reaching the transport (dead credentials, budget spent, shutdown) opens it as it ends.
 struct RequestHandOver: Sendable {
     private let stream: AsyncStream<Void>

@@ -7,7 +7,7 @@ import Foundation
 /// SDK's database work and compression overlap the network and the server. That work starts
 /// once the request beside it has been handed to the transport: on a device with one free
 /// core, 11 ms of assembly (per 1,000 fixes) started at the same moment delayed the request's
-/// own hops by ~3 ms per batch (issue 31, P3 pinned).
+/// own hops by ~3 ms per batch (benchmark P3, pinned).
 extension SyncEngine {
     /// Sends batches until the queue is empty or one fails (SY-4..7).
     func drain(within lease: any ExecutionLease) async {

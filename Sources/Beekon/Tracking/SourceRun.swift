@@ -12,7 +12,7 @@ struct SourceRun: Sendable {
     /// The tuning last told to a tuning-aware provider (``SourceTuning``).
     var tuning: SourceTuning?
     /// Whether the distance filter is lifted for one fix: nothing came through it for the
-    /// stationary dwell, so the detector needs a fix to judge the dwell (FX-6, issue 51).
+    /// stationary dwell, so the detector needs a fix to judge the dwell (FX-6).
     var checkingDwell = false
     /// Lifts the distance filter after the dwell without a fix.
     var dwellTimer: Task<Void, Never>?

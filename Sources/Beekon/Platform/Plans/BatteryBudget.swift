@@ -1,7 +1,7 @@
 import BeekonPrimitives
 import Foundation
 
-/// What the SDK asks of the OS over a replayed track (issue 51), from the platform-neutral
+/// What the SDK asks of the OS over a replayed track (benchmark B1), from the platform-neutral
 /// plans alone: a benchmark model, not the OS. Each raw fix of a recording is a position the
 /// phone passes; the model decides, as the plans would have CoreLocation act, whether it wakes
 /// the app:

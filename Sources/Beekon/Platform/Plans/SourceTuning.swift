@@ -1,4 +1,4 @@
-/// What a platform source is told beyond the power mode (issue 51), so the OS delivers only
+/// What a platform source is told beyond the power mode, so the OS delivers only
 /// what the SDK keeps: the movement below which no fix is wanted, and where the device is
 /// stationary. Derived from the effective configuration (the current profile applied) and
 /// the stationary detector; the CoreLocation provider turns it into `distanceFilter`, the

@@ -1,6 +1,6 @@
 import BeekonPrimitives
 
-/// The stationary wake region (issue 51, FX-6, BY-4): while the source is paused (the SDK's
+/// The stationary wake region (FX-6, BY-4): while the source is paused (the SDK's
 /// stationary pause, or CoreLocation's automatic pause of a Saver plan) a circular OS region
 /// around the stationary position is the suspended app's wake source; leaving it asks for a
 /// fix, and that fix resumes tracking through the SDK's stationary detector.
