@@ -3,8 +3,9 @@ import Foundation
 import Testing
 @testable import BeekonAgent
 
-/// Issue 31: the agent's `--config` is decoded by `BeekonConfig`'s own `Codable` (strict:
-/// `ConfigDecoding`), not by a hand-written mirror of it. README "Configuration keys".
+/// The agent's `--config` is decoded by `BeekonConfig`'s own `Codable` (strict:
+/// `ConfigDecoding`), not by a hand-written mirror of it, so one contract serves both. The keys
+/// are listed in the DocC article `Configuration.md`.
 @Suite("Agent config decoded by BeekonConfig's Codable")
 struct AgentConfigCodableTests {
     /// Every field set away from its default: what the SDK encodes, the agent decodes to
