@@ -4,7 +4,7 @@ import Foundation
 import Testing
 import BeekonTesting
 
-/// Issue 8 on the agent's side: SY-2 (no plain http:// to a non-loopback host, whatever
+/// On the agent's side: SY-2 (no plain http:// to a non-loopback host, whatever
 /// the spelling) and a seeded, bounded fuzz of the `--config` parser through the real
 /// binary — every mutated file ends in a clean exit (2 with one line when the file is
 /// bad), never a crash. Scale with `BEEKON_FUZZ_SCALE` (or set the count with

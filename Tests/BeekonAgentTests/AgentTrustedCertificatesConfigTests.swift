@@ -3,7 +3,7 @@ import BeekonTestSupport
 import Foundation
 import Testing
 
-/// `sync.trustedCertificates` in the agent's config file (issue 18 item 4): PEM paths,
+/// `sync.trustedCertificates` in the agent's config file: PEM paths,
 /// relative ones resolved against the config file's folder; anything else is a one-line
 /// error naming the key, and a file that is not a certificate stops the agent with exit 2.
 @Suite("Agent sync.trustedCertificates config")

@@ -4,7 +4,7 @@ import BeekonTestSupport
 import Foundation
 import Testing
 
-/// The agent's keep-alive transport (issue 19) against the POSIX `FaultyReceiver` on
+/// The agent's keep-alive transport against the POSIX `FaultyReceiver` on
 /// loopback: connections are reused, a lost answer is a retryable error the transport
 /// never re-sends itself (SY-6), a stuck server is cut at the deadline (SY-11), and
 /// redirects come back as they are.

@@ -3,7 +3,7 @@ import Beekon
 import Foundation
 import Testing
 
-/// The agent's final drain decides on `sync()`'s outcome alone (issue 19): exit 0 when
+/// The agent's final drain decides on `sync()`'s outcome alone: exit 0 when
 /// nothing is pending, 3 on a failure that needs a person or at the deadline, else sync
 /// again at the engine's next attempt.
 struct DrainVerdictTests {

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import BeekonAgent
 
-/// Issue 31: `--source` and its parameters are one `OptionGroup` (`SourceOptions`, with
+/// `--source` and its parameters are one `OptionGroup` (`SourceOptions`, with
 /// `ReplayOptions` for `track`'s replay pace), parsed the same way by every command that has it.
 @Suite("Agent options: the --source group")
 struct SourceOptionsTests {

@@ -190,7 +190,7 @@ struct RangingWakeSnapshot: Equatable, Sendable {
         #expect(background && entry)
     }
 
-    @Test("Issue 51: a beacon region exit begins a ranging wake (fresh background time on any region transition)")
+    @Test("A beacon region exit begins a ranging wake (fresh background time on any region transition)")
     func anExitBeginsAWake() {
         var plan = RangingWakePlan()
         let exit = plan.begins(on: .didExitRegion("pump"))

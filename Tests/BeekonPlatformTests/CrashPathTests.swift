@@ -4,7 +4,7 @@ import Testing
 
 @testable import Beekon
 
-/// No crash paths in the host app (issue 27 item 5; XR-1): each decision the Apple glue
+/// No crash paths in the host app (XR-1): each decision the Apple glue
 /// makes before touching an API Apple documents as fatal, as a value tested here.
 @Suite("No crash paths")
 struct CrashPathTests {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Beekon
 
-/// Issue 51 items 2 and 4: profiles change what CoreLocation delivers, and the Apple
+/// Profiles change what CoreLocation delivers, and the Apple
 /// glue's remaining crash and wake paths, each as a plan.
 @Suite("What the OS delivers")
 struct DeliveryPlanTests {
@@ -22,7 +22,7 @@ struct DeliveryPlanTests {
         return count
     }
 
-    @Test("Issue 51: the family background profile: at most one wake per 150 m moved, from the standard service")
+    @Test("The family background profile: at most one wake per 150 m moved, from the standard service")
     func theBackgroundProfileFiltersByDistance() {
         let background = LocationProfile.background.applied(to: BeekonConfig())
         let tuning = SourceTuning(config: background)
@@ -38,7 +38,7 @@ struct DeliveryPlanTests {
         #expect(Self.delivered(LocationPowerPlan(mode: .low), walk: 3_000, step: 1.4) > 2_000, "without the tuning: every fix")
     }
 
-    @Test("Issue 51: every preset's gate distance reaches the OS; a heartbeat, turn-aware or error-bounded admission keep every fix")
+    @Test("Every preset's gate distance reaches the OS; a heartbeat, turn-aware or error-bounded admission keep every fix")
     func presetsAndTheirExceptions() {
         for preset in Preset.allCases {
             let tuning = SourceTuning(config: BeekonConfig(preset: preset))
@@ -59,7 +59,7 @@ struct DeliveryPlanTests {
         #expect(LocationPowerPlan(mode: .paused, tuning: SourceTuning(distanceFilterMeters: 150)).distanceFilterMeters == nil)
     }
 
-    @Test("Issue 51, XR-1: without location in UIBackgroundModes, no mode sets allowsBackgroundLocationUpdates (a fatal error)")
+    @Test("XR-1: without location in UIBackgroundModes, no mode sets allowsBackgroundLocationUpdates (a fatal error)")
     func noBackgroundUpdatesWithoutTheBackgroundMode() {
         for mode in PowerMode.allCases {
             let plan = LocationPowerPlan(mode: mode, backgroundLocationDeclared: false)
@@ -68,7 +68,7 @@ struct DeliveryPlanTests {
         }
     }
 
-    @Test("Issue 51: a one-shot locate while paused asks for its own accuracy, and survives a probe's start or stop")
+    @Test("A one-shot locate while paused asks for its own accuracy, and survives a probe's start or stop")
     func theOneShotAccuracyIsRaisedAndTheRequestKept() {
         let paused = LocationPowerPlan(mode: .paused)
         #expect(paused.desiredAccuracy == .threeKilometers)
@@ -86,7 +86,7 @@ struct DeliveryPlanTests {
             "live updates: the manager stopped")
     }
 
-    @Test("Issue 51, XR-1: the CLMonitor is opened once, and only once protected data is available")
+    @Test("XR-1: the CLMonitor is opened once, and only once protected data is available")
     func theMonitorOpensOnceAfterProtectedData() {
         var opening = MonitorOpening()
         #expect(opening.request(protectedDataAvailable: false) == .awaitProtectedData)
@@ -100,7 +100,7 @@ struct DeliveryPlanTests {
         #expect(opening.request(protectedDataAvailable: false) == .use)
     }
 
-    @Test("Issue 51: the refresh identifier is the host's, and a refused submit says what to fix")
+    @Test("The refresh identifier is the host's, and a refused submit says what to fix")
     func theRefreshIdentifierIsConfigurable() {
         let plan = BackgroundRefreshPlan(syncIntervalSeconds: 300, identifier: "com.example.app.refresh")
         #expect(plan.identifier == "com.example.app.refresh")

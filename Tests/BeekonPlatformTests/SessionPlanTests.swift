@@ -5,7 +5,7 @@ import Testing
 
 @testable import Beekon
 
-/// CoreLocation sessions held the way Apple documents (issue 27 item 3; XR-1, BY-10).
+/// CoreLocation sessions held the way Apple documents (XR-1, BY-10).
 /// `CLBackgroundActivitySession.h`: "A new session may only become active while the app is
 /// foregrounded and in direct use" and "may be resumed immediately … when the app is next run,
 /// even in the background"; `CLServiceSession.h`: "Passing an authorization requirement other
@@ -42,7 +42,7 @@ struct SessionPlanTests {
         }
     }
 
-    @Test("Issue 51, XR-1: Always granted while backgrounded takes the .always service session; the activity session is kept")
+    @Test("XR-1: Always granted while backgrounded takes the .always service session; the activity session is kept")
     func anAlwaysGrantInTheBackgroundTakesTheAlwaysSession() {
         let tracking = Plan(authorization: .whenInUse).next(held: .none, occasion: .start(foreground: true))
         #expect(tracking == Plan.Sessions(backgroundActivity: true, service: .whenInUse))
@@ -87,7 +87,7 @@ struct SessionPlanTests {
         // Granted later, in the foreground: the requirement follows the status (a new session).
         let upgraded = Plan(authorization: .always).next(held: started, occasion: .authorizationChange(foreground: true))
         #expect(upgraded.service == .always)
-        // Always seen in the background while tracking: the .always session is taken then (issue 51);
+        // Always seen in the background while tracking: the .always session is taken then;
         // When In Use seen there waits for the foreground.
         #expect(Plan(authorization: .always).next(held: started, occasion: .authorizationChange(foreground: false)).service == .always)
         #expect(Plan(authorization: .whenInUse).next(held: started, occasion: .authorizationChange(foreground: false)) == started)

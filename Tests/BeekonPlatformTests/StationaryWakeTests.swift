@@ -4,7 +4,7 @@ import Testing
 
 @testable import Beekon
 
-/// Issue 51 item 1: the stationary wake region. Its radius comes from the stationary
+/// The stationary wake region. Its radius comes from the stationary
 /// detector, never from the fences; leaving it asks for a fix, and that fix resumes movement
 /// through the SDK's own detector. The fence pager's refresh region is another region in
 /// another slot.
@@ -35,7 +35,7 @@ struct StationaryWakeTests {
         )
     }
 
-    @Test("Issue 51: the wake radius is the detector's (tens to a few hundred metres) with 0, 5 and 500 fences")
+    @Test("The wake radius is the detector's (tens to a few hundred metres) with 0, 5 and 500 fences")
     func theRadiusIgnoresTheFences() throws {
         for count in [0, 5, 500] {
             var paging = RegionPaging(fences: (0..<count).map(Self.fence))
@@ -61,7 +61,7 @@ struct StationaryWakeTests {
                 == [.significantChanges, .regionAroundStationaryPosition(radiusMeters: 100)])
     }
 
-    @Test("Issue 51: walking away: exit → one fix requested → the detector resumes movement → the region goes, within 200 m")
+    @Test("Walking away: exit → one fix requested → the detector resumes movement → the region goes, within 200 m")
     func anExitAsksForAFixThatResumesMovement() throws {
         var (detector, stationary) = Self.stationaryDetector()
         var wake = StationaryWakePlan()
@@ -93,7 +93,7 @@ struct StationaryWakeTests {
         #expect(wake.region == nil)
     }
 
-    @Test("Issue 51: a fix after an exit that the detector still finds inside re-centres the region on it")
+    @Test("A fix after an exit that the detector still finds inside re-centres the region on it")
     func aLargeDetectorRadiusReCentres() throws {
         var (detector, stationary) = Self.stationaryDetector(radius: 1_000)
         var wake = StationaryWakePlan()
@@ -107,7 +107,7 @@ struct StationaryWakeTests {
         #expect(wake.fix(latitude: fix.latitude, longitude: fix.longitude).isEmpty, "only the fix an exit asked for moves it")
     }
 
-    @Test("Issue 51: CoreLocation's automatic pause resumes from the wake region or a significant change")
+    @Test("CoreLocation's automatic pause resumes from the wake region or a significant change")
     func theAutomaticPauseResumes() {
         var wake = StationaryWakePlan()
         let placed = wake.osPaused(latitude: 45, longitude: 14, radiusMeters: 5)

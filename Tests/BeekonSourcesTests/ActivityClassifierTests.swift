@@ -5,7 +5,7 @@ import BeekonSources
 
 /// The fix-stream activity classifier (BY-4, FX-1): its features, its hysteresis, `unknown`
 /// when unsure, the shipped model's provenance (trained on the split's training recordings
-/// only) and its figures on the labelled real recordings (Tests/Data/labelled, issue 29).
+/// only) and its figures on the labelled real recordings (Tests/Data/labelled).
 @Suite("Activity classifier (BY-4)") struct ActivityClassifierTests {
     static let start = 1_700_000_000.0
 
@@ -225,7 +225,7 @@ import BeekonSources
         #expect(throws: TrackReadError.self) { try LabelledSet.load(tmp.appendingPathComponent("walking")) }
     }
 
-    /// Floors under the figures in BENCHMARKS.md (issue 29), so a change that loses ground shows.
+    /// Floors under the figures in BENCHMARKS.md, so a change that loses ground shows.
     /// The issue's targets (cycling, automotive, running ≥ 80 %, walking ≥ 90 %, the bus ≥ 93.8 %)
     /// are met since the fifth round (12 training recordings); the per-mode floors sit just under
     /// the figures, the per-ride ones at the target.
@@ -234,7 +234,7 @@ import BeekonSources
         let result = ActivityEvaluation(try Self.labelledSet.get(), leaveOneOut: false)
         func correct(_ name: String) -> Double { result.shipped.first { $0.name.hasSuffix(name) }?.confusion.movingCorrect ?? -1 }
         #expect(correct("togeojson_apple_watch_walk_1hz.gpx") >= 0.985)
-        // The old bus: 93.8 % with issue 16's classifier, 72.2 % before the speed-shape features (issue 29).
+        // The old bus: 93.8 % with the first (speed-threshold) classifier, 72.2 % before the speed-shape features.
         #expect(correct("movingpandas_304_to_UL_bus_1hz.gpx") >= 0.938)
         let evaluation = ActivityEvaluation.perMode(result.shipped.filter { !$0.training })
         #expect(ActivityEvaluation.correct(evaluation["walking"] ?? [:], label: .walking) >= 0.94)

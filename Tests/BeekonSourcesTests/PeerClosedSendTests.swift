@@ -9,7 +9,7 @@ import Beekon
     import Darwin
 #endif
 
-/// Issue 48 (item 4): a send to a peer that has closed the connection is an error the caller
+/// A send to a peer that has closed the connection is an error the caller
 /// sees, never a SIGPIPE, which would end the process (an app, or the whole test run). Linux
 /// sends with `MSG_NOSIGNAL`; Darwin has no such flag and needs `SO_NOSIGPIPE` on the socket.
 /// Without either this suite's process dies instead of failing an expectation.

@@ -7,7 +7,7 @@ import GRDB
 import Logging
 import Testing
 
-/// A batch's fixes recorded as a row range of its session (issue 31, `v8-batch-range`) instead
+/// A batch's fixes recorded as a row range of its session (`v8-batch-range`) instead
 /// of its id written into every row: SY-6 (same id, same rows on every retry) must hold for
 /// batches assembled before the upgrade, and no fix stored later may join an open batch.
 @Suite("Batch membership as a row range (SY-4, SY-6, ST-6)")
@@ -137,7 +137,7 @@ struct BatchRangeTests {
 
     /// Fixes whose session row is gone (pruned, or stored by a release that kept none) still go
     /// out: after the known sessions, one session at a time in id order, each fix once. The
-    /// orphan sessions are found by one index seek each (issue 31, P3-cpu), not by a walk over
+    /// orphan sessions are found by one index seek each (P3-cpu), not by a walk over
     /// every pending row.
     @Test("SY-4: sessions missing from the session table drain after the known ones, in id order, each fix once")
     func orphanSessionsDrainInIDOrderAfterTheKnownOnes() async throws {

@@ -6,7 +6,7 @@ import Testing
 
 @testable import Beekon
 
-/// Issue 51: the gate's distance is the OS distance filter, so a still phone delivers nothing;
+/// The gate's distance is the OS distance filter, so a still phone delivers nothing;
 /// the SDK lifts the filter after the stationary dwell without a fix, finds the phone still
 /// and pauses the source (else the continuous service would run, unheard, all day).
 @Suite("Distance filter and the stationary dwell")
@@ -26,7 +26,7 @@ struct DwellCheckTests {
         }
     }
 
-    @Test("Issue 51: Saver's 150 m filter reaches the source; after the dwell without a fix it is lifted, and the still phone pauses")
+    @Test("Saver's 150 m filter reaches the source; after the dwell without a fix it is lifted, and the still phone pauses")
     func theFilterIsLiftedAfterTheDwell() async throws {
         let h = Harness()
         let source = TuningRecorder(wrapped: h.provider)
@@ -53,7 +53,7 @@ struct DwellCheckTests {
         try await beekon.stop()
     }
 
-    @Test("Issue 51: without a tuning-aware source (gpsd, replay) nothing is armed")
+    @Test("Without a tuning-aware source (gpsd, replay) nothing is armed")
     func otherSourcesAreUntouched() async throws {
         let h = Harness()
         let beekon = h.beekon()

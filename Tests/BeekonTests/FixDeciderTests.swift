@@ -31,7 +31,7 @@ struct FixDeciderTests {
     /// FX-7: a stored fix moves the gate, is emitted, counted by the upload and may prune, in that order.
     func standard(_ l: Location) -> [FixEffect] { [.commit(l), .publish(l), .notifySync, .prune] }
 
-    /// No other code path writes a fix (issue 31): under `Sources`, a `FixWrite` is made only by
+    /// No other code path writes a fix: under `Sources`, a `FixWrite` is made only by
     /// the interpreter's file, and the store tests' door (`storeTestsOnly`) is used by no source.
     @Test func onlyTheInterpreterWritesFixes() throws {
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

@@ -166,7 +166,7 @@ struct GeofenceEngineTests {
         }
         #expect(message(fence("")) == "invalid configuration: geofence \"\": id must be 1–100 characters (got 0)")
         #expect(message(fence(String(repeating: "é", count: 100))) == nil, "100 characters is fine")
-        // Code points, not grapheme clusters (issue 28): one "character" of 101 code points is refused.
+        // Code points, not grapheme clusters: one "character" of 101 code points is refused.
         #expect(message(fence("a" + String(repeating: "\u{0301}", count: 100)))?.contains("(got 101)") == true)
         #expect(message(fence(String(repeating: "y", count: 101)))?.contains("(got 101)") == true)
         #expect(

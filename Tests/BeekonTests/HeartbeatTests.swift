@@ -6,7 +6,7 @@ import Testing
 
 @testable import Beekon
 
-/// The heartbeat that survives suspension (issue 27 item 4, BY-4, BY-8, FX-6): the envelope
+/// The heartbeat that survives suspension (BY-4, BY-8, FX-6): the envelope
 /// declares the check-in interval, the background refresh records the check-in a suspended
 /// app's timer could not, and in the foreground `heartbeatSeconds` asks for a fresh fix.
 @Suite("Heartbeats: declared, recorded while suspended, asked for in the foreground")
@@ -96,7 +96,7 @@ struct HeartbeatTests {
         try await beekon.stop()
     }
 
-    @Test("BY-4, issue 29: a stored fix moves the heartbeat's deadline; one timer task, not a new one per fix")
+    @Test("BY-4: a stored fix moves the heartbeat's deadline; one timer task, not a new one per fix")
     func aStoredFixMovesTheDeadlineOfOneTimer() async throws {
         let h = Harness()
         let beekon = h.beekon()

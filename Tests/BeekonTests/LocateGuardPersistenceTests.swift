@@ -7,7 +7,7 @@ import Testing
 
 @testable import Beekon
 
-/// Issue 51 item 3 (BY-2): the locate guard survives the process. A second `Beekon` on the
+/// BY-2: the locate guard survives the process. A second `Beekon` on the
 /// same database is the app relaunched in the background by a silent push, with no call
 /// from the host before the push is answered.
 @Suite("Locate guard across relaunches")

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Beekon
 
-/// XR-6 (issue 30): the host app's push token reaches the server through the sync transport
+/// XR-6: the host app's push token reaches the server through the sync transport
 /// with the device's credential, is sent again after the next sync when a try failed, and a
 /// changed token replaces the old one.
 @Suite("Push token registration")

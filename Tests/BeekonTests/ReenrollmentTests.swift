@@ -4,7 +4,7 @@ import BeekonTesting
 import Foundation
 import Testing
 
-/// Issue 52: dead credentials ask the host for a fresh enrollment code (the refresher's
+/// Dead credentials ask the host for a fresh enrollment code (the refresher's
 /// re-enrollment hook) before uploads stop.
 @Suite("Token refresher: re-enrollment on dead credentials")
 struct ReenrollmentTests {

@@ -6,7 +6,7 @@ import Testing
 
 @testable import Beekon
 
-/// Locate on demand by silent push (issue 27 item 7, BY-2): the host forwards the payload,
+/// Locate on demand by silent push (BY-2): the host forwards the payload,
 /// the SDK answers the locate request and reports what to pass to the system's completion
 /// handler, within the background time the system gives.
 @Suite("Remote notifications answer locate requests")

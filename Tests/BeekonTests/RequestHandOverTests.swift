@@ -2,7 +2,7 @@ import Testing
 
 @testable import Beekon
 
-/// The signal between a drain's send and the preparation launched beside it (issue 31, P3
+/// The signal between a drain's send and the preparation launched beside it (P3
 /// pinned): the preparation waits for the request's hand-over, and is never left waiting by a
 /// send that ends without one. That it starts later is measured by P3 (BENCHMARKS.md); here,
 /// that every path releases it.

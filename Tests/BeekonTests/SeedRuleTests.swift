@@ -6,7 +6,7 @@ import Testing
 
 @testable import Beekon
 
-/// The seed rules on every path (issue 27 item 6): a stop for services off clears the
+/// The seed rules on every path: a stop for services off clears the
 /// tracking intent like any stop but the system's (LC-5: no resume when a condition
 /// recovers), and a session that stops with fixes pending uploads them at once, whatever
 /// stopped it (SY-3).

@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 
-/// Issue 31: the stationary vocabularies (the detector's provider actions, the timers'
+/// The stationary vocabularies (the detector's provider actions, the timers'
 /// actions) are decided into the fix decider's one list of effects (`FixEffect`), run by the
 /// one interpreter; each decision checked as a value (FX-6, BY-9).
 @Suite("Stationary effects in the fix decider (FX-6, BY-9)")

@@ -244,7 +244,7 @@ struct SyncEngineTests {
         #expect(r[0].envelope.batchId == r[2].envelope.batchId, "no automatic shrink: same batch")
     }
 
-    /// Issue 28: a server refuses a batch id it stored with other content (409); the rows keep
+    /// A server refuses a batch id it stored with other content (409); the rows keep
     /// SY-7's no-tight-loop hold, then go out under a new batch id instead of the spent one.
     @Test func conflictingBatchIdIsReplacedOnTheNextAttempt() async throws {
         let h = Harness()

@@ -5,7 +5,7 @@ import BeekonTesting
 import Foundation
 import Testing
 
-/// Issue 19 part 2: `sync()` says what its drain did (SY-3, SY-7, SY-8), and a status is
+/// `sync()` says what its drain did (SY-3, SY-7, SY-8), and a status is
 /// stored before it is published (an agent reacting to it finds the database work done).
 @Suite("sync() outcome")
 struct SyncOutcomeTests {
