@@ -34,3 +34,11 @@ if [ -n "$unlisted" ]; then
   exit 1
 fi
 echo "requirement ids: all $(echo "$cited" | wc -l) cited ids are listed in docs/requirements.md"
+
+# The README is a front door: what it is, the quick start, one snippet, links (CONTRIBUTING.md).
+readme_lines=$(wc -l < README.md)
+if [ "$readme_lines" -gt 250 ]; then
+  echo "README.md has $readme_lines lines (at most 250): move the detail to the DocC catalogue or docs/" >&2
+  exit 1
+fi
+echo "README.md: $readme_lines lines (at most 250)"
