@@ -59,6 +59,15 @@ expect "$out/viewers.txt" "^RSS idle: .* MiB per 1,000 idle viewers" \
   "^warm-up at 10/s × 1 s \(not counted\): 10 uploads, upload → 200 p99 [0-9.]+ ms, 0 failed" \
   "^commit→event latency .* p50 .* p99 " "^delivered 20 events to 6 viewers: 0 deliveries missing, 0 extra"
 
+# scripts/attack_bench.py: each attack of issue 50 at tiny sizes, ingest alone and attacked (rows, not timings).
+python3 scripts/attack_bench.py --binary "$(pwd)/$bin/beekon-ingest" --quick > "$out/attack.txt" ||
+  { echo "bench smoke: attack_bench.py exited non-zero" >&2; fail=1; }
+expect "$out/attack.txt" "^A1 20 idle long-polls, one credential \(defaults\): alone p50 .* held 4 refused429 16" \
+  "^A1 20 idle long-polls, one credential \(cap lifted\): .* held 20 refused429 0" \
+  "^A2 20 never-reading viewers \+ 20 idle long-polls \(caps lifted\): alone p50 .* ratio p50 .* p99 " \
+  "^A3 one address holding every connection it can .* probes [1-9]" "^A4 flood of bad codes.* 429:[1-9]" \
+  "^target A1 " "^target A2 ingest p99" "^target A2 server RSS" "^target A3 "
+
 # BeekonBench: every row at its tiny size (--tiny), P3 draining into the debug beekon-ingest.
 BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --tiny --runs 1 --json "$out/sdk.json" > "$out/sdk.txt"
 expect "$out/sdk.txt" "^P1 " "^P1-dev25 " "^P1-pipeline " "^P5 " "^P2/1 " "^P2/10 " "^P2/100 " "^P2/1000 " \
@@ -72,4 +81,4 @@ if [ "$fail" != 0 ]; then
   exit 1
 fi
 cat "$out/thresholds.txt"
-echo "bench smoke: every row of IngestBench, LiveBench, HistoryBench, ingest_rate.py, slow_conns.py, load.sh and BeekonBench produced"
+echo "bench smoke: every row of IngestBench, LiveBench, HistoryBench, ingest_rate.py, slow_conns.py, load.sh, attack_bench.py and BeekonBench produced"
