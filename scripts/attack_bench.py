@@ -2,7 +2,7 @@
 """Ingest latency with and without an attack running, same server, same run (issue 50).
 
 usage: attack_bench.py --binary PATH [--load PATH] [--rate 500] [--duration 15] [--warmup 3]
-                       [--devices 200] [--batch 10] [--only A1,A2,A3,A4] [--quick] [--json PATH]
+                       [--devices 200] [--batch 10] [--only AT1,AT2,AT3,AT4] [--quick] [--json PATH]
 
 For each attack of issue 50's table: a fresh beekon-ingest (SQLite in a temporary folder, auth on
 with an admin key; `--server-arg` adds options) and, on it, `beekon-load` uploading at a steady open-loop
@@ -10,18 +10,18 @@ rate (`--rate` uploads/s of `--batch` fixes from `--devices` enrolled devices) t
 the attack held. Both arms do the same uploads (same devices, rate, size, and the same fsync per
 commit); the row is the ratio of the two p99s (and p50s). Attacks:
 
-  A1 200 idle command long-polls (GET /v1/devices/{id}/commands?wait=60) held by ONE device credential.
+  AT1 200 idle command long-polls (GET /v1/devices/{id}/commands?wait=60) held by ONE device credential.
      Two arms: the server's defaults (a credential holds 4; the rest get 429), and the cap lifted
      (--max-long-polls-per-credential 1000) so that all 200 are held: their idle cost is what is
      measured (server CPU over 10 s with nothing else running; target < 20 % of one core).
-  A2 400 live streams (GET /v1/live) on one share that never read, plus 200 idle long-polls of one
+  AT2 400 live streams (GET /v1/live) on one share that never read, plus 200 idle long-polls of one
      credential, caps lifted so all are held; target: ingest p99 within 1.5× of the same rate without
      them, and the server's RSS growth per held stream or long-poll within the documented budget
      (SECURITY.md, "Connections": 128 KiB). Defaults arm too: the caps refuse all but 32 streams and 4 long-polls.
-  A3 one client address (127.0.0.2) holding as many connections as it can (server at nofile 256:
+  AT3 one client address (127.0.0.2) holding as many connections as it can (server at nofile 256:
      cap 192, per-address cap 168), renewing them; a second client (127.0.0.1) opens fresh
      connections for /healthz and an upload every 100 ms: target every answer 200 within 1 s.
-  A4 a flood of bad enrolment codes, bad refresh tokens and bad share tokens from one address
+  AT4 a flood of bad enrolment codes, bad refresh tokens and bad share tokens from one address
      (127.0.0.3, 4 connections, as fast as answered): ingest p99 ratio, and how many got 429.
 
 Prints one line per arm:
@@ -218,12 +218,12 @@ def a1(opts, rows):
                 refused = h.statuses.get("429", 0); h.close(); return refused
             base_cpu = idle_cpu(srv.proc.pid, opts.cpu_seconds)
             h = start(); held_cpu = idle_cpu(srv.proc.pid, opts.cpu_seconds); refused = stop(h)
-            alone, attacked, _ = interleaved(opts, srv, "A1", start, stop)
+            alone, attacked, _ = interleaved(opts, srv, "AT1", start, stop)
             held = opts.long_polls - refused
-            row(opts, rows, "A1", f"{opts.long_polls} idle long-polls, one credential ({arm})", alone, attacked,
+            row(opts, rows, "AT1", f"{opts.long_polls} idle long-polls, one credential ({arm})", alone, attacked,
                 f"held {held} refused429 {refused} server_cpu idle {base_cpu * 100:.1f}% with_polls {held_cpu * 100:.1f}%")
             if arm == "cap lifted":
-                target(f"A1 {held} idle long-polls cost {held_cpu * 100:.1f} % of one core (< 20 %)", held_cpu < 0.20)
+                target(f"AT1 {held} idle long-polls cost {held_cpu * 100:.1f} % of one core (< 20 %)", held_cpu < 0.20)
         finally:
             srv.stop()
 
@@ -247,13 +247,13 @@ def a2(opts, rows):
                 rss0, viewers, polls = handle
                 growth.append(rss_mib(srv.proc.pid) - rss0)
                 viewers.close(); polls.close()
-            alone, attacked, _ = interleaved(opts, srv, "A2", start, stop)
+            alone, attacked, _ = interleaved(opts, srv, "AT2", start, stop)
             per_viewer_kib = max(growth) * 1024 / max(opts.viewers + opts.long_polls, 1)
-            ratio = row(opts, rows, "A2", f"{opts.viewers} never-reading viewers + {opts.long_polls} idle long-polls ({arm})", alone,
+            ratio = row(opts, rows, "AT2", f"{opts.viewers} never-reading viewers + {opts.long_polls} idle long-polls ({arm})", alone,
                         attacked, f"rss growth max {max(growth):.1f} MiB ({per_viewer_kib:.0f} KiB per held stream or poll)")
             if arm == "caps lifted":
-                target(f"A2 ingest p99 with them {ratio:.2f}× of without (≤ 1.5×)", ratio <= 1.5)
-                target(f"A2 server RSS growth {per_viewer_kib:.0f} KiB per held stream or long-poll (budget {opts.viewer_budget_kib} KiB)",
+                target(f"AT2 ingest p99 with them {ratio:.2f}× of without (≤ 1.5×)", ratio <= 1.5)
+                target(f"AT2 server RSS growth {per_viewer_kib:.0f} KiB per held stream or long-poll (budget {opts.viewer_budget_kib} KiB)",
                        per_viewer_kib <= opts.viewer_budget_kib)
         finally:
             srv.stop()
@@ -304,11 +304,11 @@ def a3(opts, rows):
         handle[0].set()
         for t in handle[1]: t.join()
     try:
-        alone, attacked, _ = interleaved(opts, srv, "A3", start, stop, connections=8)
+        alone, attacked, _ = interleaved(opts, srv, "AT3", start, stop, connections=8)
         worst = max(probes) * 1000 if probes else float("nan")
-        row(opts, rows, "A3", "one address holding every connection it can (nofile 256)", alone, attacked,
+        row(opts, rows, "AT3", "one address holding every connection it can (nofile 256)", alone, attacked,
             f"attacker_connected {max(held) if held else 0} probes {len(probes)} worst_ms {worst:.0f} bad {len(bad)}")
-        target(f"A3 a second client's /healthz and upload: {len(probes) - len(bad)}/{len(probes)} answered 200 within 1 s",
+        target(f"AT3 a second client's /healthz and upload: {len(probes) - len(bad)}/{len(probes)} answered 200 within 1 s",
                bool(probes) and not bad)
     finally:
         srv.stop()
@@ -343,9 +343,9 @@ def a4(opts, rows):
         handle[0].set()
         for t in handle[1]: t.join()
     try:
-        alone, attacked, _ = interleaved(opts, srv, "A4", start, stop)
+        alone, attacked, _ = interleaved(opts, srv, "AT4", start, stop)
         total = sum(counts.values())
-        row(opts, rows, "A4", "flood of bad codes, refresh and share tokens (one address)", alone, attacked,
+        row(opts, rows, "AT4", "flood of bad codes, refresh and share tokens (one address)", alone, attacked,
             "flood " + " ".join(f"{k}:{v}" for k, v in sorted(counts.items(), key=lambda kv: str(kv[0]))) + f" total {total}")
     finally:
         srv.stop()
@@ -366,9 +366,9 @@ def main():
     p.add_argument("--cpu-seconds", type=float, default=10)
     p.add_argument("--probe-seconds", type=float, default=10)
     p.add_argument("--viewer-budget-kib", type=int, default=128, help="the documented per-viewer memory budget (SECURITY.md)")
-    p.add_argument("--only", default="A1,A2,A3,A4")
+    p.add_argument("--only", default="AT1,AT2,AT3,AT4")
     p.add_argument("--server-arg", action="append", default=[])
-    p.add_argument("--lifted-only", action="store_true", help="A1 and A2 with the caps lifted only (no defaults arm)")
+    p.add_argument("--lifted-only", action="store_true", help="AT1 and AT2 with the caps lifted only (no defaults arm)")
     p.add_argument("--quick", action="store_true", help="tiny sizes (the benchmark smoke run)")
     p.add_argument("--json")
     opts = p.parse_args()
@@ -382,7 +382,7 @@ def main():
         pass
     rows = []
     for ident in opts.only.split(","):
-        {"A1": a1, "A2": a2, "A3": a3, "A4": a4}[ident.strip()](opts, rows)
+        {"AT1": a1, "AT2": a2, "AT3": a3, "AT4": a4}[ident.strip()](opts, rows)
     if opts.json:
         json.dump({"rows": rows}, open(opts.json, "w"), indent=2)
 

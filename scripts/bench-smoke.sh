@@ -62,11 +62,11 @@ expect "$out/viewers.txt" "^RSS idle: .* MiB per 1,000 idle viewers" \
 # scripts/attack_bench.py: each attack of issue 50 at tiny sizes, ingest alone and attacked (rows, not timings).
 python3 scripts/attack_bench.py --binary "$(pwd)/$bin/beekon-ingest" --quick > "$out/attack.txt" ||
   { echo "bench smoke: attack_bench.py exited non-zero" >&2; fail=1; }
-expect "$out/attack.txt" "^A1 20 idle long-polls, one credential \(defaults\): alone p50 .* held 4 refused429 16" \
-  "^A1 20 idle long-polls, one credential \(cap lifted\): .* held 20 refused429 0" \
-  "^A2 20 never-reading viewers \+ 20 idle long-polls \(caps lifted\): alone p50 .* ratio p50 .* p99 " \
-  "^A3 one address holding every connection it can .* probes [1-9]" "^A4 flood of bad codes.* 429:[1-9]" \
-  "^target A1 " "^target A2 ingest p99" "^target A2 server RSS" "^target A3 "
+expect "$out/attack.txt" "^AT1 20 idle long-polls, one credential \(defaults\): alone p50 .* held 4 refused429 16" \
+  "^AT1 20 idle long-polls, one credential \(cap lifted\): .* held 20 refused429 0" \
+  "^AT2 20 never-reading viewers \+ 20 idle long-polls \(caps lifted\): alone p50 .* ratio p50 .* p99 " \
+  "^AT3 one address holding every connection it can .* probes [1-9]" "^AT4 flood of bad codes.* 429:[1-9]" \
+  "^target AT1 " "^target AT2 ingest p99" "^target AT2 server RSS" "^target AT3 "
 
 # BeekonBench: every row at its tiny size (--tiny), P3 draining into the debug beekon-ingest.
 BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --tiny --runs 1 --json "$out/sdk.json" > "$out/sdk.txt"

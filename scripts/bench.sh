@@ -23,7 +23,7 @@
 #   D1 diagnostic log ring buffer: database + WAL size after 10k/100k/1M events (bounded by the cap)
 #   Activity: `beekon activity` confusion table for every track in Tests/Data/gpx (walk: walking, bus: automotive),
 #      and `beekon activity --evaluate Tests/Data/labelled` (issue 29: evaluation set, training set, leave-one-out)
-#   A  attacks (issue 50): ingest p50/p99 at 500 uploads/s alone and with 200 idle long-polls, 400 never-reading
+#   AT attacks (issue 50): ingest p50/p99 at 500 uploads/s alone and with 200 idle long-polls, 400 never-reading
 #      streams, one address holding every connection, a flood of bad credentials (scripts/attack_bench.py)
 #   H  history (issue 15): a 30-day 1 Hz device history (2.6 M fixes; --quick: 30 days at 0.1 Hz) — the dashboard's
 #      first-render request (overview tier) vs the raw track, time and bytes, and the page's first render in chromium
@@ -79,7 +79,7 @@ python3 scripts/ingest_rate.py --database postgres --binary pg-group="$(pwd)/$bi
 stage "S /healthz and RSS while 1,000 slow connections are held (scripts/slow_conns.py)"
 python3 scripts/slow_conns.py --binary "$(pwd)/$bin/beekon-ingest" --connections 1000 --probes 400 | tee "$out/slow.txt"
 
-stage "A attacks (scripts/attack_bench.py): ingest at 500 uploads/s alone and with each attack of issue 50"
+stage "AT attacks (scripts/attack_bench.py): ingest at 500 uploads/s alone and with each attack of issue 50"
 arounds=3; aduration=15; [ "$quick" = 1 ] && arounds=1 && aduration=5
 python3 scripts/attack_bench.py --binary "$(pwd)/$bin/beekon-ingest" --rounds "$arounds" --duration "$aduration" \
   --json "$out/attack.json" | tee "$out/attack.txt"
