@@ -40,7 +40,7 @@ extension Ingest {
             let result = IngestResult(duplicateBatch: false, locationsStored: 3, locationsDuplicate: 1, eventsStored: 1, eventsDuplicate: 0)
             let answer = [UInt8](result.answer(locateRequests: Self.requests.map(\.notice)).encoded())
             #expect(String(decoding: answer, as: UTF8.self) == String(decoding: try Self.golden(.ingestAnswer), as: UTF8.self))
-            #expect(LocatePushPayload.apns(requestId: Self.request1) == (try Self.golden(.locatePushAPNs)))
+            #expect(PushPayload.apns(requestId: Self.request1) == (try Self.golden(.locatePushAPNs)))
         }
 
         @Test("issue 31, XR-6: the server reads the golden push-token registrations")

@@ -14,6 +14,7 @@ package final class IngestMetrics: Sendable {
     let ingestDuration: DurationHistogram
     private let rejectCounters: [Int: Counter]
     private let pushCounters: [String: Counter]
+    private let nudgeCounters: [String: Counter]
     private let shareRefusedCounters: [String: Counter]
 
     /// Outcomes counted in `beekon_ingest_share_refused_total{outcome}`: share tokens refused,
@@ -60,6 +61,15 @@ package final class IngestMetrics: Sendable {
             }
         }
         pushCounters = pushes
+        var nudges: [String: Counter] = [:]
+        for provider in PushToken.Provider.allCases {
+            for result in Self.pushResults {
+                nudges["\(provider.rawValue)/\(result)"] = counter(
+                    "nudges", [("provider", provider.rawValue), ("result", result)],
+                    "Visible nudges to devices that stopped reporting, by result as for pushes")
+            }
+        }
+        nudgeCounters = nudges
         var refused: [String: Counter] = [:]
         for outcome in Self.shareRefusals {
             refused[outcome] = counter(
@@ -88,6 +98,11 @@ package final class IngestMetrics: Sendable {
     /// Counts a push attempt's result (`pushResults`).
     func pushed(_ provider: String, _ result: String) {
         pushCounters["\(provider)/\(result)"]?.increment()
+    }
+
+    /// Counts a nudge attempt's result (`pushResults`).
+    func nudged(_ provider: String, _ result: String) {
+        nudgeCounters["\(provider)/\(result)"]?.increment()
     }
 
     /// Counts a refused share token (`shareRefusals`).

@@ -73,7 +73,7 @@ final class APNsSender: PushSender {
         }.get()
     }
 
-    func send(requestId: UUID, expiresAtMillis: Int64, to token: PushToken) async -> PushOutcome {
+    func send(_ message: PushMessage, to token: PushToken) async -> PushOutcome {
         if let why = disabledReason { return .disabled(reason: why) }
         guard let topic = token.topic else { return .tokenInvalid(reason: "apns token without a topic") }
         // A token kept from before the topics were pinned, for an app this server does not push to (issue 50).
@@ -91,14 +91,9 @@ final class APNsSender: PushSender {
             do {
                 response = try await PushHTTPClient.post(
                     client, url: "\(base)/3/device/\(token.token)",
-                    headers: [
-                        ("authorization", "bearer \(jwt)"),
-                        // A background (silent) push: Apple requires type background and priority 5 for it.
-                        ("apns-push-type", "background"), ("apns-priority", "5"), ("apns-topic", topic),
-                        ("apns-id", requestId.wireString), ("apns-expiration", String(max(0, expiresAtMillis / 1000))),
-                        ("content-type", "application/json"),
-                    ],
-                    body: LocatePushPayload.apns(requestId: requestId))
+                    headers: [("authorization", "bearer \(jwt)"), ("apns-topic", topic)] + Self.headers(message)
+                        + [("content-type", "application/json")],
+                    body: Self.payload(message))
             } catch {
                 return .retry(reason: "apns unreachable: \(error)", after: nil)
             }
@@ -113,6 +108,37 @@ final class APNsSender: PushSender {
             return outcome
         }
         return .failed(reason: "apns 403 ExpiredProviderToken twice")
+    }
+
+    /// The headers that say what kind of push `message` is, as Apple's "Sending notification
+    /// requests to APNs" sets them out for `apns-push-type`:
+    ///
+    /// - A locate request is a background push. "Use the background push type for notifications
+    ///   that deliver content in the background, and don't trigger any user interactions. [...]
+    ///   Always use priority 5. Using priority 10 is an error." Its payload's `aps` holds only
+    ///   `content-available` (a background notification's "aps dictionary must not contain any
+    ///   keys that would trigger user interactions").
+    /// - A nudge is an alert. "Use the alert push type for notifications that trigger a user
+    ///   interaction—for example, an alert, badge, or sound." Priority: "If the notification
+    ///   requires immediate action from the user, set notification priority to 10; otherwise use
+    ///   5." Re-opening an app is not urgent: 5. `apns-collapse-id`: "Multiple notifications with
+    ///   the same collapse identifier are displayed to the user as a single notification", so a
+    ///   second day's nudge replaces the first instead of piling up.
+    static func headers(_ message: PushMessage) -> [(String, String)] {
+        let common = [("apns-id", message.id.wireString), ("apns-expiration", String(max(0, message.expiresAtMillis / 1000)))]
+        switch message {
+        case .locate: return [("apns-push-type", "background"), ("apns-priority", "5")] + common
+        case .nudge:
+            return [("apns-push-type", "alert"), ("apns-priority", "5"), ("apns-collapse-id", WireNudgePush.threadID)] + common
+        }
+    }
+
+    /// The request body of `message`: BeekonWire's payload of its kind.
+    static func payload(_ message: PushMessage) -> [UInt8] {
+        switch message {
+        case .locate(let id, _): return PushPayload.apns(requestId: id)
+        case .nudge(let nudge, _, _): return [UInt8](nudge.apnsPayload)
+        }
     }
 
     /// What a response means, as Apple's "Handling notification responses from APNs" documents:

@@ -114,7 +114,7 @@ final class FCMSender: PushSender {
         return .token(token)
     }
 
-    func send(requestId: UUID, expiresAtMillis: Int64, to token: PushToken) async -> PushOutcome {
+    func send(_ message: PushMessage, to token: PushToken) async -> PushOutcome {
         if let why = disabledReason { return .disabled(reason: why) }
         guard let account else { return .disabled(reason: "no service account") }
         for attempt in 0..<2 {
@@ -128,7 +128,7 @@ final class FCMSender: PushSender {
                 response = try await PushHTTPClient.post(
                     client, url: "\(endpoint)/v1/projects/\(account.projectId)/messages:send",
                     headers: [("authorization", "Bearer \(access)"), ("content-type", "application/json")],
-                    body: LocatePushPayload.fcm(requestId: requestId, token: token.token))
+                    body: Self.body(message, token: token.token, nowMillis: nowMillis))
             } catch {
                 return .retry(reason: "fcm unreachable: \(error)", after: nil)
             }
@@ -140,6 +140,19 @@ final class FCMSender: PushSender {
             return outcome
         }
         return .failed(reason: "fcm 401 twice")
+    }
+
+    /// The `messages:send` body of `message`. A locate request is a high-priority data message
+    /// (the app handles it); a nudge is a notification message, which Google's "Firebase Cloud
+    /// Messaging message types" describes as displayed by the FCM SDK "to end-user devices on
+    /// behalf of the client app when it's running in the background" — an app that stopped
+    /// reporting is not in the foreground.
+    static func body(_ message: PushMessage, token: String, nowMillis: Int64) -> [UInt8] {
+        switch message {
+        case .locate(let id, _): return PushPayload.fcm(requestId: id, token: token)
+        case .nudge(let nudge, _, let expires):
+            return PushPayload.fcmNudge(nudge, token: token, ttlSeconds: max(0, (expires - nowMillis) / 1000))
+        }
     }
 
     /// The FCM error code of an error body: `error.details[].errorCode` (`UNREGISTERED`, …),

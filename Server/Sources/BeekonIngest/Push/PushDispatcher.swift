@@ -10,6 +10,7 @@ import ServiceLifecycle
 /// invalid, and records the outcome on the request (`pushed`, or `push_error`) and in
 /// `/metrics`. Requests are queued (bounded) so that `POST …/locate` never waits on a
 /// provider; each is pushed at most once, so the per-device locate rate limit bounds pushes.
+/// The same senders carry the `DeviceNudger`'s visible nudges (`nudge`).
 final class PushDispatcher: Service {
     private let tokens: any PushTokenStore
     private let locates: LocateService
@@ -78,18 +79,43 @@ final class PushDispatcher: Service {
             logger.warning("push token lookup failed", metadata: ["error": "\(error)"])
             return
         }
-        guard let sender = senders[token.provider] else { return }  // that provider is not configured
+        guard senders[token.provider] != nil else { return }  // that provider is not configured
+        switch await deliver(.locate(id: request.id, expiresAtMillis: request.expiresAtMillis), to: token, count: metrics.pushed) {
+        case nil: return  // shutting down
+        case .sent: await record(.push, request)
+        case .tokenInvalid(let why): await record(.pushFailed(reason: why + " (token removed)"), request)
+        case .failed(let why), .retry(let why, _): await record(.pushFailed(reason: why), request)
+        case .disabled(let why): await record(.pushFailed(reason: "\(token.provider.rawValue) sender disabled: \(why)"), request)
+        }
+    }
+
+    /// Sends a nudge to `token` through its provider's sender, retrying as the
+    /// provider says until `expiresAtMillis`; the final outcome (`.disabled` also when the
+    /// token's provider is not configured). Counted in `beekon_ingest_nudges_total`.
+    func nudge(_ nudge: WireNudgePush, id: UUID, expiresAtMillis: Int64, to token: PushToken) async -> PushOutcome {
+        guard senders[token.provider] != nil else { return .disabled(reason: "\(token.provider.rawValue) is not configured") }
+        return await deliver(.nudge(nudge, id: id, expiresAtMillis: expiresAtMillis), to: token, count: metrics.nudged)
+            ?? .retry(reason: "shutting down", after: nil)
+    }
+
+    /// Sends `message` to `token`, retrying with back-off what the provider says to retry (never
+    /// past the message's expiry), removing a token the provider calls invalid; counts each
+    /// attempt with `count(provider, result)` and returns the final outcome (`.retry` when the
+    /// retries ran out; nil when the server began to shut down during a back-off).
+    private func deliver(
+        _ message: PushMessage, to token: PushToken, count: (String, String) -> Void
+    ) async -> PushOutcome? {
+        guard let sender = senders[token.provider] else { return .disabled(reason: "\(token.provider.rawValue) is not configured") }
         var attempt = 0
         while true {
             attempt += 1
-            let outcome = await sender.send(requestId: request.id, expiresAtMillis: request.expiresAtMillis, to: token)
+            let outcome = await sender.send(message, to: token)
             switch outcome {
             case .sent:
-                metrics.pushed(sender.name, "sent")
-                await record(.push, request)
-                return
+                count(sender.name, "sent")
+                return outcome
             case .tokenInvalid(let why):
-                metrics.pushed(sender.name, "token_removed")
+                count(sender.name, "token_removed")
                 do {
                     // Only the token that was refused: a device may have registered a new one meanwhile.
                     try await tokens.removePushToken(installId: token.installId, ifToken: token.token)
@@ -97,32 +123,28 @@ final class PushDispatcher: Service {
                     logger.warning("push token not removed", metadata: ["error": "\(error)"])
                 }
                 logger.info("push token removed: the provider says it is no longer valid", metadata: ["reason": "\(why)"])
-                await record(.pushFailed(reason: why + " (token removed)"), request)
-                return
+                return outcome
             case .failed(let why):
-                metrics.pushed(sender.name, "failed")
+                count(sender.name, "failed")
                 logger.warning("push failed", metadata: ["reason": "\(why)"])
-                await record(.pushFailed(reason: why), request)
-                return
-            case .disabled(let why):
-                metrics.pushed(sender.name, "disabled")
-                await record(.pushFailed(reason: "\(sender.name) sender disabled: \(why)"), request)
-                return
+                return outcome
+            case .disabled:
+                count(sender.name, "disabled")
+                return outcome
             case .retry(let why, let after):
                 let backOff = retryBase * (1 << min(attempt - 1, 16))
                 let delay = max(after ?? .zero, backOff)
-                let remaining = Duration.milliseconds(request.expiresAtMillis - WireTimestamp(now()).millis)
+                let remaining = Duration.milliseconds(message.expiresAtMillis - WireTimestamp(now()).millis)
                 guard attempt < maxAttempts, delay < remaining else {
-                    metrics.pushed(sender.name, "failed")
-                    await record(.pushFailed(reason: why), request)
-                    return
+                    count(sender.name, "failed")
+                    return outcome
                 }
-                metrics.pushed(sender.name, "retried")
+                count(sender.name, "retried")
                 logger.info("push retried after a back-off", metadata: ["reason": "\(why)", "delay": "\(delay)"])
                 do {
                     try await sleep(delay)
                 } catch {
-                    return  // shutting down
+                    return nil
                 }
             }
         }

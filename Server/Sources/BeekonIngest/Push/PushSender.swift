@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BeekonWire
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -18,12 +19,35 @@ enum PushOutcome: Sendable, Equatable {
     case disabled(reason: String)
 }
 
+/// What one push carries: the two kinds the server sends through the same senders.
+enum PushMessage: Sendable, Equatable {
+    /// The silent push that wakes a device for locate request `id` (useless after `expiresAtMillis`).
+    case locate(id: UUID, expiresAtMillis: Int64)
+    /// The visible notification for a device that stopped reporting; `id` names it
+    /// to the provider (`apns-id`), `expiresAtMillis` is when it is no longer worth delivering.
+    case nudge(WireNudgePush, id: UUID, expiresAtMillis: Int64)
+
+    /// The push's id as the provider sees it.
+    var id: UUID {
+        switch self {
+        case .locate(let id, _), .nudge(_, let id, _): return id
+        }
+    }
+
+    /// When the provider may drop it undelivered (Unix ms).
+    var expiresAtMillis: Int64 {
+        switch self {
+        case .locate(_, let expires), .nudge(_, _, let expires): return expires
+        }
+    }
+}
+
 /// One push provider (APNs or FCM).
 protocol PushSender: Sendable {
     /// `apns` or `fcm` (metrics label, log and the request's `push_error`).
     var name: String { get }
-    /// Sends the silent push for locate request `requestId` (expiring at `expiresAtMillis`) to `token`.
-    func send(requestId: UUID, expiresAtMillis: Int64, to token: PushToken) async -> PushOutcome
+    /// Sends `message` to `token`.
+    func send(_ message: PushMessage, to token: PushToken) async -> PushOutcome
 }
 
 /// The HTTP client both senders share: HTTP/2 where the server offers it in ALPN (APNs
