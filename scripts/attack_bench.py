@@ -30,7 +30,7 @@ Prints one line per arm:
 
 and `target ... met|MISSED` lines. Exit 1 when beekon-load fails (an upload lost or refused).
 """
-import argparse, http.client, json, os, re, resource, shutil, socket, subprocess, sys, tempfile, threading, time
+import argparse, http.client, json, os, re, resource, shutil, signal, socket, subprocess, sys, tempfile, threading, time
 
 
 def free_port():
@@ -380,6 +380,7 @@ def main():
         resource.setrlimit(resource.RLIMIT_NOFILE, resource.getrlimit(resource.RLIMIT_NOFILE)[1:] * 2)
     except (ValueError, OSError):
         pass
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the `finally`s: no server is left behind
     rows = []
     for ident in opts.only.split(","):
         {"AT1": a1, "AT2": a2, "AT3": a3, "AT4": a4}[ident.strip()](opts, rows)
