@@ -5,13 +5,18 @@ import ServiceLifecycle
 extension IngestServer {
     /// The live hub for a store: PostgreSQL adds LISTEN/NOTIFY as the cross-instance wake-up.
     /// `heartbeats`: ticks that replace the heartbeat's timer (tests).
+    /// `circleStreamIsActive`: whether a circle's stream (its key starts with
+    /// ``CircleService/streamPrefix``) still holds, re-checked like a share.
     static func makeHub(
         _ config: IngestConfiguration, store: any LocationStore, shares: ShareService, heartbeats: AsyncStream<Void>? = nil,
-        logger: Logger
+        logger: Logger, circleStreamIsActive: (@Sendable (String) async -> Bool)? = nil
     ) -> LiveHub {
         let poll = Duration.milliseconds(Int(config.livePollSeconds * 1000))
         let heartbeat = Duration.milliseconds(Int(config.liveHeartbeatSeconds * 1000))
-        let active: @Sendable (String) async -> Bool = { id in await shares.isActive(id) }
+        let active: @Sendable (String) async -> Bool = { id in
+            if let circleStreamIsActive, id.hasPrefix(CircleService.streamPrefix) { return await circleStreamIsActive(id) }
+            return await shares.isActive(id)
+        }
         guard let postgres = store as? PostgresLocationStore else {
             return LiveHub(
                 store: store, capacity: config.liveRingCapacity, pollInterval: poll, heartbeat: heartbeat, logger: logger,

@@ -1,3 +1,4 @@
+import BeekonPrimitives
 import BeekonWire
 import Foundation
 import Hummingbird
@@ -158,7 +159,11 @@ package enum IngestServer {
         let failures = AuthFailureLimit(perMinute: config.authFailuresPerMinute, now: now)
         router.add(middleware: AuthFailureMiddleware<BasicRequestContext>(limit: failures))
         let shares = ShareService(store: store, now: now, metrics: metrics, retention: config.shareAccessLog)
-        let hub = makeHub(config, store: store, shares: shares, heartbeats: liveHeartbeats, logger: logger)
+        // A circle's streams (issue 52) end when its members or their sharing change: the hub re-checks them.
+        let circleStreams = Locked<CircleService?>(nil)
+        let hub = makeHub(
+            config, store: store, shares: shares, heartbeats: liveHeartbeats, logger: logger,
+            circleStreamIsActive: { key in await circleStreams.value?.isActive(streamKey: key) ?? false })
         let monitor = DeviceStatusMonitor(
             store: store, defaultExpectedSeconds: config.expectedIntervalSeconds,
             interval: .milliseconds(Int(config.statusCheckSeconds * 1000)), now: now,
@@ -186,10 +191,15 @@ package enum IngestServer {
             shareEventIDs: { tokens.liveEventIDs() }, streamHolds: HoldLimit(maximum: config.maxStreamsPerShare, what: "live streams"),
             failures: failures)
         live.register(on: router)
+        let circles = CircleService(
+            store: store.circles, auth: auth, locates: locates, pushes: pushes, policy: CircleWakePolicy(), now: now)
+        circleStreams.value = circles
+        let reads = ReadController(store: store, access: access, staleAfterSeconds: config.staleAfterSeconds, now: now, monitor: monitor)
+        CircleController(circles: circles, view: CircleView(read: reads, circles: store.circles), live: live, tokens: tokens)
+            .register(on: router)
         TokenController(tokens: tokens, metrics: metrics).register(on: router)
         DeviceAdminController(tokens: tokens, auth: auth).register(on: router)
-        ReadController(store: store, access: access, staleAfterSeconds: config.staleAfterSeconds, now: now, monitor: monitor)
-            .register(on: router)
+        reads.register(on: router)
         HealthController(store: store, metrics: metrics, auth: auth, hub: hub, connections: connections).register(on: router)
         ShareController(shares: access.shares!, store: store, auth: auth, publicURL: config.publicURL).register(on: router)
         ContractController().register(on: router)

@@ -41,9 +41,10 @@ struct LiveStart: Sendable {
     }
 
     /// Decides the first cursor from the requested one (nil: start at the head) and the log's marks.
+    /// `greeting`: frames sent after the preamble, before any event (a circle's snapshot, issue 52).
     init(
         scope: ViewerScope, grant: ViewerGrant, requested: Int64?, marks: EventLogMarks, retryMillis: Int, ids: LiveEventIDs? = nil,
-        hold: Hold? = nil
+        hold: Hold? = nil, greeting: String? = nil
     ) {
         self.scope = scope
         self.grant = grant
@@ -64,6 +65,7 @@ struct LiveStart: Sendable {
                 cursor = start
             }
         }
+        if let greeting { out.writeString(greeting) }
         self.cursor = cursor
         self.preamble = out
     }
@@ -73,7 +75,10 @@ struct LiveStart: Sendable {
     /// every viewer at this precision); a single frame is then sent as the cached bytes, uncopied.
     func frames(_ events: [LiveEvent], nowMillis: Int64, shared: LiveFrameCache? = nil) -> ByteBuffer {
         var out: ByteBuffer?
-        for event in events where scope.admits(event, nowMillis: nowMillis) {
+        for event in events {
+            // A circle's stream narrows each member's devices by that member's sharing (issue 52).
+            let scope = scope.deviceRules == nil ? scope : scope.applying(to: event.installId)
+            guard scope.admits(event, nowMillis: nowMillis) else { continue }
             let frame =
                 shared?.frame(event, scope: scope, ids: ids) ?? ByteBuffer(string: LiveFrameCache.render(event, scope: scope, ids: ids))
             if out == nil {

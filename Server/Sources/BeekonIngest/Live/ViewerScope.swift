@@ -11,6 +11,9 @@ struct ViewerScope: Sendable, Equatable {
     var rules: ShareScope
     /// The share behind the viewer (nil: an admin key or auth off): it reads no other share's id.
     var shareId: String? = nil
+    /// Each device's own rules (issue 52: a circle's view, each member's sharing for their
+    /// devices); a device without an entry gets `rules`. Nil: `rules` for every device.
+    var deviceRules: [UUID: ShareScope]? = nil
 
     /// Everything (admin keys, auth off).
     static let everything = ViewerScope(devices: nil, rules: .everything)
@@ -32,6 +35,16 @@ struct ViewerScope: Sendable, Equatable {
 
     /// Whether a device is visible.
     func sees(_ installId: UUID) -> Bool { devices?.contains(installId) ?? true }
+
+    /// This scope as it applies to one device's fixes and events: that device's own rules
+    /// (``deviceRules``) in place of `rules`, so every check below is the one implementation.
+    func applying(to installId: UUID) -> ViewerScope {
+        guard let own = deviceRules?[installId] else { return self }
+        var copy = self
+        copy.rules = own
+        copy.deviceRules = nil
+        return copy
+    }
 
     /// Narrows the devices to `requested` (a viewer's own filter).
     func narrowed(to requested: Set<UUID>?) -> ViewerScope {

@@ -38,14 +38,15 @@ package struct LocateService: Sendable {
 
     var nowMillis: Int64 { WireTimestamp(now()).millis }
 
-    /// Creates a request for a device, or refuses it over the rate limit.
-    package func create(installId: UUID, requestedBy: String) async throws(StoreError) -> Creation {
+    /// Creates a request for a device, or refuses it over the rate limit (`limit`, default the
+    /// service's; a circle's wake-up passes its stricter one, issue 52).
+    package func create(installId: UUID, requestedBy: String, limit: LocateRateLimit? = nil) async throws(StoreError) -> Creation {
         let nowMs = nowMillis
         let request = LocateRequest(
             id: makeID(), installId: installId, requestedBy: requestedBy, createdAtMillis: nowMs,
             expiresAtMillis: nowMs + Int64(expirySeconds) * 1000)
         // Checked and stored in one step: a burst cannot slip past the limit (issue 28).
-        if let wait = try await store.insertLocate(request, payload: request.json(includeFix: false), limit: limit) {
+        if let wait = try await store.insertLocate(request, payload: request.json(includeFix: false), limit: limit ?? self.limit) {
             return .limited(retryAfterSeconds: wait)
         }
         onChange()

@@ -143,7 +143,7 @@ struct ReadController: Sendable {
     /// The newest fix `scope` may see of a device, coarsened as it requires: the device's newest
     /// fix when only a history window limits time (a newer fix would be inside it too), else the
     /// newest one its hours admit, found from the device's activity (`ShareScope.newestFixMillis`).
-    private func lastVisibleFix(_ d: DeviceSummary, _ scope: ViewerScope, nowMillis: Int64) async throws(StoreError) -> StoredFix? {
+    func lastVisibleFix(_ d: DeviceSummary, _ scope: ViewerScope, nowMillis: Int64) async throws(StoreError) -> StoredFix? {
         guard scope.rules.filtersEachFix else { return d.lastFix.flatMap { scope.visible($0, nowMillis: nowMillis) } }
         let minutes = try await store.activity(
             installId: d.installId, sinceMillis: scope.windowStart(nowMillis: nowMillis), limit: ShareScope.activityLimit)

@@ -49,6 +49,8 @@ package protocol LocationStore: Sendable {
     var tokens: any TokenStore { get }
     /// Viewer shares and their access records.
     var shares: any ShareStore { get }
+    /// People and circles (issue 52).
+    var circles: any CircleStore { get }
     /// Locate requests.
     var locates: any LocateStore { get }
     /// Devices' push tokens (XR-6).

@@ -92,7 +92,7 @@ extension PostgresLocationStore: LocateStore {
         try await conn.query("SELECT pg_notify('beekon_events', '')", logger: logger)
     }
 
-    private func fetchLocates(_ conn: PostgresConnection, _ query: PostgresQuery) async throws -> [LocateRequest] {
+    func fetchLocates(_ conn: PostgresConnection, _ query: PostgresQuery) async throws -> [LocateRequest] {
         let rows = try await conn.query(query, logger: logger).decode(
             (UUID, UUID, String, String, Int64, Int64, Int64?, Int64?, String?, UUID?, String?, UUID?, Int64?, String?).self)
         var out: [LocateRequest] = []

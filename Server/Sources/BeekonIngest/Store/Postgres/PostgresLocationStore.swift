@@ -164,12 +164,14 @@ enum PostgresSchema {
     /// version 8 "v8-device-identity" (PostgresLocationStore+Identity.swift), version 9 "v9-push"
     /// (push tokens; PostgresLocationStore+Locate.swift), version 10 "v10-partitioned-locations"
     /// (PostgresLocationStore+Partitions.swift), version 11 "v11-share-scope" (PostgresLocationStore+Shares.swift),
-    /// version 12 "v12-credentials" (PostgresLocationStore+Identity.swift).
+    /// version 12 "v12-credentials" (PostgresLocationStore+Identity.swift), version 13 "v13-circles"
+    /// (PostgresLocationStore+Circles.swift).
     static let versions: [(Int, [String])] = [
         (1, v1), (2, v2), (3, v3), (4, PostgresLocationStore.proximitySchema), (5, PostgresLocateSchema.v5),
         (6, ["ALTER TABLE locations ADD COLUMN privacy_zone TEXT"]), (7, PostgresOverviewSchema.v7),
         (8, PostgresIdentitySchema.v8), (9, PostgresPushSchema.v9), (10, PostgresPartitionSchema.v10),
         (11, PostgresLocationStore.shareScopeSchema), (12, PostgresIdentitySchema.v12),
+        (13, PostgresCircleSchema.v13),
     ]
 
     /// Device status: the interval a device declared, and the last published status.

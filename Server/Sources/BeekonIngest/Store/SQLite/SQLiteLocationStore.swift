@@ -140,6 +140,9 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         migrator.registerMigration("v11-credentials") { db in
             try db.execute(sql: SQLiteIdentitySchema.v11)
         }
+        migrator.registerMigration("v12-circles") { db in
+            try db.execute(sql: SQLiteCircleSchema.v12)
+        }
         do {
             if let target { try migrator.migrate(pool, upTo: target) } else { try migrator.migrate(pool) }
             // A multi-row insert inside a transaction keeps a statement journal: the original of
