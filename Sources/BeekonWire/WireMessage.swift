@@ -18,12 +18,22 @@
 /// | ``liveReset`` | `GET /v1/live` event `reset` | ``WireLiveReset`` |
 /// | ``tokenRefresh``, ``tokenEnrollment`` | device → `POST /oauth/token` (a form) | ``WireTokenRequest`` |
 /// | ``tokenGrant`` | its 200 answer | ``WireTokenGrant`` |
+/// | ``person`` | `GET /v1/me` answer | ``WirePerson`` |
+/// | ``circleList`` | `GET /v1/circles` answer | ``WireCircleList`` |
+/// | ``circleCreate`` | → `POST /v1/circles` | ``WireCircleCreate`` |
+/// | ``circleView`` | `GET /v1/circles/{id}`, the 201 of a create, the 202 of `POST …/wake`, the circle stream's `circle` event | ``WireCircleView`` |
+/// | ``circleInvitationRequest`` | → `POST /v1/circles/{id}/invitations` | ``WireCircleInvitationRequest`` |
+/// | ``circleInvitation`` | `POST /v1/circles/{id}/invitations` answer | ``WireCircleInvitation`` |
+/// | ``circleJoinRequest`` | → `POST /v1/circles/join` | ``WireCircleJoinRequest`` |
+/// | ``circleJoin`` | its 200 answer | ``WireCircleJoin`` |
+/// | ``circleSharing`` | ↔ `PUT /v1/circles/{id}/members/{person}/sharing` (also inside a view) | ``WireCircleSharing`` |
 ///
 /// A locate *answer* is not a message of its own: it is a fix in an ordinary upload that carries
 /// ``WireLocation/locateRequestId``.
 ///
 /// Not here, and why: the error body (`{"error","message"}`) is read by status code only. The live stream's events are
-/// ``WireLiveEvent``s, one case per SSE `event:` name; the SDK's `LiveViewer` reads them.
+/// ``WireLiveEvent``s, one case per SSE `event:` name; the SDK's `LiveViewer` reads them. A circle's
+/// stream adds its `circle` event first (``WireCircleLiveEvent``).
 public enum WireMessage: String, CaseIterable, Sendable {
     /// An upload (schema v1).
     case envelope
@@ -55,6 +65,24 @@ public enum WireMessage: String, CaseIterable, Sendable {
     case tokenEnrollment = "token-enrollment"
     /// The token endpoint's grant.
     case tokenGrant = "token-grant"
+    /// The caller's person.
+    case person
+    /// The caller's circles.
+    case circleList = "circle-list"
+    /// A new circle.
+    case circleCreate = "circle-create"
+    /// A circle as one viewer sees it.
+    case circleView = "circle-view"
+    /// Asking for an invitation.
+    case circleInvitationRequest = "circle-invitation-request"
+    /// A new invitation with its one-use code.
+    case circleInvitation = "circle-invitation"
+    /// Accepting an invitation.
+    case circleJoinRequest = "circle-join-request"
+    /// The answer to accepting an invitation.
+    case circleJoin = "circle-join"
+    /// A member's sharing.
+    case circleSharing = "circle-sharing"
 
     /// The message's media type: a form for the token requests, JSON for every other (its
     /// golden file ends `.form` or `.json` accordingly).

@@ -55,6 +55,33 @@ struct GoldenMessageTests {
         case .tokenGrant:
             let v = try WireTokenGrant.decode(data)
             return (v, v.encoded())
+        case .person:
+            let v = try WirePerson.decode(data)
+            return (v, v.encoded())
+        case .circleList:
+            let v = try WireCircleList.decode(data)
+            return (v, v.encoded())
+        case .circleCreate:
+            let v = try WireCircleCreate.decode(data)
+            return (v, v.encoded())
+        case .circleView:
+            let v = try WireCircleView.decode(data)
+            return (v, v.encoded())
+        case .circleInvitationRequest:
+            let v = try WireCircleInvitationRequest.decode(data)
+            return (v, v.encoded())
+        case .circleInvitation:
+            let v = try WireCircleInvitation.decode(data)
+            return (v, v.encoded())
+        case .circleJoinRequest:
+            let v = try WireCircleJoinRequest.decode(data)
+            return (v, v.encoded())
+        case .circleJoin:
+            let v = try WireCircleJoin.decode(data)
+            return (v, v.encoded())
+        case .circleSharing:
+            let v = try WireCircleSharing.decode(data)
+            return (v, v.encoded())
         }
     }
 
@@ -139,6 +166,7 @@ struct GoldenMessageTests {
             return WireTokenGrant(
                 accessToken: "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJkZXZpY2UifQ.c2lnbmF0dXJl",
                 refreshToken: "brt1.bmV4dC1yZWZyZXNoLXRva2Vu", expiresIn: 900)
+        default: return CircleGolden.expected(m)
         }
     }
 
