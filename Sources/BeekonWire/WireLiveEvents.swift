@@ -98,8 +98,9 @@ public enum WireDeviceStatus: String, Hashable, Sendable, CaseIterable {
 }
 
 /// The live stream's `device` event: a device's reporting state changed. Written
-/// `{"install_id","status","last_contact_at","last_fix_at","expected_interval_seconds","at"}`;
-/// `last_fix_at` is left out for a device that never stored a fix.
+/// `{"install_id","status","last_contact_at","last_fix_at","paused_since","expected_interval_seconds","at"}`;
+/// `last_fix_at` is left out for a device that never stored a fix, `paused_since` for a device
+/// that is not paused.
 public struct WireDeviceStatusEvent: Hashable, Sendable {
     /// The device.
     public var installId: UUID
@@ -109,6 +110,9 @@ public struct WireDeviceStatusEvent: Hashable, Sendable {
     public var lastContactAt: WireTimestamp
     /// Its newest fix time; nil when it never stored one.
     public var lastFixAt: WireTimestamp?
+    /// Set when the device declared a reporting interval and is silent past it: its app stopped
+    /// sharing, since its last contact. A viewer shows "paused since …", not a stale position.
+    public var pausedSince: WireTimestamp?
     /// The reporting interval the state was judged against, in seconds.
     public var expectedIntervalSeconds: Int
     /// When the state was judged.
@@ -117,12 +121,13 @@ public struct WireDeviceStatusEvent: Hashable, Sendable {
     /// Creates a status event.
     public init(
         installId: UUID, status: WireDeviceStatus, lastContactAt: WireTimestamp, lastFixAt: WireTimestamp?,
-        expectedIntervalSeconds: Int, at: WireTimestamp
+        pausedSince: WireTimestamp? = nil, expectedIntervalSeconds: Int, at: WireTimestamp
     ) {
         self.installId = installId
         self.status = status
         self.lastContactAt = lastContactAt
         self.lastFixAt = lastFixAt
+        self.pausedSince = pausedSince
         self.expectedIntervalSeconds = expectedIntervalSeconds
         self.at = at
     }
@@ -140,6 +145,10 @@ public struct WireDeviceStatusEvent: Hashable, Sendable {
             w.raw(",\"last_fix_at\":")
             w.string(lastFixAt.description)
         }
+        if let pausedSince {
+            w.raw(",\"paused_since\":")
+            w.string(pausedSince.description)
+        }
         w.raw(",\"expected_interval_seconds\":")
         w.number(Double(expectedIntervalSeconds))
         w.raw(",\"at\":")
@@ -156,6 +165,7 @@ public struct WireDeviceStatusEvent: Hashable, Sendable {
             var status: String
             var last_contact_at: String
             var last_fix_at: String?
+            var paused_since: String?
             var expected_interval_seconds: Int
             var at: String
         }
@@ -168,6 +178,7 @@ public struct WireDeviceStatusEvent: Hashable, Sendable {
             installId: try WireEnvelope.uuid(raw.install_id, "install_id"), status: status,
             lastContactAt: try WireEnvelope.timestamp(raw.last_contact_at, "last_contact_at"),
             lastFixAt: try raw.last_fix_at.map { s throws(WireDecodingError) in try WireEnvelope.timestamp(s, "last_fix_at") },
+            pausedSince: try raw.paused_since.map { s throws(WireDecodingError) in try WireEnvelope.timestamp(s, "paused_since") },
             expectedIntervalSeconds: raw.expected_interval_seconds, at: try WireEnvelope.timestamp(raw.at, "at"))
     }
 }

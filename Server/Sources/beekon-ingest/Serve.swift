@@ -1,5 +1,6 @@
 import ArgumentParser
 import BeekonIngest
+import BeekonWire
 import Foundation
 import Hummingbird
 import Logging
@@ -75,6 +76,14 @@ struct Serve: AsyncParsableCommand {
     var fcmServiceAccount: String?
     @Option(help: "FCM: base URL of the HTTP v1 API.") var fcmUrl = "https://fcm.googleapis.com"
     @Option(help: "Extra trusted root certificates (PEM) for the push providers' TLS.") var pushCaFile: String?
+    @Flag(
+        inversion: .prefixedNo,
+        help: "With a push provider: a device silent past its declared interval gets one visible notification a day (a nudge).")
+    var nudges = true
+    @Option(help: "Nudges: the least silence in seconds before the first one, whatever the device's interval.") var nudgeAfter = 3600
+    @Option(help: "Nudges: days in a row a device that stays silent is nudged (once a day).") var nudgeDays = 3
+    @Option(help: "Nudges: the notification's title.") var nudgeTitle = NudgePolicy.defaultText.title
+    @Option(help: "Nudges: the notification's body.") var nudgeBody = NudgePolicy.defaultText.body
     @Option(help: "XYZ tile URL template for the dashboard map, e.g. https://tiles.example.com/{z}/{x}/{y}.png.") var tileUrl: String?
 
     func validate() throws {
@@ -106,6 +115,11 @@ struct Serve: AsyncParsableCommand {
         guard locateInterval >= 0, locateInterval <= 86_400 else { throw ValidationError("--locate-interval must be 0 to 86400 seconds") }
         guard (1...1_000).contains(locateBurst) else { throw ValidationError("--locate-burst must be 1 to 1000") }
         guard (1...86_400).contains(locateExpiry) else { throw ValidationError("--locate-expiry must be 1 to 86400 seconds") }
+        guard (0...30 * 86_400).contains(nudgeAfter) else { throw ValidationError("--nudge-after must be 0 to 2592000 seconds") }
+        guard (1...365).contains(nudgeDays) else { throw ValidationError("--nudge-days must be 1 to 365") }
+        for (name, text) in [("--nudge-title", nudgeTitle), ("--nudge-body", nudgeBody)] {
+            guard !text.isEmpty, text.utf8.count <= 512 else { throw ValidationError("\(name) must be 1 to 512 bytes") }
+        }
     }
 
     /// The push senders from flags, else the environment; an APNs half-configured is an error.
@@ -170,6 +184,10 @@ struct Serve: AsyncParsableCommand {
         config.locateExpirySeconds = locateExpiry
         config.tileURL = tileUrl
         config.push = try pushConfiguration()
+        config.nudges =
+            nudges
+            ? NudgePolicy(text: WireNudgePush(title: nudgeTitle, body: nudgeBody), minimumSilenceSeconds: nudgeAfter, limit: nudgeDays)
+            : nil
         config.allowedHosts = allowedHost
         let app = try IngestServer.buildApplication(
             config, logger: db.logger(),

@@ -181,6 +181,14 @@ package enum IngestServer {
         .register(on: router, path: config.ingestPath)
         let pushes = PushDispatcher(
             config.push, tokens: store.pushTokens, locates: locates, metrics: metrics, now: now, logger: logger)
+        // Visible nudges for devices that stopped reporting, through the same senders.
+        let nudger = config.nudges.flatMap { policy in
+            pushes.isEnabled
+                ? DeviceNudger(
+                    store: store, pushes: pushes, policy: policy, candidates: { monitor.knownTimes() },
+                    interval: .milliseconds(Int64(config.nudgeCheckSeconds * 1000)), now: now, makeID: { ids.next() }, logger: logger,
+                    ready: ready) : nil
+        }
         LocateController(
             locates: locates, auth: auth, access: access, hub: hub, pushTokens: store.pushTokens, pushes: pushes,
             apnsTopics: config.push.apns?.topics,
@@ -210,7 +218,9 @@ package enum IngestServer {
             middleware: MethodNotAllowedMiddleware<BasicRequestContext>(
                 routes: router.routes.map { (path: $0.path.description, method: $0.method.rawValue) }))
         return (
-            router, [hub, monitor, LocateExpiry(locates: locates, logger: logger, ready: ready)] + (pushes.isEnabled ? [pushes] : []), live,
+            router,
+            [hub, monitor, LocateExpiry(locates: locates, logger: logger, ready: ready)] + (pushes.isEnabled ? [pushes] : [])
+                + (nudger.map { [$0] } ?? []), live,
             connections
         )
     }

@@ -97,6 +97,11 @@ package struct IngestConfiguration: Sendable {
     package var tileURL: String?
     /// Silent pushes that wake devices for locate requests (issue 30); off when both are nil.
     package var push = PushConfiguration()
+    /// Visible nudges to devices that stopped reporting, through the push senders (docs/nudges.md);
+    /// nil: none. Sent only when a push provider is configured.
+    package var nudges: NudgePolicy? = NudgePolicy()
+    /// How often the nudger looks for devices to nudge, in seconds (default 60).
+    package var nudgeCheckSeconds: Double = 60
     /// Extra host names that `Host` and `Origin` may name while auth is off (loopback
     /// names, the bound host and the `publicURL` host are always allowed).
     package var allowedHosts: [String] = []

@@ -38,6 +38,22 @@ extension WireDeviceStatus {
     }
 }
 
+extension DeviceTimes {
+    /// "Paused since": a device that declared a reporting interval and is `silent`
+    /// against it has stopped sharing — its app is no longer running — since its last contact
+    /// (Unix ms). Nil for a device that is not silent, or that never declared an interval (the
+    /// server's `--expected-interval` is a guess, not the device's promise). A viewer shows
+    /// "paused since …" rather than a stale position; the device gets its nudge (`NudgePolicy`).
+    func pausedSinceMillis(nowMillis: Int64) -> Int64? {
+        guard let expected = expectedSeconds,
+            DeviceStatus.of(
+                lastFixMillis: lastFixMillis, lastContactMillis: lastContactMillis, expectedSeconds: expected, nowMillis: nowMillis)
+                == .silent
+        else { return nil }
+        return lastContactMillis
+    }
+}
+
 /// What the status of one device is judged from: its newest fix time, its last contact and
 /// the interval it declared (the store's `deviceTimes`, or one accepted upload).
 package struct DeviceTimes: Sendable, Equatable {
@@ -63,6 +79,13 @@ package struct DeviceTimes: Sendable, Equatable {
         self.init(
             installId: batch.envelope.device.installId, lastFixMillis: batch.envelope.locations.map(\.timestamp.millis).max(),
             lastContactMillis: batch.receivedAt.millis, expectedSeconds: batch.declaredInterval)
+    }
+
+    /// A device listing's times (the newest fix it lists, its last contact, its declared interval).
+    init(_ d: DeviceSummary) {
+        self.init(
+            installId: d.installId, lastFixMillis: d.lastFix?.location.timestamp.millis, lastContactMillis: d.lastReceivedAt.millis,
+            expectedSeconds: d.expectedIntervalSeconds)
     }
 
     /// Both pieces of knowledge together: the newer fix, the newer contact, and the interval

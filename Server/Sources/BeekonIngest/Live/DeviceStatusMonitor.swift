@@ -90,6 +90,12 @@ final class DeviceStatusMonitor: Service, Sendable {
         }
     }
 
+    /// Every device's times as last learnt (from its uploads here and the store's full passes):
+    /// what the nudger looks at without reading the store.
+    func knownTimes() -> [DeviceTimes] {
+        state.withLock { Array($0.devices.values) }
+    }
+
     /// The timer: until the first queue entry is due, at most `interval`.
     func nextSleep() -> Duration {
         let nowMillis = WireTimestamp(now()).millis
@@ -99,11 +105,7 @@ final class DeviceStatusMonitor: Service, Sendable {
 
     /// The status of a device at `nowMillis`.
     func status(of d: DeviceSummary, nowMillis: Int64) -> DeviceStatus {
-        status(
-            of: DeviceTimes(
-                installId: d.installId, lastFixMillis: d.lastFix?.location.timestamp.millis, lastContactMillis: d.lastReceivedAt.millis,
-                expectedSeconds: d.expectedIntervalSeconds),
-            nowMillis: nowMillis)
+        status(of: DeviceTimes(d), nowMillis: nowMillis)
     }
 
     func status(of t: DeviceTimes, nowMillis: Int64) -> DeviceStatus {
@@ -191,11 +193,12 @@ final class DeviceStatusMonitor: Service, Sendable {
         d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
     }
 
-    /// The `device` event: `{"install_id","status","last_contact_at","last_fix_at","expected_interval_seconds"}`.
+    /// The `device` event: `{"install_id","status","last_contact_at","last_fix_at","paused_since","expected_interval_seconds","at"}`.
     func payload(_ t: DeviceTimes, _ s: DeviceStatus, _ nowMillis: Int64) -> String {
         let event = WireDeviceStatusEvent(
             installId: t.installId, status: s, lastContactAt: WireTimestamp(millis: t.lastContactMillis),
             lastFixAt: t.lastFixMillis.map { WireTimestamp(millis: $0) },
+            pausedSince: t.pausedSinceMillis(nowMillis: nowMillis).map { WireTimestamp(millis: $0) },
             expectedIntervalSeconds: t.expectedSeconds ?? defaultExpectedSeconds,
             at: WireTimestamp(millis: nowMillis))
         return String(decoding: event.encoded(), as: UTF8.self)

@@ -84,7 +84,11 @@ struct PushTokenRefusal: Error {
 
 /// Persistence of push tokens: one row per install.
 package protocol PushTokenStore: Sendable {
-    /// Stores `token` for its install, replacing any earlier one.
+    /// Stores `token` for its install, replacing any earlier one. A token belongs to one install:
+    /// another install that held the same token loses it. Providers issue a token per
+    /// app on one phone, so two installs holding it are one phone, whose older install id was
+    /// left behind (an install id reset, a reinstall); its silence must not send that phone a
+    /// nudge while the newer install reports.
     func setPushToken(_ token: PushToken) async throws(StoreError)
     /// The install's token, if any.
     func pushToken(installId: UUID) async throws(StoreError) -> PushToken?

@@ -117,6 +117,10 @@ struct ReadController: Sendable {
                 if scope.rules.showsContact {
                     w.raw(",\"status\":")
                     w.string(monitor.status(of: d, nowMillis: nowMs).rawValue)
+                    if let paused = DeviceTimes(d).pausedSinceMillis(nowMillis: nowMs) {
+                        w.raw(",\"paused_since\":")
+                        w.string(WireTimestamp(millis: paused).description)
+                    }
                 }
             }
             if let fix = try await lastVisibleFix(d, scope, nowMillis: nowMs) {

@@ -55,6 +55,8 @@ package protocol LocationStore: Sendable {
     var locates: any LocateStore { get }
     /// Devices' push tokens (XR-6).
     var pushTokens: any PushTokenStore { get }
+    /// The once-a-day nudge bookkeeping (docs/nudges.md).
+    var nudges: any NudgeStore { get }
     /// Lean position reads for the dashboard's map.
     var history: any HistoryStore { get }
     /// Up to `limit` events with `seq > after`, in sequence order. Never skips one that

@@ -165,13 +165,13 @@ enum PostgresSchema {
     /// (push tokens; PostgresLocationStore+Locate.swift), version 10 "v10-partitioned-locations"
     /// (PostgresLocationStore+Partitions.swift), version 11 "v11-share-scope" (PostgresLocationStore+Shares.swift),
     /// version 12 "v12-credentials" (PostgresLocationStore+Identity.swift), version 13 "v13-circles"
-    /// (PostgresLocationStore+Circles.swift).
+    /// (PostgresLocationStore+Circles.swift), version 14 "v14-nudges" (PostgresLocationStore+Nudges.swift).
     static let versions: [(Int, [String])] = [
         (1, v1), (2, v2), (3, v3), (4, PostgresLocationStore.proximitySchema), (5, PostgresLocateSchema.v5),
         (6, ["ALTER TABLE locations ADD COLUMN privacy_zone TEXT"]), (7, PostgresOverviewSchema.v7),
         (8, PostgresIdentitySchema.v8), (9, PostgresPushSchema.v9), (10, PostgresPartitionSchema.v10),
         (11, PostgresLocationStore.shareScopeSchema), (12, PostgresIdentitySchema.v12),
-        (13, PostgresCircleSchema.v13),
+        (13, PostgresCircleSchema.v13), (14, PostgresNudgeSchema.v14),
     ]
 
     /// Device status: the interval a device declared, and the last published status.

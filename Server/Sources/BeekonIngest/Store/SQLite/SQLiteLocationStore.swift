@@ -143,6 +143,9 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         migrator.registerMigration("v12-circles") { db in
             try db.execute(sql: SQLiteCircleSchema.v12)
         }
+        migrator.registerMigration("v13-nudges") { db in
+            try db.execute(sql: SQLiteNudgeSchema.v13)
+        }
         do {
             if let target { try migrator.migrate(pool, upTo: target) } else { try migrator.migrate(pool) }
             // A multi-row insert inside a transaction keeps a statement journal: the original of
