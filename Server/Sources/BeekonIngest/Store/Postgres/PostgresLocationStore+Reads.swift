@@ -3,10 +3,8 @@ import Foundation
 import PostgresNIO
 
 extension PostgresLocationStore {
-    static let fixColumns = """
-        id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy, speed, bearing, altitude,
-        trigger, motion, is_mock, activity, quality, received_at, privacy_zone
-        """
+    /// The columns of every fix query (``StoredFixRow``, shared with SQLite).
+    static let fixColumns = StoredFixRow.select
 
     package func devices() async throws(StoreError) -> [DeviceSummary] {
         try await perform { conn in
@@ -184,25 +182,7 @@ extension PostgresLocationStore {
     func fetchFixes(_ conn: PostgresConnection, _ query: PostgresQuery) async throws -> [StoredFix] {
         var out: [StoredFix] = []
         for try await row in try await conn.query(query, logger: logger) {
-            let (
-                id, install, session, batch, ts, lat, lon, acc, speed, bearing, alt, trigger, motion, mock, activity, quality, received,
-                zone
-            ) =
-                try row.decode(
-                    (
-                        UUID, UUID, UUID, UUID, Int64, Double, Double, Double?, Double?, Double?, Double?,
-                        String, String, Bool, String?, String?, Int64, String?
-                    ).self)
-            let location = WireLocation(
-                id: id, timestamp: WireTimestamp(millis: ts), trigger: Trigger(rawValue: trigger) ?? .interval,
-                motion: Motion(rawValue: motion) ?? .unknown, isMock: mock, latitude: lat, longitude: lon,
-                accuracy: acc, speed: speed, bearing: bearing, altitude: alt,
-                activity: activity.flatMap(Activity.init(rawValue:)), quality: quality.flatMap(Quality.init(rawValue:)),
-                privacyZone: zone)
-            out.append(
-                StoredFix(
-                    location: location, sessionId: session, installId: install, batchId: batch,
-                    receivedAt: WireTimestamp(millis: received)))
+            out.append(try StoredFixRow.decode(row.makeRandomAccess()))
         }
         return out
     }

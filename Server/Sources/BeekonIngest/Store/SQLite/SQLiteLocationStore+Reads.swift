@@ -3,10 +3,8 @@ import Foundation
 import GRDB
 
 extension SQLiteLocationStore {
-    static let fixColumns = """
-        id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy, speed, bearing, altitude,
-        trigger, motion, is_mock, activity, quality, received_at, privacy_zone
-        """
+    /// The columns of every fix query (``StoredFixRow``, shared with PostgreSQL).
+    static let fixColumns = StoredFixRow.select
 
     package func devices() async throws(StoreError) -> [DeviceSummary] {
         try await run { db in
@@ -170,25 +168,10 @@ extension SQLiteLocationStore {
     }
 
     /// Column `i` of `row` as a UUID; a stored id that is not one is a query error, never a crash.
-    static func uuid(_ row: Row, _ i: Int) throws -> UUID {
-        let s: String = row[i]
-        guard let u = UUID(uuidString: s) else { throw StoreError.queryFailed("stored id '\(s)' is not a UUID") }
-        return u
-    }
+    static func uuid(_ row: Row, _ i: Int) throws -> UUID { try row.uuid(i) }
 
-    static func fix(_ row: Row) throws -> StoredFix {
-        func uuid(_ i: Int) throws -> UUID { try Self.uuid(row, i) }
-        let location = WireLocation(
-            id: try uuid(0), timestamp: WireTimestamp(millis: row[4]),
-            trigger: Trigger(rawValue: row[11]) ?? .interval, motion: Motion(rawValue: row[12]) ?? .unknown,
-            isMock: row[13], latitude: row[5], longitude: row[6], accuracy: row[7], speed: row[8],
-            bearing: row[9], altitude: row[10],
-            activity: (row[14] as String?).flatMap(Activity.init(rawValue:)),
-            quality: (row[15] as String?).flatMap(Quality.init(rawValue:)), privacyZone: row[17])
-        return StoredFix(
-            location: location, sessionId: try uuid(2), installId: try uuid(1), batchId: try uuid(3),
-            receivedAt: WireTimestamp(millis: row[16]))
-    }
+    /// A row selected with ``fixColumns`` as a stored fix.
+    static func fix(_ row: Row) throws -> StoredFix { try StoredFixRow.decode(row) }
 }
 
 extension FixPage {
