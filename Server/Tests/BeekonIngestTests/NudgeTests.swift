@@ -381,3 +381,38 @@ extension Ingest {
         }
     }
 }
+
+extension Ingest.Circles {
+    /// A member whose app stopped (every device silent past the interval it declared) shows in
+    /// the circle as paused, reason `app_stopped`, since the device's last contact — no position,
+    /// no stale dot; an upload makes them sharing again.
+    @Test("a member whose app stopped shows paused since its last contact, not a stale dot", arguments: Backend.all)
+    func appStoppedShowsPausedSince(_ backend: Backend) async throws {
+        let clock = Self.clock()
+        try await withServer(backend, configure: Identity.required, now: { clock.now() }) { server, _ in
+            let alice = try await Self.member(server, "alice")
+            let bob = try await Self.member(server, "bob")
+            let id = try await Self.circle(server, alice, with: [bob])
+            @Sendable func report() async throws -> String {
+                var e = Fixtures.envelope(
+                    Fixtures.locations(1, startMillis: WireTimestamp(clock.now()).millis - 1_000), install: bob.install)
+                e.device.syncIntervalSeconds = 60
+                #expect(try await HTTP.upload(server, e, headers: bob.headers).status == 200)
+                return WireTimestamp(clock.now()).description
+            }
+            let contact = try await report()
+            let sharing = try Self.member(try await Self.send(server, "GET", "/v1/circles/\(id)", nil, alice.headers).json(), "bob")
+            #expect(sharing["state"] as? String == "sharing", "\(sharing)")
+            clock.advance(by: .seconds(121))
+            let view = try await Self.send(server, "GET", "/v1/circles/\(id)", nil, alice.headers)
+            let paused = try Self.member(try view.json(), "bob")
+            #expect(paused["state"] as? String == "paused" && paused["paused_reason"] as? String == "app_stopped", "\(paused)")
+            #expect(paused["paused_since"] as? String == contact)
+            #expect((paused["devices"] as? [Any])?.isEmpty == true, "\(paused)")
+            #expect(!view.text.contains("52.52"), "a stopped member's position was shown: \(view.text)")
+            _ = try await report()
+            let back = try Self.member(try await Self.send(server, "GET", "/v1/circles/\(id)", nil, alice.headers).json(), "bob")
+            #expect(back["state"] as? String == "sharing" && back["paused_reason"] is NSNull, "\(back)")
+        }
+    }
+}

@@ -2,7 +2,8 @@ import BeekonWire
 import Foundation
 
 /// A circle as one viewer sees it (issue 52): each member with their state — `sharing`,
-/// `paused` (their setting, or their device refused a wake-up with `sharing_off`) or
+/// `paused` (their setting, their device refused a wake-up with `sharing_off`, or their app
+/// stopped: every device silent past the interval it declared, `app_stopped`) or
 /// `outside_hours` — and, while sharing, each device's newest fix, staleness and contact at
 /// the precision and in the hours the member allows, and the state of the circle's newest
 /// wake-up request to it. A paused member shows no position and no dot, only since when.
@@ -18,6 +19,8 @@ struct CircleView: Sendable {
         var fix: StoredFix?
         var request: String?
         var pausedSince: Int64?
+        /// `sharing_off` or `app_stopped`, with `pausedSince`.
+        var pausedReason: String?
     }
 
     /// The view's JSON; `wakes` (what opening the view just asked of each device) when it woke the circle.
@@ -57,9 +60,11 @@ struct CircleView: Sendable {
                 for id in m.devices {
                     devices.append(try await device(id, summaries[id], scope, requester: requester, nowMillis: nowMs))
                 }
-                // Every device of theirs said its sharing is off (and sent nothing since): paused, not a stale dot.
+                // Every device of theirs said its sharing is off (and sent nothing since), or stopped
+                // reporting (its app no longer runs): paused, not a stale dot.
                 if !own, !devices.isEmpty, devices.allSatisfy({ $0.pausedSince != nil }) {
-                    (state, reason, since) = ("paused", "sharing_off", devices.compactMap(\.pausedSince).max())
+                    let why = devices.contains { $0.pausedReason == "sharing_off" } ? "sharing_off" : "app_stopped"
+                    (state, reason, since) = ("paused", why, devices.compactMap(\.pausedSince).max())
                 }
             }
             w.raw("{\"person\":")
@@ -123,6 +128,10 @@ struct CircleView: Sendable {
             if scope.rules.showsContact {
                 d.lastContact = summary.lastReceivedAt.millis
                 d.status = read.monitor?.status(of: summary, nowMillis: nowMillis)
+                // Silent past the interval it declared: its app stopped sharing (docs/nudges.md).
+                if let since = DeviceTimes(summary).pausedSinceMillis(nowMillis: nowMillis) {
+                    (d.pausedSince, d.pausedReason) = (since, "app_stopped")
+                }
             }
         }
         if var r = try await circles.latestLocateRequest(installId: id, requestedBy: requester),
@@ -131,7 +140,7 @@ struct CircleView: Sendable {
             if scope.rules.limitsTime { r.narrow(to: scope, nowMillis: nowMillis) }
             if r.state == .refused, r.reason == "sharing_off", let at = r.finishedAtMillis, (d.fix?.location.timestamp.millis ?? .min) < at
             {
-                d.pausedSince = at
+                (d.pausedSince, d.pausedReason) = (at, "sharing_off")
                 d.fix = nil  // never a position for a paused device
             }
             d.request = r.json(includeFix: false, for: scope)

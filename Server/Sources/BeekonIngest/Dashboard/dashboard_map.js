@@ -1,7 +1,7 @@
 // The dashboard's map (inlined into dashboard.html by the server): Web Mercator on a
 // canvas, drawn by this file alone; mouse-wheel / pinch zoom and drag-pan; after the view
 // settles, each selected device's history is re-requested for the new zoom (debounced).
-// Uses `devices`, `api`, `historyFrom` and `TILE_URL` from the page.
+// Uses `devices`, `api`, `historyFrom`, `circleId` and `TILE_URL` from the page.
 const canvas = document.getElementById("map");
 const tiles = new Map();
 // The view: fractional zoom and the centre in world pixels at zoom 0 (0…256).
@@ -61,6 +61,7 @@ async function loadHistory(d, zoom) {
 }
 async function loadHistories(zoom) {
   historyGeneration++;
+  if (circleId) return;  // a member reads no device history: the circle's map draws its stream
   await Promise.all([...devices.values()].map(d => loadHistory(d, zoom)));
   historyLoads++;
   document.body.setAttribute("data-history-loads", String(historyLoads));
