@@ -20,16 +20,17 @@ extension Ingest.Push {
         /// The device's credential from its enrollment.
         let auth: AuthConfig
 
-        /// An SDK enrolled with `server` (an admin-made code) and syncing to it with the
-        /// device credential; its database lives at `databasePath`.
-        static func make(_ server: TestServer, databasePath: String, now: Date) async throws -> WokenDevice {
+        /// An SDK enrolled with `server` (an admin-made code, for `person` when given: issue 52's
+        /// circles) and syncing to it with the device credential; its database lives at `databasePath`.
+        static func make(_ server: TestServer, databasePath: String, now: Date, person: String? = nil) async throws -> WokenDevice {
             let clock = TestClock(start: now)
             let provider = ScriptedProvider()
             let beekon = Beekon(
                 dependencies: BeekonDependencies(
                     databasePath: databasePath, provider: provider, clock: clock, transport: URLSessionTransport()))
             let tokenURL = try #require(URL(string: server.base + "/oauth/token"))
-            let auth = try await beekon.enroll(code: try await Ingest.DeviceIdentity.newCode(server), tokenURL: tokenURL)
+            let code = try await Ingest.DeviceIdentity.newCode(server, person.map { #"{"person":"\#($0)"}"# } ?? "")
+            let auth = try await beekon.enroll(code: code, tokenURL: tokenURL)
             try await beekon.configure(BeekonConfig(sync: SyncConfig(url: URL(string: server.base + "/v1/locations")!, auth: auth)))
             return WokenDevice(beekon: beekon, provider: provider, clock: clock, auth: auth)
         }
