@@ -158,21 +158,28 @@ package final class PostgresLocationStore: LocationStore, TokenStore, ShareStore
 
 /// The PostgreSQL schema; timestamps are Unix milliseconds (BIGINT) as in the SQLite store.
 enum PostgresSchema {
-    /// Every version in order, with its statements.
-    /// Version 4 is "v4-proximity" (PostgresLocationStore+Proximity.swift), version 5 "v5-locate",
-    /// version 6 "v6-privacy-zone" (the zone whose centre replaced a fix), version 7 "v7-track-overview",
-    /// version 8 "v8-device-identity" (PostgresLocationStore+Identity.swift), version 9 "v9-push"
-    /// (push tokens; PostgresLocationStore+Locate.swift), version 10 "v10-partitioned-locations"
-    /// (PostgresLocationStore+Partitions.swift), version 11 "v11-share-scope" (PostgresLocationStore+Shares.swift),
-    /// version 12 "v12-credentials" (PostgresLocationStore+Identity.swift), version 13 "v13-circles"
-    /// (PostgresLocationStore+Circles.swift), version 14 "v14-nudges" (PostgresLocationStore+Nudges.swift).
-    static let versions: [(Int, [String])] = [
-        (1, v1), (2, v2), (3, v3), (4, PostgresLocationStore.proximitySchema), (5, PostgresLocateSchema.v5),
-        (6, ["ALTER TABLE locations ADD COLUMN privacy_zone TEXT"]), (7, PostgresOverviewSchema.v7),
-        (8, PostgresIdentitySchema.v8), (9, PostgresPushSchema.v9), (10, PostgresPartitionSchema.v10),
-        (11, PostgresLocationStore.shareScopeSchema), (12, PostgresIdentitySchema.v12),
-        (13, PostgresCircleSchema.v13), (14, PostgresNudgeSchema.v14),
-    ]
+    /// Every schema step in order (``SchemaStep``) with its frozen version number.
+    static let versions: [(Int, [String])] = SchemaStep.allCases.map { ($0.postgresVersion, statements(for: $0)) }
+
+    /// PostgreSQL's statements for each schema step.
+    static func statements(for step: SchemaStep) -> [String] {
+        switch step {
+        case .base: v1
+        case .events: v2
+        case .deviceStatus: v3
+        case .proximity: PostgresLocationStore.proximitySchema
+        case .locate: PostgresLocateSchema.v5
+        case .privacyZone: ["ALTER TABLE locations ADD COLUMN privacy_zone TEXT"]
+        case .trackOverview: PostgresOverviewSchema.v7
+        case .deviceIdentity: PostgresIdentitySchema.v8
+        case .push: PostgresPushSchema.v9
+        case .partitions: PostgresPartitionSchema.v10
+        case .shareScope: PostgresLocationStore.shareScopeSchema
+        case .credentials: PostgresIdentitySchema.v12
+        case .circles: PostgresCircleSchema.v13
+        case .nudges: PostgresNudgeSchema.v14
+        }
+    }
 
     /// Device status: the interval a device declared, and the last published status.
     static let v3 = [

@@ -103,48 +103,34 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         try migrate(upTo: nil)
     }
 
+    /// SQLite's statements for each schema step; nil for a step SQLite does not take.
+    static func schema(for step: SchemaStep) -> String? {
+        switch step {
+        case .base: SQLiteSchema.v1
+        case .events: SQLiteSchema.v2
+        case .deviceStatus: SQLiteSchema.v3
+        case .proximity: proximitySchema
+        case .locate: SQLiteLocateSchema.v5
+        case .privacyZone: "ALTER TABLE locations ADD COLUMN privacy_zone TEXT"
+        case .trackOverview: SQLiteOverviewSchema.v7
+        case .deviceIdentity: SQLiteIdentitySchema.v8
+        case .push: SQLitePushSchema.v9
+        case .partitions: nil  // PostgreSQL partitions its fixes by week; SQLite keeps one table
+        case .shareScope: shareScopeSchema
+        case .credentials: SQLiteIdentitySchema.v11
+        case .circles: SQLiteCircleSchema.v12
+        case .nudges: SQLiteNudgeSchema.v13
+        }
+    }
+
     /// Migrates up to and including the migration named `target` (nil: every one); tests use it
     /// to write rows in an older schema.
     func migrate(upTo target: String?) throws(StoreError) {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(sql: SQLiteSchema.v1)
-        }
-        migrator.registerMigration("v2-events") { db in
-            try db.execute(sql: SQLiteSchema.v2)
-        }
-        migrator.registerMigration("v3-device-status") { db in
-            try db.execute(sql: SQLiteSchema.v3)
-        }
-        migrator.registerMigration("v4-proximity") { db in
-            try db.execute(sql: Self.proximitySchema)
-        }
-        migrator.registerMigration("v5-locate") { db in
-            try db.execute(sql: SQLiteLocateSchema.v5)
-        }
-        migrator.registerMigration("v6-privacy-zone") { db in
-            try db.execute(sql: "ALTER TABLE locations ADD COLUMN privacy_zone TEXT")
-        }
-        migrator.registerMigration("v7-track-overview") { db in
-            try db.execute(sql: SQLiteOverviewSchema.v7)
-        }
-        migrator.registerMigration("v8-device-identity") { db in
-            try db.execute(sql: SQLiteIdentitySchema.v8)
-        }
-        migrator.registerMigration("v9-push") { db in
-            try db.execute(sql: SQLitePushSchema.v9)
-        }
-        migrator.registerMigration("v10-share-scope") { db in
-            try db.execute(sql: Self.shareScopeSchema)
-        }
-        migrator.registerMigration("v11-credentials") { db in
-            try db.execute(sql: SQLiteIdentitySchema.v11)
-        }
-        migrator.registerMigration("v12-circles") { db in
-            try db.execute(sql: SQLiteCircleSchema.v12)
-        }
-        migrator.registerMigration("v13-nudges") { db in
-            try db.execute(sql: SQLiteNudgeSchema.v13)
+        // The steps every store follows, in order (``SchemaStep``), under SQLite's frozen names.
+        for step in SchemaStep.allCases {
+            guard let name = step.sqliteName, let sql = Self.schema(for: step) else { continue }
+            migrator.registerMigration(name) { db in try db.execute(sql: sql) }
         }
         do {
             if let target { try migrator.migrate(pool, upTo: target) } else { try migrator.migrate(pool) }
