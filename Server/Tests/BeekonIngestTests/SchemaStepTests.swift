@@ -35,7 +35,9 @@ extension Ingest {
             defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
             let store = try SQLiteLocationStore(path: path, logger: testLogger)
             try await store.migrate()
-            let recorded = try await store.write { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid") }
+            let recorded = try await store.write { db in
+                try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
+            }
             #expect(recorded == SchemaSteps.deployedSQLiteNames)
         }
 
