@@ -41,7 +41,7 @@ extension Beekon {
     /// Applies one lifecycle event.
     package func receiveLifecycle(_ event: AppLifecycleEvent) async {
         let action = lifecycle.rule.receive(
-            event, at: deps.clock.now(), current: pipeline.appState, follows: pipeline.base.followsAppLifecycle)
+            event, at: deps.clock.now(), current: core.pipeline.appState, follows: core.pipeline.base.followsAppLifecycle)
         switch action {
         case .none: return
         case .apply(let state): await followLifecycle(to: state)
@@ -56,7 +56,7 @@ extension Beekon {
 
     private func lifecycleSettled() async {
         let state = lifecycle.rule.settled(
-            at: deps.clock.now(), current: pipeline.appState, follows: pipeline.base.followsAppLifecycle)
+            at: deps.clock.now(), current: core.pipeline.appState, follows: core.pipeline.base.followsAppLifecycle)
         if let state { await followLifecycle(to: state) }
     }
 

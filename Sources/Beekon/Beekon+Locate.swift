@@ -71,7 +71,7 @@ extension Beekon {
             let fix = FixSanitiser.sanitise(raw)
         else { return .refused(reason: "no_fix") }
         let fixID = deps.makeID()
-        let effects = machine.decide(.locateAnswer(fix, id: fixID, requestID: id, motion: motion, idleSession: deps.makeID()))
+        let effects = core.machine.decide(.locateAnswer(fix, id: fixID, requestID: id, motion: motion, idleSession: deps.makeID()))
         guard await apply(effects).stored.contains(fixID), let location = effects.storedLocation(fixID) else {
             return .refused(reason: "store_failed")
         }

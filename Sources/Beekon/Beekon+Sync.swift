@@ -49,9 +49,9 @@ extension Beekon {
     @discardableResult
     func applySync() async throws(BeekonError) -> SyncEngine? {
         let store = try await ready()
-        let wanted = machine.config.sync
+        let wanted = core.machine.config.sync
         if let engine = syncEngine, engine.config == wanted {
-            await engine.declareCheckInInterval(machine.config.declaredCheckInIntervalSeconds)
+            await engine.declareCheckInInterval(core.machine.config.declaredCheckInIntervalSeconds)
             return engine
         }
         if let old = syncEngine {
@@ -82,7 +82,7 @@ extension Beekon {
             makeID: deps.makeID, randomUnit: deps.randomUnit, status: broadcasts.syncStatus,
             logger: logger, installID: installID, auth: refresher, budget: deps.executionBudget)
         syncEngine = engine
-        await engine.declareCheckInInterval(machine.config.declaredCheckInIntervalSeconds)
+        await engine.declareCheckInInterval(core.machine.config.declaredCheckInIntervalSeconds)
         // Locate requests listed in an upload's answer are answered on their own task: the
         // answer itself syncs, which must not wait inside the drain that delivered them.
         await engine.setLocateRequestHandler { [weak self] ids in
