@@ -37,6 +37,8 @@ public actor Beekon {
     /// When the age prune last ran (clock time).
     var lastPrune: Date?
     var syncEngine: SyncEngine?
+    /// Handles the sync engine's events (`SyncEvent`) until it shuts down.
+    var syncEvents: Task<Void, Never>?
     /// Device-side guards for locate requests (see `Beekon+Locate`).
     var locateGuard = LocateGuard()
     /// Who gives a fresh enrollment code when the credentials die (see `Enrollment`).
