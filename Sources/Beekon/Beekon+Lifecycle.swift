@@ -8,14 +8,16 @@ extension Beekon {
     struct LifecycleRun {
         var rule = AppLifecycleRule()
         var task: Task<Void, Never>?
+        /// Whether the provider's health reports were asked for (once per process).
+        var healthObserved = false
         /// Reads the provider's ``LocationHealth`` into ``Beekon/locationHealth``.
         var healthTask: Task<Void, Never>?
     }
 
     /// Starts publishing the provider's health reports, once.
     func observeLocationHealth() async {
-        guard lifecycle.healthTask == nil else { return }
-        lifecycle.healthTask = Task {}
+        guard !lifecycle.healthObserved else { return }
+        lifecycle.healthObserved = true
         guard let changes = await deps.provider.healthChanges() else { return }
         let broadcast = broadcasts.locationHealth
         let logger = logger
