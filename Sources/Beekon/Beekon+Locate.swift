@@ -160,18 +160,18 @@ extension Beekon {
         // The fix may use at most 60 % of the budget; the rest is for storing and uploading it.
         let fixCap = budget * 0.6
         let clock = deps.clock
-        let work = Task { await self.handleLocateRequest(id: push.locateRequestID, fixTimeoutCap: fixCap) }
-        let timer = Task { try? await clock.sleep(for: budget) }
         let decided = OnceFlag()
+        // Two unstructured tasks, not a task group: the answer goes on after the budget ran out,
+        // and a group would wait for it. Whichever ends first decides; a cancelled timer never does.
         return await withCheckedContinuation { continuation in
-            Task {
-                let answer = await work.value
-                timer.cancel()
-                if decided.claim() { continuation.resume(returning: RemoteNotificationResult(answer)) }
+            let timer = Task {
+                guard (try? await clock.sleep(for: budget)) != nil, decided.claim() else { return }
+                continuation.resume(returning: .failed)
             }
             Task {
-                await timer.value
-                if decided.claim() { continuation.resume(returning: .failed) }
+                let answer = await self.handleLocateRequest(id: push.locateRequestID, fixTimeoutCap: fixCap)
+                timer.cancel()
+                if decided.claim() { continuation.resume(returning: RemoteNotificationResult(answer)) }
             }
         }
     }
