@@ -29,7 +29,7 @@ extension Beekon {
     /// makes any fix still in flight a no-op. The consume task is not cancelled: this may
     /// run on it (a source failure), and the writes that follow must not see a cancelled task.
     func stopSource() async {
-        await apply(TrackingMachine.effects(of: core.stationary.sourceStopped()))
+        await apply(core.sourceStopped())
         stopHeartbeat()
         source.dwellTimer?.cancel()
         source.dwellTimer = nil

@@ -89,10 +89,10 @@ extension Beekon {
     }
 
     private func probeDue() async {
-        guard core.stationary.probeDue(tracking: core.machine.session != nil) else { return }
+        let effects = core.probeTimerFired()
+        guard !effects.isEmpty else { return }
         logger.debug("waking the paused source for one fix")
-        await tuneSource()
-        await deps.provider.setPowerMode(core.machine.config.preset.powerMode)
+        await apply(effects)
     }
 
     /// Records the check-in that fell due, from the cached position with a fresh timestamp

@@ -78,6 +78,20 @@ struct FixCoreTests {
         #expect(effects.contains(.setPowerMode(Preset.precision.powerMode)) && effects.contains(.setMotion(.moving)))
     }
 
+    @Test("FX-6: the probe wakes the paused source once; its fix, still inside, puts it back to sleep")
+    func probeWakesOnceThenSleepsAgain() {
+        var core = tracking(BeekonConfig(preset: .precision, whenStationary: .pause))
+        #expect(same(core.probeTimerFired(), []), "not paused: no probe")
+        _ = feed(&core, raw(0))
+        _ = feed(&core, raw(StationaryDetector.defaultDwellSeconds + 10, north: 1))
+        #expect(same(core.probeTimerFired(), [.setPowerMode(Preset.precision.powerMode)]))
+        #expect(same(core.probeTimerFired(), []), "one probe at a time")
+        let effects = feed(&core, raw(StationaryDetector.defaultDwellSeconds + 70, north: 2))
+        let tail: [FixEffect] = [.setPowerMode(.paused), .armProbe, .rearmDwellCheck]
+        #expect(same(Array(effects.suffix(3)), tail), "\(effects)")
+        #expect(same(core.sourceStopped(), [.cancelCheckIn, .cancelProbe]))
+    }
+
     @Test("BY-4: the check-in timer at its due time stores a check-in, wakes the upload and arms the next")
     func checkInTimer() throws {
         var core = tracking(BeekonConfig(whenStationary: .pauseWithCheckIns))

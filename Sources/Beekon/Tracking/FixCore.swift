@@ -99,6 +99,19 @@ struct FixCore: Sendable {
         return effects
     }
 
+    /// The probe timer fired (FX-6): while the source is paused for stationary, wake it for
+    /// one fix in the preset's power mode (nothing when not tracking, not paused, or a probe
+    /// is already out).
+    mutating func probeTimerFired() -> [FixEffect] {
+        guard stationary.probeDue(tracking: machine.session != nil) else { return [] }
+        return [.setPowerMode(machine.config.preset.powerMode)]
+    }
+
+    /// The source stopped: the probe and check-in timers go.
+    mutating func sourceStopped() -> [FixEffect] {
+        TrackingMachine.effects(of: stationary.sourceStopped())
+    }
+
     /// After the detector ran: its provider actions, the probe, a motion change, the check-in timer.
     private mutating func settle(_ actions: [StationaryDetector.Action], previousMotion: Motion) -> [FixEffect] {
         var effects = machine.decide(actions)
