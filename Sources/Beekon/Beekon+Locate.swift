@@ -68,10 +68,9 @@ extension Beekon {
         var timeout = Duration.milliseconds(Int(locateGuard.policy.timeoutSeconds * 1000))
         if let fixTimeoutCap { timeout = min(timeout, fixTimeoutCap) }
         guard let raw = try? await deps.provider.currentLocation(timeout: timeout, mode: .high),
-            let fix = FixSanitiser.sanitise(raw)
+            let answer = core.locateAnswer(raw, requestID: id, makeID: deps.makeID)
         else { return .refused(reason: "no_fix") }
-        let fixID = deps.makeID()
-        let effects = core.machine.decide(.locateAnswer(fix, id: fixID, requestID: id, motion: motion, idleSession: deps.makeID()))
+        let (effects, fixID) = answer
         guard await apply(effects).stored.contains(fixID), let location = effects.storedLocation(fixID) else {
             return .refused(reason: "store_failed")
         }

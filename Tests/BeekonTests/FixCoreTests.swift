@@ -92,6 +92,24 @@ struct FixCoreTests {
         #expect(same(core.sourceStopped(), [.cancelCheckIn, .cancelProbe]))
     }
 
+    @Test("BY-2: a locate answer is stored past the gate with the current motion; an invalid fix takes no id")
+    func locateAnswer() throws {
+        var core = tracking(BeekonConfig(whenStationary: .keepTracking))
+        _ = feed(&core, raw(0))
+        var taken = 0
+        let invalid = core.locateAnswer(RawFix(timestamp: t0 + 1, latitude: 91, longitude: 11), requestID: UUID()) {
+            taken += 1
+            return UUID()
+        }
+        #expect(invalid == nil && taken == 0)
+        let request = UUID()
+        let decided = core.locateAnswer(raw(1), requestID: request, makeID: { UUID() })
+        let answer = try #require(decided)
+        let l = try #require(answer.effects.storedLocation(answer.id))
+        #expect(l.trigger == .manual && l.locateRequestId == request && l.sessionId == session)
+        #expect(l.motion == core.stationary.detector.motion)
+    }
+
     @Test("BY-4: the check-in timer at its due time stores a check-in, wakes the upload and arms the next")
     func checkInTimer() throws {
         var core = tracking(BeekonConfig(whenStationary: .pauseWithCheckIns))

@@ -64,6 +64,17 @@ struct FixCore: Sendable {
         return effects
     }
 
+    /// The fresh fix answering a locate request (BY-2), stored whatever the gate says (see
+    /// `FixEvent.locateAnswer`) with the current motion: the effects and the answer's id, or
+    /// nil when the fix is not valid (no id is taken then).
+    mutating func locateAnswer(_ raw: RawFix, requestID: UUID, makeID: () -> UUID) -> (effects: [FixEffect], id: UUID)? {
+        guard let fix = FixSanitiser.sanitise(raw) else { return nil }
+        let id = makeID()
+        let event = FixEvent.locateAnswer(
+            fix, id: id, requestID: requestID, motion: stationary.detector.motion, idleSession: makeID())
+        return (machine.decide(event), id)
+    }
+
     /// A crossing was stored (with its fix or alone): the fences' states follow it.
     mutating func crossingStored(_ crossing: FixCrossing) {
         geofences.adopt(crossing.states)
