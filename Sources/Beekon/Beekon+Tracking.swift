@@ -8,8 +8,7 @@ extension Beekon {
     /// Enters tracking with `session`, running the machine's actions until one fails. On
     /// failure the state is restored (storage) or becomes `stopped(reason)` (source), and it throws.
     func begin(session: UUID, resumeFrom: GatePoint?) async throws(BeekonError) {
-        let actions = core.machine.start(session: session, resumeFrom: resumeFrom)
-        if !actions.isEmpty { core.stationary.detector.reset() }
+        let actions = core.start(session: session, resumeFrom: resumeFrom)
         try await performThrowing(actions, stoppingAtFirstError: true)
     }
 

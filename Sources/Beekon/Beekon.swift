@@ -231,10 +231,7 @@ public actor Beekon {
         if !opening.configLoaded {
             if var saved = try await store.savedConfig() {
                 saved = adoptBase(saved)
-                _ = core.machine.configure(saved)
-                _ = core.stationary.detector.reconfigure(
-                    policy: saved.whenStationary, radiusMeters: saved.stationaryRadiusMeters,
-                    checkInIntervalSeconds: saved.checkInIntervalSeconds)
+                core.restore(saved)
             }
             let (fences, inside) = try await store.loadGeofences()
             core.geofences = GeofenceEngine(fences: fences, insideIDs: inside)

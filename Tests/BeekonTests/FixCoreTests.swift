@@ -16,9 +16,8 @@ struct FixCoreTests {
 
     func tracking(_ config: BeekonConfig) -> FixCore {
         var core = FixCore(classifier: SpeedActivityClassifier())
-        _ = core.machine.configure(config)
-        _ = core.reconfigureStationary(config)
-        _ = core.machine.start(session: session, resumeFrom: nil)
+        core.restore(config)
+        _ = core.start(session: session, resumeFrom: nil)
         return core
     }
 
@@ -90,6 +89,18 @@ struct FixCoreTests {
         let tail: [FixEffect] = [.setPowerMode(.paused), .armProbe, .rearmDwellCheck]
         #expect(same(Array(effects.suffix(3)), tail), "\(effects)")
         #expect(same(core.sourceStopped(), [.cancelCheckIn, .cancelProbe]))
+    }
+
+    @Test("FX-6: a new run starts without the last run's stationary state; a second start changes nothing")
+    func aNewRunForgetsTheDetector() {
+        var core = tracking(BeekonConfig(whenStationary: .pause))
+        _ = feed(&core, raw(0))
+        _ = feed(&core, raw(StationaryDetector.defaultDwellSeconds + 10, north: 1))
+        #expect(core.start(session: UUID(), resumeFrom: nil).isEmpty, "already tracking")
+        #expect(core.stationary.detector.motion == .stationary)
+        _ = core.machine.stop(.user)
+        #expect(!core.start(session: UUID(), resumeFrom: nil).isEmpty)
+        #expect(core.stationary.detector.motion == .unknown && !core.stationary.detector.providerPaused)
     }
 
     @Test("BY-2: a locate answer is stored past the gate with the current motion; an invalid fix takes no id")

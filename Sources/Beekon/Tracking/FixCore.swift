@@ -20,6 +20,23 @@ struct FixCore: Sendable {
         pipeline = FixPipeline(classifier: classifier)
     }
 
+    /// The saved configuration, restored when the database opens (nothing runs yet, so the
+    /// machine's and the detector's actions are dropped).
+    mutating func restore(_ config: BeekonConfig) {
+        _ = machine.configure(config)
+        _ = stationary.detector.reconfigure(
+            policy: config.whenStationary, radiusMeters: config.stationaryRadiusMeters,
+            checkInIntervalSeconds: config.checkInIntervalSeconds)
+    }
+
+    /// `start()` or a resume: the machine's actions; a run that starts forgets the detector's
+    /// anchor, cache and motion.
+    mutating func start(session: UUID, resumeFrom: GatePoint?) -> [TrackingMachine.Action] {
+        let actions = machine.start(session: session, resumeFrom: resumeFrom)
+        if !actions.isEmpty { stationary.detector.reset() }
+        return actions
+    }
+
     /// One raw fix from the running source (ST-1, FX-7): sanitised; its activity filled and
     /// the heartbeat checked (BY-4); geofences and the stationary detector evaluated before
     /// the gate; a crossing (trigger `geofence`), a return to motion (trigger `motion`) or the
