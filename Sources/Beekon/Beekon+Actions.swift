@@ -34,14 +34,14 @@ extension Beekon {
             do {
                 try await ready().beginSession(session, at: deps.clock.now())
             } catch {
-                machine.abortStart()
+                core.machine.abortStart()
                 throw error
             }
         case .startProvider(let mode):
             do { try await startSource(mode: mode) } catch {
                 let failure = error as? LocationProviderError ?? .failed("\(error)")
                 logger.error("location source failed to start", metadata: ["error": "\(failure)"])
-                await perform(machine.providerFailed(failure))
+                await perform(core.machine.providerFailed(failure))
                 switch failure {
                 case .permissionDenied: throw .permissionDenied
                 case .servicesDisabled(let why), .failed(let why): throw .locationServicesDisabled(why)
@@ -64,7 +64,7 @@ extension Beekon {
             logger.info("state changed", metadata: ["state": "\(state)"])
             broadcasts.state.publish(state)
         case .store(let held):
-            await apply(machine.decide(.windowClosed(held)))
+            await apply(core.machine.decide(.windowClosed(held)))
         }
     }
 }

@@ -13,7 +13,7 @@ extension Beekon {
         do {
             guard let held = try await store.heldFix() else { return }
             let last = try await store.lastLocation(session: held.sessionId)
-            let outcome = await apply(machine.decide(.restoredHeld(held, lastStored: last?.timestamp)))
+            let outcome = await apply(core.machine.decide(.restoredHeld(held, lastStored: last?.timestamp)))
             if outcome.stored.contains(held.id) {
                 logger.info("stored the fix held when the process ended", metadata: ["id": "\(held.id.wireString)"])
             }

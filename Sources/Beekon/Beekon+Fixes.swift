@@ -30,18 +30,20 @@ extension Beekon {
                 await apply(then, into: &outcome)
                 if let crossing {
                     outcome.crossingStored = true
-                    publishEvents(crossing.events)
+                    core.crossingStored(crossing)
+                    await publishEvents(crossing.events)
                 }
             case .storeCrossing(let crossing):
                 do {
                     try await ready().insertEvents(crossing.records, states: crossing.states)
                     outcome.crossingStored = true
-                    publishEvents(crossing.events)
+                    core.crossingStored(crossing)
+                    await publishEvents(crossing.events)
                 } catch {
                     logger.error("could not store geofence events", metadata: ["error": "\(error)"])
                 }
             case .commit(let location):
-                machine.committed(location)
+                core.machine.committed(location)
                 rearmHeartbeat()
             case .publish(let location):
                 broadcasts.positions.publish(location)
@@ -70,6 +72,12 @@ extension Beekon {
                 try? await ready().setMotion(motion)
             case .armProbe, .cancelProbe, .armCheckIn, .cancelCheckIn:
                 runTimer(effect)
+            case .invalid:
+                stats.invalid += 1
+            case .heartbeat(let seconds):
+                logger.debug("heartbeat fix", metadata: ["interval_s": "\(seconds)"])
+            case .rearmDwellCheck:
+                await rearmDwellCheck()
             }
         }
     }
@@ -92,14 +100,14 @@ extension Beekon {
         }
     }
 
-    private func publishEvents(_ events: [GeofenceEvent]) {
+    private func publishEvents(_ events: [GeofenceEvent]) async {
         guard !events.isEmpty else { return }
         for e in events {
             logger.info("geofence crossing", metadata: ["geofence": "\(e.geofenceId)", "type": "\(e.transition.rawValue)"])
             broadcasts.geofenceEvents.publish(e)
         }
         // Geofence events are sparse and high-signal: upload at once (SY-3).
-        if let engine = syncEngine { Task { await engine.wake(.geofenceEvent) } }
+        await syncEngine?.wake(.geofenceEvent)
     }
 }
 

@@ -8,40 +8,40 @@ extension Beekon {
     /// Re-adding an id replaces that fence. Fences are evaluated whenever fixes flow.
     public func addGeofences(_ fences: [Geofence]) async throws(BeekonError) {
         let store = try await ready()
-        var engine = geofenceEngine
+        var engine = core.geofences
         try engine.add(fences)
         try await store.saveGeofences(fences.map { engine.fence(id: $0.id) ?? $0 }, inside: engine.insideIDs)
-        geofenceEngine = engine
+        core.geofences = engine
         await geofencesDidChange()
     }
 
     /// Removes geofences by id; unknown ids are ignored.
     public func removeGeofences(ids: [String]) async throws(BeekonError) {
         let store = try await ready()
-        var engine = geofenceEngine
+        var engine = core.geofences
         engine.remove(ids: ids)
         try await store.saveGeofences([], inside: engine.insideIDs, removing: ids)
-        geofenceEngine = engine
+        core.geofences = engine
         await geofencesDidChange()
     }
 
     /// Makes `fences` the complete set: adds or replaces them and removes every other fence, atomically.
     public func replaceGeofences(with fences: [Geofence]) async throws(BeekonError) {
         let store = try await ready()
-        var engine = geofenceEngine
+        var engine = core.geofences
         try engine.add(fences)
         let keep = Set(fences.map(\.id))
         let stale = engine.list().map(\.id).filter { !keep.contains($0) }
         engine.remove(ids: stale)
         try await store.saveGeofences(fences.map { engine.fence(id: $0.id) ?? $0 }, inside: engine.insideIDs, removing: stale)
-        geofenceEngine = engine
+        core.geofences = engine
         await geofencesDidChange()
     }
 
     /// Every registered geofence, sorted by id.
     public func listGeofences() async throws(BeekonError) -> [Geofence] {
         _ = try await ready()
-        return geofenceEngine.list()
+        return core.geofences.list()
     }
 
     /// Stored geofence events with `from ≤ timestamp ≤ to`, in time order.
@@ -60,9 +60,9 @@ extension Beekon {
     /// complete fence set, so the OS can wake the app near any of them (GF-4).
     func geofencesDidChange() async {
         guard let observer = deps.provider as? any GeofenceRegionObserver else { return }
-        await observer.geofencesChanged(geofenceEngine.list())
+        await observer.geofencesChanged(core.geofences.list())
     }
 
     /// The motion state the stationary detector reports (FX-6).
-    public var motion: Motion { stationary.detector.motion }
+    public var motion: Motion { core.stationary.detector.motion }
 }

@@ -19,7 +19,7 @@ extension Beekon {
         }
         let plan = LaunchPlan.decide(
             autoResume: deps.resumesOnFirstUse, alreadyDecided: alreadyDecided,
-            tracking: machine.session, persistedIntent: intent)
+            tracking: core.machine.session, persistedIntent: intent)
         guard case .resume = plan else { return }
         do {
             try await resumeIfNeeded()

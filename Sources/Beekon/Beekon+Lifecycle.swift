@@ -8,14 +8,16 @@ extension Beekon {
     struct LifecycleRun {
         var rule = AppLifecycleRule()
         var task: Task<Void, Never>?
+        /// Whether the provider's health reports were asked for (once per process).
+        var healthObserved = false
         /// Reads the provider's ``LocationHealth`` into ``Beekon/locationHealth``.
         var healthTask: Task<Void, Never>?
     }
 
     /// Starts publishing the provider's health reports, once.
     func observeLocationHealth() async {
-        guard lifecycle.healthTask == nil else { return }
-        lifecycle.healthTask = Task {}
+        guard !lifecycle.healthObserved else { return }
+        lifecycle.healthObserved = true
         guard let changes = await deps.provider.healthChanges() else { return }
         let broadcast = broadcasts.locationHealth
         let logger = logger
@@ -41,7 +43,7 @@ extension Beekon {
     /// Applies one lifecycle event.
     package func receiveLifecycle(_ event: AppLifecycleEvent) async {
         let action = lifecycle.rule.receive(
-            event, at: deps.clock.now(), current: pipeline.appState, follows: pipeline.base.followsAppLifecycle)
+            event, at: deps.clock.now(), current: core.pipeline.appState, follows: core.pipeline.base.followsAppLifecycle)
         switch action {
         case .none: return
         case .apply(let state): await followLifecycle(to: state)
@@ -56,7 +58,7 @@ extension Beekon {
 
     private func lifecycleSettled() async {
         let state = lifecycle.rule.settled(
-            at: deps.clock.now(), current: pipeline.appState, follows: pipeline.base.followsAppLifecycle)
+            at: deps.clock.now(), current: core.pipeline.appState, follows: core.pipeline.base.followsAppLifecycle)
         if let state { await followLifecycle(to: state) }
     }
 

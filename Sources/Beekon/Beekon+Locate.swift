@@ -68,10 +68,9 @@ extension Beekon {
         var timeout = Duration.milliseconds(Int(locateGuard.policy.timeoutSeconds * 1000))
         if let fixTimeoutCap { timeout = min(timeout, fixTimeoutCap) }
         guard let raw = try? await deps.provider.currentLocation(timeout: timeout, mode: .high),
-            let fix = FixSanitiser.sanitise(raw)
+            let answer = core.locateAnswer(raw, requestID: id, makeID: deps.makeID)
         else { return .refused(reason: "no_fix") }
-        let fixID = deps.makeID()
-        let effects = machine.decide(.locateAnswer(fix, id: fixID, requestID: id, motion: motion, idleSession: deps.makeID()))
+        let (effects, fixID) = answer
         guard await apply(effects).stored.contains(fixID), let location = effects.storedLocation(fixID) else {
             return .refused(reason: "store_failed")
         }
@@ -160,18 +159,18 @@ extension Beekon {
         // The fix may use at most 60 % of the budget; the rest is for storing and uploading it.
         let fixCap = budget * 0.6
         let clock = deps.clock
-        let work = Task { await self.handleLocateRequest(id: push.locateRequestID, fixTimeoutCap: fixCap) }
-        let timer = Task { try? await clock.sleep(for: budget) }
         let decided = OnceFlag()
+        // Two unstructured tasks, not a task group: the answer goes on after the budget ran out,
+        // and a group would wait for it. Whichever ends first decides; a cancelled timer never does.
         return await withCheckedContinuation { continuation in
-            Task {
-                let answer = await work.value
-                timer.cancel()
-                if decided.claim() { continuation.resume(returning: RemoteNotificationResult(answer)) }
+            let timer = Task {
+                guard (try? await clock.sleep(for: budget)) != nil, decided.claim() else { return }
+                continuation.resume(returning: .failed)
             }
             Task {
-                await timer.value
-                if decided.claim() { continuation.resume(returning: .failed) }
+                let answer = await self.handleLocateRequest(id: push.locateRequestID, fixTimeoutCap: fixCap)
+                timer.cancel()
+                if decided.claim() { continuation.resume(returning: RemoteNotificationResult(answer)) }
             }
         }
     }

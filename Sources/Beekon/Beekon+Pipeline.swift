@@ -9,8 +9,8 @@ extension Beekon {
     public func setAppState(_ state: AppState) async throws(BeekonError) {
         _ = try await ready()
         defer { rearmHeartbeat() }  // the foreground heartbeat runs in the foreground only
-        let previous = pipeline.appState
-        guard let effective = pipeline.setAppState(state) else {
+        let previous = core.pipeline.appState
+        guard let effective = core.pipeline.setAppState(state) else {
             if previous != state { logger.info("app state changed", metadata: ["app_state": "\(state.rawValue)", "profile": "unchanged"]) }
             return
         }
@@ -21,7 +21,7 @@ extension Beekon {
                 "min_time_s": "\(effective.effectiveMinTimeSeconds)", "min_distance_m": "\(effective.effectiveMinDistanceMeters)",
                 "heartbeat_s": "\(effective.heartbeatSeconds.map { "\($0)" } ?? "off")",
             ])
-        await perform(machine.configure(effective))
+        await perform(core.machine.configure(effective))
         await applyStationary(effective)
     }
 
@@ -34,8 +34,8 @@ extension Beekon {
     /// it. A new timer task is started only when there is none for this run and interval (a
     /// task per stored fix cost ~19 µs of CPU per fix).
     func rearmHeartbeat() {
-        let config = machine.config
-        guard machine.session != nil, pipeline.appState == .foreground, let seconds = config.heartbeatSeconds else {
+        let config = core.machine.config
+        guard core.machine.session != nil, core.pipeline.appState == .foreground, let seconds = config.heartbeatSeconds else {
             stopHeartbeat()
             return
         }
@@ -76,11 +76,11 @@ extension Beekon {
     }
 
     private func heartbeatFired(generation: Int) async {
-        guard generation == source.generation, machine.session != nil else { return }
+        guard generation == source.generation, core.machine.session != nil else { return }
         // This task: a re-arm below must start a new timer and not cancel the writes it runs.
         source.heartbeatTimer = nil
         source.heartbeatArmed = nil
-        let config = machine.config
+        let config = core.machine.config
         let timeout = Duration.milliseconds(Int64(min(30, config.heartbeatSeconds ?? 30) * 1000))
         logger.debug("heartbeat: asking for a fresh fix")
         let stored = stats.stored
@@ -95,7 +95,7 @@ extension Beekon {
     public nonisolated var diagnosticLogger: Logger { logger }
 
     /// The current app state (foreground unless set).
-    public var appState: AppState { pipeline.appState }
+    public var appState: AppState { core.pipeline.appState }
 
     /// The diagnostic log (BY-6), oldest first, for an app's "send logs to support" button.
     /// Coordinates are redacted unless `includeCoordinates`; secrets are never logged.
@@ -130,9 +130,9 @@ extension Beekon {
     /// Applies a configuration's diagnostic settings and remembers it as the profile base;
     /// returns the configuration in effect (the current profile applied).
     func adoptBase(_ config: BeekonConfig) -> BeekonConfig {
-        pipeline.base = config
+        core.pipeline.base = config
         diagnostics.configure(level: config.diagnosticLogLevel, capacity: config.diagnosticLogCapacity)
-        return pipeline.effective
+        return core.pipeline.effective
     }
 
     /// The gate's decisions of this process in aggregate (BY-6), logged when a session stops.
@@ -142,16 +142,8 @@ extension Beekon {
             metadata: [
                 "received": "\(stats.received)", "stored": "\(stats.stored)", "too_soon": "\(stats.tooSoon)",
                 "too_close": "\(stats.tooClose)", "not_later": "\(stats.notLater)", "invalid": "\(stats.invalid)",
-                "store_failures": "\(stats.storeFailures)", "app_state": "\(pipeline.appState.rawValue)",
+                "store_failures": "\(stats.storeFailures)", "app_state": "\(core.pipeline.appState.rawValue)",
             ])
     }
 
-    /// The fix with its activity (BY-4) and whether the heartbeat makes it due past the gate.
-    func pipelineStep(_ fix: SanitisedFix) -> (SanitisedFix, heartbeat: Bool) {
-        let config = machine.config
-        let classified = pipeline.classify(fix, config: config)
-        let heartbeat = FixPipeline.heartbeatDue(classified.fix, lastAdmitted: machine.gate.last?.timestamp, config: config)
-        if heartbeat { logger.debug("heartbeat fix", metadata: ["interval_s": "\(config.heartbeatSeconds ?? 0)"]) }
-        return (classified, heartbeat)
-    }
 }

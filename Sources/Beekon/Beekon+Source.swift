@@ -29,7 +29,7 @@ extension Beekon {
     /// makes any fix still in flight a no-op. The consume task is not cancelled: this may
     /// run on it (a source failure), and the writes that follow must not see a cancelled task.
     func stopSource() async {
-        await apply(TrackingMachine.effects(of: stationary.sourceStopped()))
+        await apply(core.sourceStopped())
         stopHeartbeat()
         source.dwellTimer?.cancel()
         source.dwellTimer = nil
@@ -44,7 +44,7 @@ extension Beekon {
         if let error {
             let failure = error as? LocationProviderError ?? .failed("\(error)")
             logger.error("location source failed", metadata: ["error": "\(failure)"])
-            await perform(machine.providerFailed(failure))
+            await perform(core.machine.providerFailed(failure))
         } else {
             logger.info("location source ended")
         }

@@ -5,10 +5,7 @@ import Foundation
 extension Beekon {
     /// Applies a new configuration to the stationary detector.
     func applyStationary(_ config: BeekonConfig) async {
-        let actions = stationary.detector.reconfigure(
-            policy: config.whenStationary, radiusMeters: config.stationaryRadiusMeters,
-            checkInIntervalSeconds: config.checkInIntervalSeconds)
-        await runStationary(actions, previousMotion: stationary.detector.motion)
+        await apply(core.reconfigureStationary(config))
         await tuneSource()
     }
 
@@ -18,27 +15,16 @@ extension Beekon {
     /// before every start and power-mode change and after every configuration or profile change.
     func tuneSource() async {
         guard let observer = deps.provider as? any SourceTuningObserver else { return }
-        let detector = stationary.detector
+        let detector = core.stationary.detector
         let position = detector.providerPaused ? detector.anchor : nil
         let tuning = SourceTuning(
-            config: machine.config, checkingDwell: source.checkingDwell,
+            config: core.machine.config, checkingDwell: source.checkingDwell,
             stationary: position.map {
                 SourceTuning.Stationary(latitude: $0.latitude, longitude: $0.longitude, radiusMeters: detector.radiusMeters)
             })
         guard tuning != source.tuning else { return }
         source.tuning = tuning
         await observer.tuningChanged(tuning)
-    }
-
-    /// Runs the detector's provider actions, persists a motion change and (re)arms the timers,
-    /// all as fix effects (`TrackingMachine.decide(_:)` for the detector's actions).
-    func runStationary(_ actions: [StationaryDetector.Action], previousMotion: Motion) async {
-        await apply(machine.decide(actions))
-        var effects = TrackingMachine.effects(of: stationary.settleProbe(tracking: machine.session != nil))
-        let motion = stationary.detector.motion
-        if motion != previousMotion { effects.append(.setMotion(motion)) }
-        await apply(effects)
-        await apply(TrackingMachine.effects(of: stationary.rearmCheckIn(tracking: machine.session != nil)))
     }
 
     /// Starts or cancels the probe or the check-in timer (the interpreter's timer effects).
@@ -48,7 +34,7 @@ extension Beekon {
         case .armProbe:
             source.probeTimer?.cancel()
             // The heartbeat, when shorter, wakes the paused source more often (BY-4).
-            let interval = FixPipeline.probeInterval(default: StationaryTiming.probeInterval, config: machine.config)
+            let interval = FixPipeline.probeInterval(default: StationaryTiming.probeInterval, config: core.machine.config)
             source.probeTimer = Task { [weak self] in
                 do { try await clock.sleep(for: interval) } catch { return }
                 await self?.probeDue()
@@ -83,9 +69,11 @@ extension Beekon {
             source.checkingDwell = false
             await tuneSource()
         }
-        guard machine.session != nil, !stationary.detector.providerPaused, source.tuning?.distanceFilterMeters != nil else { return }
+        guard core.machine.session != nil, !core.stationary.detector.providerPaused, source.tuning?.distanceFilterMeters != nil else {
+            return
+        }
         let clock = deps.clock
-        let dwell = Duration.milliseconds(Int64(stationary.detector.dwellSeconds * 1000))
+        let dwell = Duration.milliseconds(Int64(core.stationary.detector.dwellSeconds * 1000))
         source.dwellTimer = Task { [weak self] in
             do { try await clock.sleep(for: dwell) } catch { return }
             await self?.dwellCheckDue()
@@ -94,26 +82,24 @@ extension Beekon {
 
     private func dwellCheckDue() async {
         source.dwellTimer = nil
-        guard machine.session != nil, !stationary.detector.providerPaused else { return }
+        guard core.machine.session != nil, !core.stationary.detector.providerPaused else { return }
         logger.debug("no fix through the distance filter for the dwell: lifting it for one fix")
         source.checkingDwell = true
         await tuneSource()
     }
 
     private func probeDue() async {
-        guard stationary.probeDue(tracking: machine.session != nil) else { return }
+        let effects = core.probeTimerFired()
+        guard !effects.isEmpty else { return }
         logger.debug("waking the paused source for one fix")
-        await tuneSource()
-        await deps.provider.setPowerMode(machine.config.preset.powerMode)
+        await apply(effects)
     }
 
-    /// Records the check-in that fell due, from the cached position with a fresh timestamp:
-    /// the hardware is not asked.
+    /// Records the check-in that fell due, from the cached position with a fresh timestamp
+    /// (the hardware is not asked), and arms the timer for the next.
     private func checkInDue() async {
         source.checkInTimer = nil
-        stationary.checkInFired()
-        await recordDueCheckIns()
-        await apply(TrackingMachine.effects(of: stationary.rearmCheckIn(tracking: machine.session != nil)))
+        await apply(core.checkInTimerFired(now: deps.clock.now(), makeID: deps.makeID))
     }
 
     /// The background refresh task's work (BY-4, iOS `BGAppRefresh`): a suspended app's
@@ -129,13 +115,7 @@ extension Beekon {
     /// Records the check-in due now, if any (under `pauseWithCheckIns`, while stationary).
     @discardableResult
     private func recordDueCheckIns() async -> Bool {
-        guard machine.session != nil else { return false }
-        var recorded = false
-        for action in stationary.detector.tick(now: deps.clock.now()) {
-            guard case .checkIn(let cached) = action, let fix = FixSanitiser.sanitise(cached) else { continue }
-            let id = deps.makeID()
-            if await apply(machine.decide(.checkIn(fix, id: id))).stored.contains(id) { recorded = true }
-        }
-        return recorded
+        let effects = core.dueCheckIns(now: deps.clock.now(), makeID: deps.makeID)
+        return await apply(effects).stored.contains { effects.storedLocation($0)?.trigger == .checkIn }
     }
 }

@@ -49,9 +49,9 @@ extension Beekon {
     @discardableResult
     func applySync() async throws(BeekonError) -> SyncEngine? {
         let store = try await ready()
-        let wanted = machine.config.sync
+        let wanted = core.machine.config.sync
         if let engine = syncEngine, engine.config == wanted {
-            await engine.declareCheckInInterval(machine.config.declaredCheckInIntervalSeconds)
+            await engine.declareCheckInInterval(core.machine.config.declaredCheckInIntervalSeconds)
             return engine
         }
         if let old = syncEngine {
@@ -82,15 +82,26 @@ extension Beekon {
             makeID: deps.makeID, randomUnit: deps.randomUnit, status: broadcasts.syncStatus,
             logger: logger, installID: installID, auth: refresher, budget: deps.executionBudget)
         syncEngine = engine
-        await engine.declareCheckInInterval(machine.config.declaredCheckInIntervalSeconds)
-        // Locate requests listed in an upload's answer are answered on their own task: the
-        // answer itself syncs, which must not wait inside the drain that delivered them.
-        await engine.setLocateRequestHandler { [weak self] ids in
-            guard let self else { return }
-            Task { for id in ids { await self.handleLocateRequest(id: id) } }
+        await engine.declareCheckInInterval(core.machine.config.declaredCheckInIntervalSeconds)
+        // The engine's events are handled on one task per engine, outside its drain: a locate
+        // request's answer itself syncs, which must not wait inside the drain that delivered it.
+        // The task ends when the engine shuts down (its stream finishes).
+        syncEvents = Task { [weak self, events = engine.events] in
+            for await event in events {
+                guard let self else { return }
+                await self.handle(event)
+            }
         }
         await engine.start()
         logger.info("sync on", metadata: ["url": "\(EndpointRule.redacted(wanted.url))", "batch": "\(wanted.effectiveBatchSize)"])
         return engine
+    }
+
+    /// Acts on what the sync engine reported.
+    private func handle(_ event: SyncEvent) async {
+        switch event {
+        case .locateRequested(let ids):
+            for id in ids { await handleLocateRequest(id: id) }
+        }
     }
 }

@@ -24,23 +24,21 @@ public actor Beekon {
     let logger: Logger
     /// The diagnostic ring buffer (BY-6).
     let diagnostics: DiagnosticLog
-    /// App state, profiles, activity and heartbeat (BY-4).
-    var pipeline: FixPipeline
+    /// The per-fix decision (`FixCore`): tracking lifecycle, gate and admission window,
+    /// stationary detector and timing, app state and activity, geofence states.
+    var core: FixCore
     /// The database once opened, and what its first use decided.
     var opening = Opening()
-    /// The tracking lifecycle, gate and admission window (LC-1..8, BY-9).
-    var machine = TrackingMachine(config: BeekonConfig())
     /// The publishers behind the hot streams.
     let broadcasts = Broadcasts()
     /// The running location source and the tasks that feed and wake it.
     var source = SourceRun()
-    /// The stationary detector and its probe and check-in timing (FX-6).
-    var stationary = StationaryTiming()
     var stats = TrackingStatistics()
     /// When the age prune last ran (clock time).
     var lastPrune: Date?
     var syncEngine: SyncEngine?
-    var geofenceEngine = GeofenceEngine()
+    /// Handles the sync engine's events (`SyncEvent`) until it shuts down.
+    var syncEvents: Task<Void, Never>?
     /// Device-side guards for locate requests (see `Beekon+Locate`).
     var locateGuard = LocateGuard()
     /// Who gives a fresh enrollment code when the credentials die (see `Enrollment`).
@@ -71,7 +69,7 @@ public actor Beekon {
         self.logger = Logger(label: dependencies.logger.label) { _ in
             DiagnosticLogHandler(wrapped: dependencies.logger.handler, log: diagnostics)
         }
-        self.pipeline = FixPipeline(classifier: dependencies.activityClassifier)
+        self.core = FixCore(classifier: dependencies.activityClassifier)
     }
 
     // MARK: - Streams
@@ -108,7 +106,7 @@ public actor Beekon {
         let store = try await ready()
         try await store.saveConfig(config)
         let effective = adoptBase(config)  // the current app state's profile applied (BY-4)
-        await perform(machine.configure(effective))
+        await perform(core.machine.configure(effective))
         await applyStationary(effective)
         // A new configuration also re-arms uploads after a permanent or auth failure (SY-7).
         try await applySync()?.wake(.configure)
@@ -118,14 +116,14 @@ public actor Beekon {
     /// without the current profile applied.
     public func configuration() async throws(BeekonError) -> BeekonConfig {
         _ = try await ready()
-        return pipeline.base
+        return core.pipeline.base
     }
 
     /// Starts a new session and returns once tracking (LC-4). Does nothing when already tracking.
     /// Throws `permissionDenied`, `locationServicesDisabled` or `storage` when it cannot proceed.
     public func start() async throws(BeekonError) {
         let store = try await ready()
-        guard machine.session == nil else { return }
+        guard core.machine.session == nil else { return }
         await storePersistedHeld(store)
         try await begin(session: deps.makeID(), resumeFrom: nil)
         try await applySync()
@@ -136,7 +134,7 @@ public actor Beekon {
     @discardableResult
     public func resumeIfNeeded() async throws(BeekonError) -> Bool {
         let store = try await ready()
-        guard machine.session == nil, let session = try await store.trackingIntent() else { return false }
+        guard core.machine.session == nil, let session = try await store.trackingIntent() else { return false }
         await storePersistedHeld(store)
         let last = try await store.lastLocation(session: session)
         logger.info("resuming session", metadata: ["session": "\(session.wireString)"])
@@ -153,9 +151,9 @@ public actor Beekon {
     /// next launch does not resume. Without a running session it only clears the intent.
     public func stop() async throws(BeekonError) {
         _ = try await ready()
-        let wasTracking = machine.session != nil
+        let wasTracking = core.machine.session != nil
         if wasTracking { logGateSummary() }  // gate decisions in aggregate, for the diagnostic log (BY-6)
-        try await performThrowing(machine.stop(.user))  // closing the session wakes the upload (SY-3)
+        try await performThrowing(core.machine.stop(.user))  // closing the session wakes the upload (SY-3)
     }
 
     /// Stops because the process is being terminated by the OS or a service manager:
@@ -163,8 +161,8 @@ public actor Beekon {
     /// (Every other stop — user, permission, services — clears it: LC-5.)
     public func shutdown() async {
         guard opening.store != nil else { return }
-        if machine.session != nil { logGateSummary() }
-        await perform(machine.stop(.system))
+        if core.machine.session != nil { logGateSummary() }
+        await perform(core.machine.stop(.system))
         await syncEngine?.shutdown()
         syncEngine = nil
         await diagnostics.flush()
@@ -173,12 +171,12 @@ public actor Beekon {
     /// Returns once the location source has ended (the end of a replay) or failed,
     /// after every fix it delivered has been processed. Returns at once when not tracking.
     public func waitUntilSourceEnds() async {
-        guard machine.session != nil, !source.ended else { return }
+        guard core.machine.session != nil, !source.ended else { return }
         await withCheckedContinuation { source.endWaiters.append($0) }
     }
 
     /// The running session's id, if tracking.
-    public var sessionID: UUID? { machine.session }
+    public var sessionID: UUID? { core.machine.session }
 
     /// Counters of this process's tracking run(s).
     public var statistics: TrackingStatistics { stats }
@@ -233,13 +231,10 @@ public actor Beekon {
         if !opening.configLoaded {
             if var saved = try await store.savedConfig() {
                 saved = adoptBase(saved)
-                _ = machine.configure(saved)
-                _ = stationary.detector.reconfigure(
-                    policy: saved.whenStationary, radiusMeters: saved.stationaryRadiusMeters,
-                    checkInIntervalSeconds: saved.checkInIntervalSeconds)
+                core.restore(saved)
             }
             let (fences, inside) = try await store.loadGeofences()
-            geofenceEngine = GeofenceEngine(fences: fences, insideIDs: inside)
+            core.geofences = GeofenceEngine(fences: fences, insideIDs: inside)
             opening.configLoaded = true
             if !fences.isEmpty { await geofencesDidChange() }
         }

@@ -3,6 +3,7 @@ import BeekonTestSupport
 import BeekonTesting
 import BeekonWire
 import Foundation
+import Logging
 import Testing
 
 @testable import Beekon
@@ -118,5 +119,32 @@ struct LocatePiggybackTests {
         let rows = try await beekon.history(from: .distantPast, to: .distantFuture)
         #expect(rows.filter { $0.locateRequestId == request }.count == 1, "answered once though listed twice")
         #expect(await beekon.handleLocateRequest(id: request) == .refused(reason: "already_handled"))
+    }
+
+    /// The engine reports what the answer listed as an event (it holds no closure into the
+    /// actor), without waiting for anyone to read it; its stream ends at shutdown.
+    @Test func theEngineReportsListedRequestsAsAnEvent() async throws {
+        let dir = TempDir()
+        let store = try LocationStore(path: dir.db, logger: Logger(label: "test"))
+        try await store.insert(
+            Location(id: UUID(), sessionId: UUID(), timestamp: Date(timeIntervalSince1970: 1_800_000_000), latitude: 48, longitude: 11),
+            syncOn: true, by: .storeTestsOnly)
+        let request = UUID()
+        let notice = WireLocateNotice(id: request, createdAt: WireTimestamp(millis: 0), expiresAt: WireTimestamp(millis: 60_000))
+        let listing = WireIngestAnswer(
+            duplicateBatch: false, locationsStored: 1, locationsDuplicate: 0, eventsStored: 0, eventsDuplicate: 0, locateRequests: [notice]
+        ).encoded()
+        let transport = ScriptedTransport()
+        await transport.enqueue(.success(HTTPResponse(status: 200, body: listing)))
+        let engine = SyncEngine(
+            config: SyncConfig(url: loopbackURL), store: store, transport: transport, clock: TestClock(), makeID: { UUID() },
+            randomUnit: { 0 }, status: Broadcast(), logger: Logger(label: "test"), installID: UUID())
+        await engine.start()
+        let outcome = await engine.syncNow()
+        #expect(outcome.uploadedLocations == 1, "the drain finished with nobody reading the events")
+        var events = engine.events.makeAsyncIterator()
+        #expect(await events.next() == .locateRequested([request]))
+        await engine.shutdown()
+        #expect(await events.next() == nil)
     }
 }

@@ -111,6 +111,16 @@ package struct GeofenceEngine: Sendable {
         syncInsideSlots()
     }
 
+    /// Takes the inside/outside states a stored crossing changed (`Evaluation.stateChanges`,
+    /// evaluated on a copy); fences removed since are ignored.
+    mutating func adopt(_ stateChanges: [String: Bool]) {
+        guard !stateChanges.isEmpty else { return }
+        for (id, inside) in stateChanges where index.fence(id: id) != nil {
+            if inside { insideIDs.insert(id) } else { insideIDs.remove(id) }
+        }
+        syncInsideSlots()
+    }
+
     /// The margin `h` for a fix with this accuracy (see the type's notes).
     package static func margin(accuracy: Double?) -> Double {
         guard let accuracy, accuracy.isFinite, accuracy > 0 else { return minimumMarginMeters }

@@ -50,10 +50,10 @@ extension SyncEngine {
                 drainOutcome.uploadedGeofenceEvents += batch.events.count
                 logger.debug("batch accepted", metadata: meta)
                 // The typed answer (`WireIngestAnswer`); an answer that is not the contract's lists nothing.
-                if let onLocateRequests, case .success(let response) = result,
+                if case .success(let response) = result,
                     let notices = (try? WireIngestAnswer.decode(response.body))?.locateRequests, !notices.isEmpty
                 {
-                    onLocateRequests(notices.map(\.id))
+                    reportEvent.yield(.locateRequested(notices.map(\.id)))
                 }
                 return true
             case .rejected(let s):

@@ -7,6 +7,14 @@ enum SyncTrigger: Sendable, Hashable {
     case interval, manual, configure, geofenceEvent, sessionStopped, threshold, retry, checkIn
 }
 
+/// What the sync engine reports to its owner, in order, on `SyncEngine.events`: it never
+/// calls back into the `Beekon` actor.
+enum SyncEvent: Sendable, Equatable {
+    /// An accepted upload's answer listed these locate requests (BY-2: delivery piggybacked
+    /// on the ingest response, a must-ignore field old SDKs skip).
+    case locateRequested([UUID])
+}
+
 /// The one outbound loop (SY-3..7): triggers only wake it, wakes during a drain
 /// coalesce into the next pass, each pass sends batches until the queue is empty
 /// or a batch fails, and every outcome is classified by `StatusPolicy`.
@@ -48,9 +56,10 @@ actor SyncEngine {
     var hold: Hold?
     var consecutiveFailures = 0
     private(set) var stopped = false
-    /// Called with the locate requests an accepted upload's answer listed (BY-2: delivery
-    /// piggybacked on the ingest response, a must-ignore field old SDKs skip).
-    var onLocateRequests: (@Sendable ([UUID]) -> Void)?
+    /// What happened that the owner acts on (`SyncEvent`); finishes at `shutdown()`.
+    nonisolated let events: AsyncStream<SyncEvent>
+    /// Feeds `events`; never blocks the drain (unbounded: locate notices are rare).
+    let reportEvent: AsyncStream<SyncEvent>.Continuation
 
     init(
         config: SyncConfig, store: LocationStore, transport: any HTTPTransport, clock: any BeekonClock,
@@ -60,6 +69,7 @@ actor SyncEngine {
     ) {
         self.auth = auth
         self.budget = budget
+        (events, reportEvent) = AsyncStream.makeStream(of: SyncEvent.self)
         self.config = config
         self.store = store
         self.transport = transport
@@ -78,9 +88,6 @@ actor SyncEngine {
     /// (`device.check_in_interval_seconds`, nil: omitted), so the server's staleness
     /// expects a checking-in device no more often than that (BY-8).
     func declareCheckInInterval(_ seconds: Int?) { device.checkInIntervalSeconds = seconds }
-
-    /// Sets the handler for locate requests listed in upload answers.
-    func setLocateRequestHandler(_ handler: @escaping @Sendable ([UUID]) -> Void) { onLocateRequests = handler }
 
     /// Starts the loop and the interval timer.
     func start() {
@@ -106,6 +113,7 @@ actor SyncEngine {
         waiting = nil
         for w in queuedWaiters { w.resume(returning: SyncOutcome()) }
         queuedWaiters = []
+        reportEvent.finish()
         await auth?.shutdown()
     }
 

@@ -70,6 +70,12 @@ enum FixEffect: Sendable, Equatable {
     case armCheckIn(Date)
     /// Cancel the check-in timer.
     case cancelCheckIn
+    /// Count a fix the sanitiser refused (statistics, BY-6).
+    case invalid
+    /// The heartbeat made this fix due past the gate (BY-4): logged.
+    case heartbeat(intervalSeconds: Double)
+    /// After a fix of the running source: lift or re-arm the distance filter's dwell check (FX-6).
+    case rearmDwellCheck
 }
 
 /// The stationary vocabularies (FX-6) in the fix decider's one list of effects: the
