@@ -236,6 +236,34 @@ extension Ingest {
             }
         }
 
+        @Test("issue 52: a person holds at most --max-streams-per-share circle streams; closing one frees it")
+        func streamsPerPersonAreCapped() async throws {
+            let clock = Self.clock()
+            let configure: (inout IngestConfiguration) -> Void = {
+                Identity.required(&$0)
+                $0.maxStreamsPerShare = 1
+            }
+            try await withServer(.sqlite, configure: configure, now: { clock.now() }) { server, _ in
+                let alice = try await Self.member(server, "alice")
+                let bob = try await Self.member(server, "bob")
+                let id = try await Self.circle(server, alice, with: [bob])
+                let url = server.base + "/v1/circles/\(id)/live"
+                let opening = Opening()
+                async let held = Self.stream(url, headers: bob.headers, opened: opening.yield) { _ in false }
+                await opening.wait()
+                let second = try await Self.send(server, "GET", "/v1/circles/\(id)/live", nil, bob.headers)
+                #expect(second.status == 429, "\(second.text)")
+                #expect(try second.json()["error"] as? String == "too_many_open")
+                // Another person is not held by Bob's streams.
+                let (alices, _) = try await Self.stream(url, headers: alice.headers) { !$0.isEmpty }
+                #expect(alices.first?.event == "circle")
+                // Bob leaves: his stream ends, and so does its hold.
+                #expect(try await Self.send(server, "DELETE", "/v1/circles/\(id)/members/bob", nil, bob.headers).status == 204)
+                let (_, ended) = try await held
+                #expect(ended)
+            }
+        }
+
         @Test("issue 52: a member allowing 1000 m is seen at 1000 m — view and stream — and whole only by themself", arguments: Backend.all)
         func precisionIsEachMembersOwn(_ backend: Backend) async throws {
             let clock = Self.clock()

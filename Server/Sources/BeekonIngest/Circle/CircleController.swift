@@ -247,19 +247,33 @@ struct CircleController: Sendable {
             }
             cursor = n
         }
-        // The head before the wake-up: the requests it makes are the stream's first events.
-        let marks = try await live.store.eventMarks()
-        // A reconnect (with a cursor) does not wake anyone again.
-        let wakes = cursor == nil ? try await circles.wake(detail, caller: caller) : nil
-        let snapshot = try await view.render(detail, caller: caller, nowMillis: circles.nowMillis, wakes: wakes)
-        let key = CircleService.streamKey(detail.circle.id, version: detail.circle.version)
-        let service = circles
-        let grant = ViewerGrant(
-            scope: CircleService.scope(detail, viewer: caller.person), shareId: key,
-            validity: { await service.isActive(streamKey: key) })
-        let start = LiveStart(
-            scope: grant.scope, grant: grant, requested: cursor, marks: marks, retryMillis: live.retryMillis, ids: ids,
-            greeting: "event: circle\ndata: " + String(decoding: snapshot, as: UTF8.self) + "\n\n")
+        // A person holds at most so many streams, as a share does (admins are never capped).
+        var hold: Hold?
+        if caller.person != nil, let holds = live.streamHolds {
+            guard let taken = holds.take(caller.viewerKey) else {
+                return holds.refusal("this person", option: "--max-streams-per-share")
+            }
+            hold = taken
+        }
+        let start: LiveStart
+        do {
+            // The head before the wake-up: the requests it makes are the stream's first events.
+            let marks = try await live.store.eventMarks()
+            // A reconnect (with a cursor) does not wake anyone again.
+            let wakes = cursor == nil ? try await circles.wake(detail, caller: caller) : nil
+            let snapshot = try await view.render(detail, caller: caller, nowMillis: circles.nowMillis, wakes: wakes)
+            let key = CircleService.streamKey(detail.circle.id, version: detail.circle.version)
+            let service = circles
+            let grant = ViewerGrant(
+                scope: CircleService.scope(detail, viewer: caller.person), shareId: key,
+                validity: { await service.isActive(streamKey: key) })
+            start = LiveStart(
+                scope: grant.scope, grant: grant, requested: cursor, marks: marks, retryMillis: live.retryMillis, ids: ids, hold: hold,
+                greeting: "event: circle\ndata: " + String(decoding: snapshot, as: UTF8.self) + "\n\n")
+        } catch {
+            hold?.release()
+            throw error
+        }
         let stream = LiveStream(controller: live, start: start, logger: context.logger)
         return Response(status: .ok, headers: LiveStart.headers, body: ResponseBody { writer in await stream.run(&writer) })
     }
