@@ -98,8 +98,8 @@ let package = Package(
                 "BeekonChaos", "PostgresTestCluster", "IngestLoopback",
                 .product(name: "BeekonTesting", package: "Beekon"),
                 .product(name: "BeekonPrimitives", package: "Beekon"),
-                // The viewers read the live stream with the SDK's SSE parser.
-                .product(name: "BeekonSources", package: "Beekon"),
+                // The viewers read the live stream with the wire module's SSE parser.
+                .product(name: "BeekonWire", package: "Beekon"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

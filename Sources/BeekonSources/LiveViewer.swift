@@ -127,86 +127,10 @@ public final class LiveViewer: Sendable {
             state.withLock { $0.backoff.reset() }
             continuation.yield(.connected)
         }
-        return await connection.run(request, idleTimeout: idleTimeout)
-    }
-}
-
-/// One HTTP connection's worth of streaming, through a `URLSessionDataDelegate`
-/// (available on Linux's FoundationNetworking too).
-final class SSEConnection: NSObject, URLSessionDataDelegate, Sendable {
-    private let onMessage: @Sendable (SSEMessage) -> Void
-    private let onOpen: @Sendable (Int) -> Void
-    private let onComment: @Sendable (Int?) -> Void
-    private struct Exchange {
-        var parser = SSEParser()
-        var status = 0
-        var done: CheckedContinuation<LiveViewer.Outcome, Never>?
-        var finished = false
-    }
-
-    private let stream = Locked(Exchange())
-
-    init(
-        onMessage: @escaping @Sendable (SSEMessage) -> Void, onComment: @escaping @Sendable (Int?) -> Void,
-        onOpen: @escaping @Sendable (Int) -> Void
-    ) {
-        self.onMessage = onMessage
-        self.onComment = onComment
-        self.onOpen = onOpen
-    }
-
-    func run(_ request: URLRequest, idleTimeout: TimeInterval) async -> LiveViewer.Outcome {
-        let config = URLSessionConfiguration.ephemeral
-        config.timeoutIntervalForRequest = idleTimeout
-        config.timeoutIntervalForResource = 365 * 86_400
-        let session = URLSession(configuration: config, delegate: self, delegateQueue: nil)
-        defer { session.invalidateAndCancel() }
-        let task = session.dataTask(with: request)
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { c in
-                stream.withLock { $0.done = c }
-                task.resume()
-            }
-        } onCancel: {
-            task.cancel()
+        switch await connection.run(request, idleTimeout: idleTimeout) {
+        case .ended(let why): return .ended(why)
+        case .refused(let status, _) where status == 401 || status == 403: return .refused(status)
+        case .refused(let status, _): return .ended("HTTP \(status)")
         }
-    }
-
-    private func finish(_ outcome: LiveViewer.Outcome) {
-        let c: CheckedContinuation<LiveViewer.Outcome, Never>? = stream.withLock { stream in
-            guard !stream.finished else { return nil }
-            stream.finished = true
-            return stream.done
-        }
-        c?.resume(returning: outcome)
-    }
-
-    func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-    ) {
-        let code = (response as? HTTPURLResponse)?.statusCode ?? 0
-        stream.withLock { $0.status = code }
-        if code == 200 {
-            onOpen(code)
-            completionHandler(.allow)
-        } else {
-            completionHandler(.cancel)
-            finish(code == 401 || code == 403 ? .refused(code) : .ended("HTTP \(code)"))
-        }
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let (messages, newComments, retry) = stream.withLock { stream -> ([SSEMessage], Int, Int?) in
-            let before = stream.parser.comments
-            let messages = stream.parser.feed(data)
-            return (messages, stream.parser.comments - before, stream.parser.retryMillis)
-        }
-        for _ in 0..<newComments { onComment(retry) }
-        for m in messages { onMessage(m) }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        finish(.ended(error.map { "\($0.localizedDescription)" } ?? "the server closed the stream"))
     }
 }

@@ -1,9 +1,9 @@
-import BeekonSources
+import BeekonWire
 import Foundation
 
 /// The `/v1/live` answer as a viewer reads it off a raw socket: the status line and headers,
 /// a chunked body (`Transfer-Encoding: chunked`) or a plain one, and in it the server-sent
-/// events, read by the SDK's `SSEParser` (one SSE parser for the SDK, the agent and the chaos run).
+/// events, read by BeekonWire's `SSEParser` (one SSE parser for the SDK, the agent and the chaos run).
 struct EventStreamParser {
     /// One event with an id.
     struct Event {

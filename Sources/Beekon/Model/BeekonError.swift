@@ -11,6 +11,13 @@ public enum BeekonError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Enrolling with the server failed; the message says whether to retry later (network,
     /// server busy) or to ask for a new enrollment code (refused).
     case enrollmentFailed(String)
+    /// The server refused a request (4xx) and will refuse it again: `status`, the `error` code of
+    /// its answer (`not_found`, `forbidden`, `invalid_invitation`, …; `http_<status>` when it sent
+    /// none) and its message. A 401 means the device's credential is refused even after a refresh.
+    case serverRefused(status: Int, code: String, message: String)
+    /// The server was not reached, answered 5xx, or no credential is usable right now (a locked
+    /// token vault, a refresh that failed for a while): retry later.
+    case serverUnavailable(String)
 
     public var description: String {
         switch self {
@@ -24,6 +31,10 @@ public enum BeekonError: Error, Sendable, Hashable, CustomStringConvertible {
             return "invalid configuration: \(why)"
         case .enrollmentFailed(let why):
             return "enrollment failed: \(why)"
+        case .serverRefused(let status, let code, let message):
+            return "the server refused the request (HTTP \(status) \(code)): \(message)"
+        case .serverUnavailable(let why):
+            return "the server is unavailable, retry later: \(why)"
         }
     }
 }
