@@ -69,16 +69,26 @@ final class DeviceNudger: Service, Sendable {
         }
     }
 
+    /// Devices handled at once in a pass: a claim's commit and a push's round trip overlap.
+    static let concurrency = 8
+
     /// One pass over the candidates; returns the nudges it sent.
     @discardableResult
     func pass() async -> [Sent] {
         let nowMillis = WireTimestamp(now()).millis
-        var sent: [Sent] = []
-        for times in await candidates() {
-            guard let due = policy.dueMillis(times), due <= nowMillis, !skipped(times, nowMillis) else { continue }
-            if let nudge = await consider(times.installId, nowMillis: nowMillis) { sent.append(nudge) }
+        let due = await candidates().filter { times in
+            guard let at = policy.dueMillis(times), at <= nowMillis else { return false }
+            return !skipped(times, nowMillis)
         }
-        return sent
+        return await withTaskGroup(of: Sent?.self, returning: [Sent].self) { group in
+            var sent: [Sent] = []
+            for (i, times) in due.enumerated() {
+                if i >= Self.concurrency, let done = await group.next(), let nudge = done { sent.append(nudge) }
+                group.addTask { await self.consider(times.installId, nowMillis: nowMillis) }
+            }
+            for await done in group { if let nudge = done { sent.append(nudge) } }
+            return sent
+        }
     }
 
     private func skipped(_ t: DeviceTimes, _ nowMillis: Int64) -> Bool {
