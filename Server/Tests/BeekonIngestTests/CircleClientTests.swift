@@ -236,6 +236,51 @@ extension Ingest {
             }
         }
 
+        @Test("issue 52: every circle answer of the server is BeekonWire's message, byte for byte")
+        func serverAnswersAreTheWireMessages() async throws {
+            try await Self.withAliceAndBob { server, clock, alice, bob in
+                let headers = { (p: Phone) in Identity.bearer(p.auth.accessToken ?? "") }
+                func exact<M: Equatable>(_ r: HTTPResult, _ read: (Data) throws -> M, _ write: (M) -> Data) throws {
+                    #expect((200..<300).contains(r.status), "\(r.text)")
+                    #expect(String(decoding: write(try read(Data(r.body))), as: UTF8.self) == r.text)
+                }
+                let base = server.base
+                try exact(try await HTTP.send("GET", base + "/v1/me", headers: headers(alice)), WirePerson.decode) { $0.encoded() }
+                let created = try await HTTP.send(
+                    "POST", base + "/v1/circles", body: Array(WireCircleCreate(name: "family \"home\"").encoded()),
+                    headers: headers(alice).merging(["Content-Type": "application/json"]) { $1 })
+                try exact(created, WireCircleView.decode) { $0.encoded() }
+                let id = try WireCircleView.decode(Data(created.body)).id
+                let invited = try await HTTP.send("POST", base + "/v1/circles/\(id)/invitations", headers: headers(alice))
+                try exact(invited, WireCircleInvitation.decode) { $0.encoded() }
+                let joined = try await HTTP.send(
+                    "POST", base + "/v1/circles/join",
+                    body: Array(WireCircleJoinRequest(code: try WireCircleInvitation.decode(Data(invited.body)).code).encoded()),
+                    headers: headers(bob).merging(["Content-Type": "application/json"]) { $1 })
+                try exact(joined, WireCircleJoin.decode) { $0.encoded() }
+                let shared = try await HTTP.send(
+                    "PUT", base + "/v1/circles/\(id)/members/bob/sharing",
+                    body: Array(WireCircleSharing(precisionMeters: 250, hours: "06:00-22:00", timeZone: "UTC").encoded()),
+                    headers: headers(bob).merging(["Content-Type": "application/json"]) { $1 })
+                try exact(shared, WireCircleSharing.decode) { $0.encoded() }
+                try exact(try await HTTP.send("GET", base + "/v1/circles", headers: headers(bob)), WireCircleList.decode) { $0.encoded() }
+                // The woken view: Bob's device with its request, then with his answering fix, coarsened.
+                let woken = try await HTTP.send("POST", base + "/v1/circles/\(id)/wake", headers: headers(alice))
+                try exact(woken, WireCircleView.decode) { $0.encoded() }
+                let request = try #require(try WireCircleView.decode(Data(woken.body)).members.last?.devices.first?.request)
+                await bob.provider.setOneShotFix(
+                    RawFix(timestamp: clock.now(), latitude: 52.520_008_1, longitude: 13.404_954_3, accuracy: 5))
+                guard case .answered = await bob.beekon.handleLocateRequest(id: request.id) else {
+                    Issue.record("Bob's SDK did not answer")
+                    return
+                }
+                let seen = try await HTTP.send("GET", base + "/v1/circles/\(id)", headers: headers(alice))
+                try exact(seen, WireCircleView.decode) { $0.encoded() }
+                let device = try #require(try WireCircleView.decode(Data(seen.body)).members.last?.devices.first)
+                #expect(device.fix != nil && device.request?.state == .answered && device.lastFixAt != nil, "\(seen.text)")
+            }
+        }
+
         @Test("issue 52: an access token the server no longer accepts is refreshed by the SDK's own refresher, once")
         func expiredAccessTokenIsRefreshed() async throws {
             let serverClock = Self.clock()

@@ -334,6 +334,14 @@ extension Ingest {
                 #expect(byID[quiet.wireString]?["status"] as? String == "silent")
                 #expect(byID[quiet.wireString]?["paused_since"] as? String == byID[quiet.wireString]?["last_contact_at"] as? String)
                 #expect(byID[busy.wireString]?["status"] as? String == "live" && byID[busy.wireString]?["paused_since"] == nil)
+                // The live stream's `device` event says so too, when the device falls silent.
+                let events = try await Live.collect(server.base + "/v1/live", lastEventID: "0", kinds: ["device"]) { ms in
+                    ms.contains { $0.event == "device" && Live.object($0)["paused_since"] != nil }
+                }
+                let silentEvent = try #require(events.first { $0.event == "device" && Live.object($0)["paused_since"] != nil })
+                #expect(Live.object(silentEvent)["install_id"] as? String == quiet.wireString)
+                #expect(Live.object(silentEvent)["status"] as? String == "silent")
+                #expect(Live.object(silentEvent)["paused_since"] as? String == byID[quiet.wireString]?["last_contact_at"] as? String)
                 let metrics = try await HTTP.send("GET", server.base + "/metrics").text
                 let sentLine = metrics.split(separator: "\n").first {
                     $0.hasPrefix("beekon_ingest_nudges_total{") && $0.contains(#"provider="apns""#) && $0.contains(#"result="sent""#)

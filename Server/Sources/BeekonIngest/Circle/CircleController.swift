@@ -366,9 +366,18 @@ struct CircleController: Sendable {
         enum CodingKeys: String, CodingKey { case displayName = "display_name" }
     }
 
+    /// Present means typed (as an enrolment spec): an explicit `null` is refused like any other
+    /// mistyped value (schemathesis found `"expires_in_seconds": null` accepted).
     struct CreateBody: Decodable {
         var name: String
         var owner: String?
+        enum CodingKeys: String, CodingKey { case name, owner }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            name = try c.decode(String.self, forKey: .name)
+            if c.contains(.owner) { owner = try c.decode(String.self, forKey: .owner) }
+        }
     }
 
     struct JoinBody: Decodable {
@@ -378,6 +387,11 @@ struct CircleController: Sendable {
     struct InviteBody: Decodable {
         var expiresInSeconds: Int?
         enum CodingKeys: String, CodingKey { case expiresInSeconds = "expires_in_seconds" }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            if c.contains(.expiresInSeconds) { expiresInSeconds = try c.decode(Int.self, forKey: .expiresInSeconds) }
+        }
     }
 
     struct SharingBody: Decodable {
@@ -389,6 +403,15 @@ struct CircleController: Sendable {
             case hours, paused
             case precisionMeters = "precision_m"
             case timeZone = "time_zone"
+        }
+
+        /// `null` clears a setting (full precision, all day); `paused` is true or false when sent.
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            precisionMeters = try c.decodeIfPresent(Double.self, forKey: .precisionMeters)
+            hours = try c.decodeIfPresent(String.self, forKey: .hours)
+            timeZone = try c.decodeIfPresent(String.self, forKey: .timeZone)
+            if c.contains(.paused) { paused = try c.decode(Bool.self, forKey: .paused) }
         }
     }
 }
