@@ -23,9 +23,8 @@ struct RequestHandOverTests {
         let handOver = RequestHandOver()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await handOver.wait() }
-            group.addTask {
-                defer { handOver.open() }  // as the drain's send task ends: dead credentials, budget spent
-            }
+            // The drain's send task ending without a request (dead credentials, budget spent) opens it.
+            group.addTask { handOver.open() }
         }
     }
 
