@@ -202,6 +202,29 @@ struct IsolationTests {
         }
     }
 
+    /// The attack: a flood of bad credentials from one address, answered 429 at once, still took
+    /// about 5,600 answers a second of the server's CPU from four keep-alive connections. Past its
+    /// budget an address waits `hold` for each 429 (one answer per connection per hold); an
+    /// address with budget left, or another address, waits for nothing.
+    @Test func aRefusedAddressWaitsForItsAnswer() async throws {
+        let clock = TestClock()
+        let waited = Locked([Duration]())
+        let limit = AuthFailureLimit(
+            perMinute: 2, hold: .seconds(1), now: { clock.now() }, sleep: { d in waited.withLock { $0.append(d) } })
+        #expect(await limit.refusalAfterHold("192.0.2.1") == nil)
+        limit.charge("192.0.2.1")
+        #expect(await limit.refusalAfterHold("192.0.2.1") == nil, "one failure of two: budget left")
+        limit.charge("192.0.2.1")
+        let refused = try #require(await limit.refusalAfterHold("192.0.2.1"))
+        #expect(refused.status == .tooManyRequests)
+        #expect(refused.headers[.retryAfter] == "30")
+        #expect(waited.withLock { $0 } == [.seconds(1)])
+        #expect(await limit.refusalAfterHold("192.0.2.2") == nil, "another address")
+        clock.advance(by: .seconds(30))
+        #expect(await limit.refusalAfterHold("192.0.2.1") == nil, "the budget refilled by one")
+        #expect(waited.withLock { $0 } == [.seconds(1)])
+    }
+
     /// The attack: one client held all 192 connections (`ulimit -n 256`) by trickling and
     /// renewing them; every other client got 503, `/healthz` included. One address holds at most
     /// `--max-connections-per-client` (5 here, of 8); another address still gets its answers.
