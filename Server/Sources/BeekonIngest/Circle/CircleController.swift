@@ -24,7 +24,7 @@ struct CircleController: Sendable {
     let live: LiveController
     let tokens: TokenService
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<IngestRequestContext>) {
         router.get("/v1/me") { request, context in
             await self.person(request, context) { person in
                 var w = WireJSONWriter(capacity: 128)
@@ -234,7 +234,7 @@ struct CircleController: Sendable {
     /// event first with the view after the wake-up, then the events; it ends when the circle's
     /// members or sharing change (the viewer reconnects with the new rules, or is refused).
     private func stream(
-        _ request: Request, _ context: BasicRequestContext, _ caller: CircleCaller, _ detail: CircleDetail
+        _ request: Request, _ context: IngestRequestContext, _ caller: CircleCaller, _ detail: CircleDetail
     ) async throws -> Response {
         guard let ids = tokens.liveEventIDs() else { return APIResponse.unavailable("the server is starting; retry later") }
         let lastID =
@@ -281,7 +281,7 @@ struct CircleController: Sendable {
     // MARK: Checks
 
     /// A route any caller may use (a person or an admin).
-    private func any(_ request: Request, _ context: BasicRequestContext, _ body: (CircleCaller) async throws -> Response) async
+    private func any(_ request: Request, _ context: IngestRequestContext, _ body: (CircleCaller) async throws -> Response) async
         -> Response
     {
         switch await circles.caller(request) {
@@ -291,7 +291,7 @@ struct CircleController: Sendable {
     }
 
     /// A route only a person may use (an admin is no person: 403).
-    private func person(_ request: Request, _ context: BasicRequestContext, _ body: (String) async throws -> Response) async
+    private func person(_ request: Request, _ context: IngestRequestContext, _ body: (String) async throws -> Response) async
         -> Response
     {
         await any(request, context) { caller in
@@ -305,7 +305,7 @@ struct CircleController: Sendable {
     /// A route of one circle: its members (with `owner`, only its owners) and admins; anyone
     /// else learns nothing of it (404, as for a circle that does not exist).
     private func member(
-        _ request: Request, _ context: BasicRequestContext, owner: Bool = false,
+        _ request: Request, _ context: IngestRequestContext, owner: Bool = false,
         _ body: (CircleCaller, CircleDetail) async throws -> Response
     ) async -> Response {
         await any(request, context) { caller in
@@ -321,7 +321,7 @@ struct CircleController: Sendable {
         }
     }
 
-    private static func mapFailure(_ context: BasicRequestContext, _ body: () async throws -> Response) async -> Response {
+    private static func mapFailure(_ context: IngestRequestContext, _ body: () async throws -> Response) async -> Response {
         do {
             return try await body()
         } catch {
@@ -340,7 +340,7 @@ struct CircleController: Sendable {
     static func badPerson() -> Response { ReadController.badParameter("person", "1–100 printable ASCII characters without spaces") }
 
     /// The `person` path parameter, percent-decoded and checked like an enrolment code's person.
-    static func personParameter(_ context: BasicRequestContext) -> String? {
+    static func personParameter(_ context: IngestRequestContext) -> String? {
         guard let raw = context.parameters.get("person"), let person = raw.removingPercentEncoding,
             TokenService.isValidSubject(person)
         else { return nil }

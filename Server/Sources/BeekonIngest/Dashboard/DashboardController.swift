@@ -22,12 +22,12 @@ struct DashboardController: Sendable {
     /// Most fixes read for one history answer (a month at 1 Hz is 2.6 M).
     static let maxPoints = 4_000_000
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<IngestRequestContext>) {
         for path in ["/", "/dashboard"] {
             router.get(RouterPath(path)) { _, _ in self.page() }
         }
-        router.get("/v1/devices/:install/history") { request, context in
-            guard let install = ReadController.uuid(context.parameters.get("install")) else { return ReadController.badID("install_id") }
+        router.get("/v1/devices/:install_id/history") { request, context in
+            let install = try context.parameters.require("install_id", as: UUID.self)
             switch await self.access.grant(for: request, what: "history") {
             case .refused(let response): return response
             case .granted(let grant):
