@@ -21,6 +21,12 @@ extension Ingest {
             try await body(Authenticator(required: required, apiKeys: ["admin-k"], enrollerKeys: ["enroller-k"], tokens: tokens))
         }
 
+        /// Auth required, with the admin key `admin-k`.
+        static func adminKeyRequired(_ config: inout IngestConfiguration) {
+            config.authMode = .required
+            config.apiKeys = ["admin-k"]
+        }
+
         @Test("a handler outside a checking group cannot read a credential: 500, not an answer without a check")
         func handlerWithoutItsMiddlewareFails() async throws {
             try await Self.withAuthenticator(required: false) { auth in
@@ -79,13 +85,7 @@ extension Ingest {
 
         @Test("read and admin routes check the credential before the path, and a bad id is today's 400 envelope")
         func credentialBeforePathAndTheBadIDEnvelope() async throws {
-            try await withServer(
-                .sqlite,
-                configure: {
-                    $0.authMode = .required
-                    $0.apiKeys = ["admin-k"]
-                }
-            ) { server, _ in
+            try await withServer(.sqlite, configure: Self.adminKeyRequired) { server, _ in
                 let admin = ["Authorization": "Bearer admin-k"]
                 let routes = [
                     ("GET", "/v1/devices/nope/sessions"), ("GET", "/v1/devices/nope/fixes"), ("GET", "/v1/devices/nope/proximity-events"),
@@ -103,6 +103,27 @@ extension Ingest {
                 let locate = try await HTTP.send(
                     "GET", server.base + "/v1/devices/\(Fixtures.ids.next().wireString)/locate/nope", headers: admin)
                 #expect(locate.status == 400 && locate.text == #"{"error":"invalid_request","message":"request_id must be a UUID"}"#)
+            }
+        }
+
+        @Test("locate, history and device routes read the path's device before the credential, as before their middleware")
+        func deviceBeforeCredentialOnDeviceRoutes() async throws {
+            try await withServer(.sqlite, configure: Self.adminKeyRequired) { server, _ in
+                let install = Fixtures.ids.next().wireString
+                let routes = [
+                    ("POST", "/locate"), ("GET", "/locate/\(Fixtures.ids.next().wireString)"), ("GET", "/history"),
+                    ("GET", "/commands?wait=0"), ("PUT", "/push-token"), ("DELETE", "/push-token"),
+                    ("POST", "/locate/\(Fixtures.ids.next().wireString)/answer"),
+                ]
+                for (method, tail) in routes {
+                    let bad = try await HTTP.send(method, server.base + "/v1/devices/nope" + tail)
+                    #expect(bad.status == 400 && bad.text == Self.badID, "\(method) \(tail): \(bad.status) \(bad.text)")
+                    let anonymous = try await HTTP.send(method, server.base + "/v1/devices/\(install)" + tail)
+                    #expect(anonymous.status == 401, "\(method) \(tail): \(anonymous.status) \(anonymous.text)")
+                    let wrong = try await HTTP.send(
+                        method, server.base + "/v1/devices/\(install)" + tail, headers: ["Authorization": "Bearer x"])
+                    #expect(wrong.status == 401, "\(method) \(tail): \(wrong.status) \(wrong.text)")
+                }
             }
         }
     }

@@ -26,18 +26,14 @@ struct DashboardController: Sendable {
         for path in ["/", "/dashboard"] {
             router.get(RouterPath(path)) { _, _ in self.page() }
         }
-        router.get("/v1/devices/:install_id/history") { request, context in
-            let install = try context.parameters.require("install_id", as: UUID.self)
-            switch await self.access.grant(for: request, what: "history") {
-            case .refused(let response): return response
-            case .granted(let grant):
-                guard grant.scope.sees(install) else { return ReadController.notShared() }
-                do {
-                    return try await self.history(install, request.uri.queryParameters, grant.scope)
-                } catch {
-                    context.logger.error("history read failed", metadata: ["error": "\(error)"])
-                    return APIResponse.unavailable("the database could not be read; retry later")
-                }
+        let viewers = router.group().add(middleware: ViewerMiddleware(access: access, what: "history", device: "install_id"))
+        viewers.get("/v1/devices/:install_id/history") { request, context in
+            let (grant, install) = try (context.requireViewer(), context.requireDevice())
+            do {
+                return try await self.history(install, request.uri.queryParameters, grant.scope)
+            } catch {
+                context.logger.error("history read failed", metadata: ["error": "\(error)"])
+                return APIResponse.unavailable("the database could not be read; retry later")
             }
         }
     }
