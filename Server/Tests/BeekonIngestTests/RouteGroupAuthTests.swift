@@ -83,7 +83,7 @@ extension Ingest {
             }
         }
 
-        @Test("read and admin routes check the credential before the path, and a bad id is today's 400 envelope")
+        @Test("read, admin and circle routes check the credential before the path, and a bad id is today's 400 envelope")
         func credentialBeforePathAndTheBadIDEnvelope() async throws {
             try await withServer(.sqlite, configure: Self.adminKeyRequired) { server, _ in
                 let admin = ["Authorization": "Bearer admin-k"]
@@ -103,6 +103,10 @@ extension Ingest {
                 let locate = try await HTTP.send(
                     "GET", server.base + "/v1/devices/\(Fixtures.ids.next().wireString)/locate/nope", headers: admin)
                 #expect(locate.status == 400 && locate.text == #"{"error":"invalid_request","message":"request_id must be a UUID"}"#)
+                // A circle's routes find the caller first, then read the circle's id.
+                #expect(try await HTTP.send("GET", server.base + "/v1/circles/nope").status == 401)
+                #expect(try await HTTP.send("GET", server.base + "/v1/circles/nope", headers: admin).status == 400)
+                #expect(try await HTTP.send("GET", server.base + "/v1/circles/cir_000000000000000000000000", headers: admin).status == 404)
             }
         }
 

@@ -17,6 +17,8 @@ package struct IngestRequestContext: RequestContext {
     /// The device the path names (`install_id`), checked against the credential by
     /// ``DeviceMiddleware`` or a ``ViewerMiddleware`` with `device`.
     var device: UUID?
+    /// The caller of a circle route, set by ``CircleMiddleware``.
+    var circleCaller: CircleCaller?
 
     /// A context for a request from `source`, with no credential checked yet.
     package init(source: Source) {
@@ -34,6 +36,12 @@ package struct IngestRequestContext: RequestContext {
     func requirePrincipal() throws(APIError) -> Principal {
         guard let principal else { throw .unchecked("credential") }
         return principal
+    }
+
+    /// The caller ``CircleMiddleware`` found; throws 500 when the route's group has none.
+    func requireCircleCaller() throws(APIError) -> CircleCaller {
+        guard let circleCaller else { throw .unchecked("circle caller") }
+        return circleCaller
     }
 
     /// The path's device, checked against the credential; throws 500 when the route's group has
