@@ -3,7 +3,7 @@ import Hummingbird
 
 /// A refusal thrown by a handler or middleware, rendered as the server's JSON error envelope
 /// (`{"error": code, "message": text}`, ``APIResponse/error(_:_:_:headers:)``) with its status.
-/// The one error type the routes throw: Hummingbird's router turns it into its response, outside
+/// The one error type routes throw to the router, which turns it into its response outside
 /// every middleware. A credential refusal is therefore returned (by the group's middleware,
 /// ``IngestRequestContext``), not thrown, so that ``AuthFailureMiddleware`` sees and counts its 401.
 struct APIError: HTTPResponseError, Sendable {
@@ -37,7 +37,7 @@ struct APIError: HTTPResponseError, Sendable {
 extension Parameters {
     /// The path parameter `name` as a UUID: the canonical 36 characters, else a thrown 400
     /// `invalid_request` "`name` must be a UUID" (``APIError``). Shadows Hummingbird's
-    /// `require(_:as:)` for UUIDs, whose `HTTPError` names neither the parameter nor uses the
+    /// `require(_:as:)` for UUIDs, whose `HTTPError` neither names the parameter nor uses the
     /// server's envelope; route parameters are named as in `openapi.json` (`:install_id`).
     func require(_ name: String, as type: UUID.Type) throws(APIError) -> UUID {
         guard let id = ReadController.uuid(self.get(name)) else { throw .badParameter(name, "a UUID") }

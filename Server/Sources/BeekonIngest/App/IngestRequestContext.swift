@@ -3,9 +3,10 @@ import Hummingbird
 
 /// The request context of every route: Hummingbird's core storage, and the credential the
 /// route group's middleware checked. A group's middleware (``ViewerMiddleware``,
-/// ``AdminMiddleware``) refuses a request with its 401 / 403 before the handler runs, or sets
-/// ``viewer`` or ``principal``; the handler reads it with ``requireViewer()`` or
-/// ``requirePrincipal()``, which throw (500) when no middleware checked it, so that a route
+/// ``AdminMiddleware``, ``DeviceMiddleware``, ``CircleMiddleware``) refuses a request with its
+/// 401 / 403 before the handler runs, or sets what it checked; the handler reads it with
+/// ``requireViewer()``, ``requirePrincipal()``, ``requireDevice()`` or
+/// ``requireCircleCaller()``, which throw (500) when no middleware checked it, so that a route
 /// added to the wrong group fails loudly instead of serving without a check.
 package struct IngestRequestContext: RequestContext {
     /// Hummingbird's per-request storage (logger, path parameters, …).
