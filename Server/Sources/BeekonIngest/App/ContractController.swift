@@ -10,7 +10,7 @@ struct ContractController: Sendable {
     /// The envelope schema's bytes, exactly as kept in the repository.
     static var envelopeSchema: [UInt8] { PackageResources.envelope_v1_schema_json }
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<IngestRequestContext>) {
         router.get("/openapi.json") { _, _ in
             APIResponse.json(.ok, Self.openAPIDocument)
         }

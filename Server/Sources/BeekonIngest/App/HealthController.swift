@@ -12,7 +12,7 @@ struct HealthController: Sendable {
     /// The connection cap, for its gauges and the refused-connection counter.
     let connections: ConnectionLimit
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<IngestRequestContext>) {
         router.get("/healthz") { _, context in
             do {
                 try await self.store.ping()

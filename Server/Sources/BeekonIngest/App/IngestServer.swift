@@ -122,7 +122,7 @@ package enum IngestServer {
         tokens: TokenService,
         now: @escaping @Sendable () -> Date,
         logger: Logger
-    ) -> (router: Router<BasicRequestContext>, services: [any Service]) {
+    ) -> (router: Router<IngestRequestContext>, services: [any Service]) {
         let routes = makeRoutes(config, store: store, tokens: tokens, now: now, logger: logger)
         return (routes.router, routes.services)
     }
@@ -146,18 +146,18 @@ package enum IngestServer {
         liveHeartbeats: AsyncStream<Void>? = nil,
         ready: StoreReadiness? = nil,
         logger: Logger
-    ) -> (router: Router<BasicRequestContext>, services: [any Service], live: LiveController, connections: ConnectionLimit) {
+    ) -> (router: Router<IngestRequestContext>, services: [any Service], live: LiveController, connections: ConnectionLimit) {
         let connections = connectionLimit(config)
         let auth = Authenticator(
             required: config.authRequired, apiKeys: config.apiKeys, enrollerKeys: config.enrollerKeys, tokens: tokens)
         let metrics = IngestMetrics()
-        let router = Router()
+        let router = Router(context: IngestRequestContext.self)
         // First, so that it guards every route: with auth off, only this machine's pages get in.
         let guarding = LocalOnlyGuard(config)
-        router.add(middleware: LocalOnlyMiddleware<BasicRequestContext>(guarding: guarding))
+        router.add(middleware: LocalOnlyMiddleware<IngestRequestContext>(guarding: guarding))
         // Then, before any credential is looked up: an address past its budget of failures waits.
         let failures = AuthFailureLimit(perMinute: config.authFailuresPerMinute, now: now)
-        router.add(middleware: AuthFailureMiddleware<BasicRequestContext>(limit: failures))
+        router.add(middleware: AuthFailureMiddleware<IngestRequestContext>(limit: failures))
         let shares = ShareService(store: store, now: now, metrics: metrics, retention: config.shareAccessLog)
         // A circle's streams (issue 52) end when its members or their sharing change: the hub re-checks them.
         let circleStreams = Locked<CircleService?>(nil)
@@ -215,7 +215,7 @@ package enum IngestServer {
         // Last, so that it only sees requests no route matched: a known path with another
         // method gets 405 and `Allow`, an unknown path 404.
         router.add(
-            middleware: MethodNotAllowedMiddleware<BasicRequestContext>(
+            middleware: MethodNotAllowedMiddleware<IngestRequestContext>(
                 routes: router.routes.map { (path: $0.path.description, method: $0.method.rawValue) }))
         return (
             router,

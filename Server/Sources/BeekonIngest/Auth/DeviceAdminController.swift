@@ -25,11 +25,12 @@ struct DeviceAdminController: Sendable {
     static let maxUses = 100_000
     static let maxTTLSeconds = 366 * 86_400
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.post("/v1/enrollments") { request, context in
-            let principal = auth.principal(of: request.headers)
-            let enroller = principal == .enroller
-            guard enroller || auth.hasAdminKey(request.headers) else { return adminOnly(request) }
+    /// Registers the routes: `POST /v1/enrollments` in a group whose ``AdminMiddleware`` admits
+    /// admin and enroller keys, the others in an admin-only group (401 without a valid
+    /// credential, 403 with another); each handler reads the principal from the context.
+    func register(on router: Router<IngestRequestContext>) {
+        router.group().add(middleware: AdminMiddleware(auth: auth, enroller: true)).post("/v1/enrollments") { request, context in
+            let enroller = try context.requirePrincipal() == .enroller
             var request = request
             let body = try? await request.collectBody(upTo: 16_384)
             let spec: Spec
@@ -79,8 +80,9 @@ struct DeviceAdminController: Sendable {
                 return APIResponse.unavailable("the code could not be stored; retry later")
             }
         }
-        router.get("/v1/enrollments") { request, context in
-            guard auth.hasAdminKey(request.headers) else { return adminOnly(request) }
+        let admin = router.group().add(middleware: AdminMiddleware(auth: auth))
+        admin.get("/v1/enrollments") { request, context in
+            _ = try context.requirePrincipal()
             guard let limit = ReadController.listLimit(request.uri.queryParameters) else {
                 return ReadController.badParameter("limit", "1...\(ReadController.maxList)")
             }
@@ -93,8 +95,8 @@ struct DeviceAdminController: Sendable {
                 return APIResponse.unavailable("the codes could not be read; retry later")
             }
         }
-        router.delete("/v1/enrollments/:id") { request, context in
-            guard auth.hasAdminKey(request.headers) else { return adminOnly(request) }
+        admin.delete("/v1/enrollments/:id") { request, context in
+            _ = try context.requirePrincipal()
             guard let id = context.parameters.get("id"), Self.isCodeID(id) else {
                 return ReadController.badParameter("id", "an enrollment code id (enr_ and 24 hex digits)")
             }
@@ -108,9 +110,9 @@ struct DeviceAdminController: Sendable {
                 return APIResponse.unavailable("the code could not be revoked; retry later")
             }
         }
-        router.post("/v1/devices/:install/revoke") { request, context in
-            guard auth.hasAdminKey(request.headers) else { return adminOnly(request) }
-            guard let install = ReadController.uuid(context.parameters.get("install")) else { return ReadController.badID("install_id") }
+        admin.post("/v1/devices/:install_id/revoke") { request, context in
+            _ = try context.requirePrincipal()
+            let install = try context.parameters.require("install_id", as: UUID.self)
             do {
                 let count = try await tokens.revoke(installId: install)
                 return APIResponse.encode(.ok, Revoked(installId: install.wireString, revokedCredentials: count))
@@ -128,13 +130,6 @@ struct DeviceAdminController: Sendable {
             && hex.allSatisfy {
                 (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
             }
-    }
-
-    /// 401 without a valid credential, 403 with one that is not an admin key.
-    func adminOnly(_ request: Request) -> Response {
-        auth.principal(of: request.headers) == nil
-            ? APIResponse.unauthorized("this needs an admin API key: Authorization: Bearer <key>")
-            : APIResponse.error(.forbidden, "forbidden", "this needs an admin API key")
     }
 
     struct Spec: Decodable {

@@ -14,7 +14,7 @@ struct TokenController: Sendable {
     let tokens: TokenService
     let metrics: IngestMetrics
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<IngestRequestContext>) {
         router.post("/oauth/token") { request, context in
             await self.handle(request, logger: context.logger)
         }

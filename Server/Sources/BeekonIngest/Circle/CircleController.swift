@@ -24,9 +24,12 @@ struct CircleController: Sendable {
     let live: LiveController
     let tokens: TokenService
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("/v1/me") { request, context in
-            await self.person(request, context) { person in
+    /// Registers the routes in one group whose ``CircleMiddleware`` finds the caller (a person or
+    /// an admin) before any handler runs; each handler reads it from the context.
+    func register(on router: Router<IngestRequestContext>) {
+        let callers = router.group().add(middleware: CircleMiddleware(circles: circles))
+        callers.get("/v1/me") { request, context in
+            try await self.person(context) { person in
                 var w = WireJSONWriter(capacity: 128)
                 w.raw("{\"person\":")
                 w.string(person)
@@ -36,8 +39,8 @@ struct CircleController: Sendable {
                 return APIResponse.json(.ok, w.bytes)
             }
         }
-        router.put("/v1/me") { request, context in
-            await self.person(request, context) { person in
+        callers.put("/v1/me") { request, context in
+            try await self.person(context) { person in
                 guard let body = try await Self.body(request, DisplayNameBody.self) else {
                     return Self.invalid("send {\"display_name\":\"…\"} (null clears it)")
                 }
@@ -46,8 +49,8 @@ struct CircleController: Sendable {
                 return Response(status: .noContent)
             }
         }
-        router.post("/v1/circles") { request, context in
-            await self.any(request, context) { caller in
+        callers.post("/v1/circles") { request, context in
+            try await self.any(context) { caller in
                 guard let body = try await Self.body(request, CreateBody.self) else {
                     return Self.invalid("send {\"name\":\"…\"} (an admin adds \"owner\":\"<person>\")")
                 }
@@ -73,8 +76,8 @@ struct CircleController: Sendable {
                     .created, try await self.view.render(detail, caller: caller, nowMillis: self.circles.nowMillis))
             }
         }
-        router.get("/v1/circles") { request, context in
-            await self.any(request, context) { caller in
+        callers.get("/v1/circles") { request, context in
+            try await self.any(context) { caller in
                 guard let limit = ReadController.listLimit(request.uri.queryParameters) else {
                     return ReadController.badParameter("limit", "1...\(ReadController.maxList)")
                 }
@@ -97,8 +100,8 @@ struct CircleController: Sendable {
                 return APIResponse.json(.ok, w.bytes)
             }
         }
-        router.post("/v1/circles/join") { request, context in
-            await self.person(request, context) { person in
+        callers.post("/v1/circles/join") { request, context in
+            try await self.person(context) { person in
                 guard let body = try await Self.body(request, JoinBody.self) else { return Self.invalid("send {\"code\":\"bci1.…\"}") }
                 let outcome = try await self.circles.store.acceptInvitation(
                     hash: CircleService.hash(body.code), person: person, nowMillis: self.circles.nowMillis, limits: self.circles.limits)
@@ -121,20 +124,20 @@ struct CircleController: Sendable {
                 }
             }
         }
-        router.get("/v1/circles/:circle") { request, context in
-            await self.member(request, context) { caller, detail in
+        callers.get("/v1/circles/:circle") { request, context in
+            try await self.member(context) { caller, detail in
                 APIResponse.json(.ok, try await self.view.render(detail, caller: caller, nowMillis: self.circles.nowMillis))
             }
         }
-        router.delete("/v1/circles/:circle") { request, context in
-            await self.member(request, context, owner: true) { _, detail in
+        callers.delete("/v1/circles/:circle") { request, context in
+            try await self.member(context, owner: true) { _, detail in
                 guard try await self.circles.store.deleteCircle(id: detail.circle.id) else { return Self.notFound() }
                 self.circles.changed(detail.circle.id)
                 return APIResponse.encode(.ok, ["deleted": detail.circle.id])
             }
         }
-        router.post("/v1/circles/:circle/invitations") { request, context in
-            await self.member(request, context, owner: true) { caller, detail in
+        callers.post("/v1/circles/:circle/invitations") { request, context in
+            try await self.member(context, owner: true) { caller, detail in
                 guard let body = try await Self.body(request, InviteBody.self, emptyAllowed: true) else {
                     return Self.invalid("send {\"expires_in_seconds\":604800} or nothing")
                 }
@@ -168,8 +171,8 @@ struct CircleController: Sendable {
                 return APIResponse.json(.created, w.bytes, headers: headers)
             }
         }
-        router.delete("/v1/circles/:circle/members/:person") { request, context in
-            await self.member(request, context) { caller, detail in
+        callers.delete("/v1/circles/:circle/members/:person") { request, context in
+            try await self.member(context) { caller, detail in
                 guard let target = Self.personParameter(context) else { return Self.badPerson() }
                 let mine = caller.person.flatMap(detail.member)
                 guard caller == .admin || target == caller.person || mine?.role == .owner else {
@@ -182,8 +185,8 @@ struct CircleController: Sendable {
                 return Response(status: .noContent)
             }
         }
-        router.put("/v1/circles/:circle/members/:person/sharing") { request, context in
-            await self.member(request, context) { caller, detail in
+        callers.put("/v1/circles/:circle/members/:person/sharing") { request, context in
+            try await self.member(context) { caller, detail in
                 guard let target = Self.personParameter(context) else { return Self.badPerson() }
                 guard caller == .admin || target == caller.person else {
                     return APIResponse.error(.forbidden, "forbidden", "a member sets only their own sharing")
@@ -213,15 +216,15 @@ struct CircleController: Sendable {
                 return APIResponse.json(.ok, w.bytes)
             }
         }
-        router.post("/v1/circles/:circle/wake") { request, context in
-            await self.member(request, context) { caller, detail in
+        callers.post("/v1/circles/:circle/wake") { request, context in
+            try await self.member(context) { caller, detail in
                 let wakes = try await self.circles.wake(detail, caller: caller)
                 return APIResponse.json(
                     .accepted, try await self.view.render(detail, caller: caller, nowMillis: self.circles.nowMillis, wakes: wakes))
             }
         }
-        router.get("/v1/circles/:circle/live") { request, context in
-            await self.member(request, context) { caller, detail in
+        callers.get("/v1/circles/:circle/live") { request, context in
+            try await self.member(context) { caller, detail in
                 try await self.stream(request, context, caller, detail)
             }
         }
@@ -234,7 +237,7 @@ struct CircleController: Sendable {
     /// event first with the view after the wake-up, then the events; it ends when the circle's
     /// members or sharing change (the viewer reconnects with the new rules, or is refused).
     private func stream(
-        _ request: Request, _ context: BasicRequestContext, _ caller: CircleCaller, _ detail: CircleDetail
+        _ request: Request, _ context: IngestRequestContext, _ caller: CircleCaller, _ detail: CircleDetail
     ) async throws -> Response {
         guard let ids = tokens.liveEventIDs() else { return APIResponse.unavailable("the server is starting; retry later") }
         let lastID =
@@ -280,21 +283,19 @@ struct CircleController: Sendable {
 
     // MARK: Checks
 
-    /// A route any caller may use (a person or an admin).
-    private func any(_ request: Request, _ context: BasicRequestContext, _ body: (CircleCaller) async throws -> Response) async
+    /// A route any caller may use (a person or an admin), with the caller ``CircleMiddleware`` found.
+    private func any(_ context: IngestRequestContext, _ body: (CircleCaller) async throws -> Response) async throws(APIError)
         -> Response
     {
-        switch await circles.caller(request) {
-        case .refused(let response): return response
-        case .caller(let caller): return await Self.mapFailure(context) { try await body(caller) }
-        }
+        let caller = try context.requireCircleCaller()
+        return await Self.mapFailure(context) { try await body(caller) }
     }
 
     /// A route only a person may use (an admin is no person: 403).
-    private func person(_ request: Request, _ context: BasicRequestContext, _ body: (String) async throws -> Response) async
+    private func person(_ context: IngestRequestContext, _ body: (String) async throws -> Response) async throws(APIError)
         -> Response
     {
-        await any(request, context) { caller in
+        try await any(context) { caller in
             guard let person = caller.person else {
                 return APIResponse.error(.forbidden, "forbidden", "an admin key is no person: call this with a person's device token")
             }
@@ -305,10 +306,10 @@ struct CircleController: Sendable {
     /// A route of one circle: its members (with `owner`, only its owners) and admins; anyone
     /// else learns nothing of it (404, as for a circle that does not exist).
     private func member(
-        _ request: Request, _ context: BasicRequestContext, owner: Bool = false,
+        _ context: IngestRequestContext, owner: Bool = false,
         _ body: (CircleCaller, CircleDetail) async throws -> Response
-    ) async -> Response {
-        await any(request, context) { caller in
+    ) async throws(APIError) -> Response {
+        try await any(context) { caller in
             guard let id = context.parameters.get("circle"), CircleService.isCircleID(id) else {
                 return ReadController.badParameter("circle_id", "a circle id (cir_ and 24 hex digits)")
             }
@@ -321,7 +322,7 @@ struct CircleController: Sendable {
         }
     }
 
-    private static func mapFailure(_ context: BasicRequestContext, _ body: () async throws -> Response) async -> Response {
+    private static func mapFailure(_ context: IngestRequestContext, _ body: () async throws -> Response) async -> Response {
         do {
             return try await body()
         } catch {
@@ -340,7 +341,7 @@ struct CircleController: Sendable {
     static func badPerson() -> Response { ReadController.badParameter("person", "1–100 printable ASCII characters without spaces") }
 
     /// The `person` path parameter, percent-decoded and checked like an enrolment code's person.
-    static func personParameter(_ context: BasicRequestContext) -> String? {
+    static func personParameter(_ context: IngestRequestContext) -> String? {
         guard let raw = context.parameters.get("person"), let person = raw.removingPercentEncoding,
             TokenService.isValidSubject(person)
         else { return nil }
@@ -412,6 +413,26 @@ struct CircleController: Sendable {
             hours = try c.decodeIfPresent(String.self, forKey: .hours)
             timeZone = try c.decodeIfPresent(String.self, forKey: .timeZone)
             if c.contains(.paused) { paused = try c.decode(Bool.self, forKey: .paused) }
+        }
+    }
+}
+
+/// Finds the caller of a circle route (``CircleService/caller(_:)``: a person through a device
+/// token of theirs, or an admin) and puts it in the context; 401 without a valid credential,
+/// 403 for an enroller key or a device bound to no person, 401 `device_revoked` for a revoked one.
+struct CircleMiddleware: RouterMiddleware {
+    /// The caller checks.
+    let circles: CircleService
+
+    func handle(
+        _ request: Request, context: IngestRequestContext, next: (Request, IngestRequestContext) async throws -> Response
+    ) async throws -> Response {
+        switch await circles.caller(request) {
+        case .refused(let response): return response
+        case .caller(let caller):
+            var context = context
+            context.circleCaller = caller
+            return try await next(request, context)
         }
     }
 }

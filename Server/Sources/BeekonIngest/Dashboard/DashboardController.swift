@@ -22,22 +22,18 @@ struct DashboardController: Sendable {
     /// Most fixes read for one history answer (a month at 1 Hz is 2.6 M).
     static let maxPoints = 4_000_000
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<IngestRequestContext>) {
         for path in ["/", "/dashboard"] {
             router.get(RouterPath(path)) { _, _ in self.page() }
         }
-        router.get("/v1/devices/:install/history") { request, context in
-            guard let install = ReadController.uuid(context.parameters.get("install")) else { return ReadController.badID("install_id") }
-            switch await self.access.grant(for: request, what: "history") {
-            case .refused(let response): return response
-            case .granted(let grant):
-                guard grant.scope.sees(install) else { return ReadController.notShared() }
-                do {
-                    return try await self.history(install, request.uri.queryParameters, grant.scope)
-                } catch {
-                    context.logger.error("history read failed", metadata: ["error": "\(error)"])
-                    return APIResponse.unavailable("the database could not be read; retry later")
-                }
+        let viewers = router.group().add(middleware: ViewerMiddleware(access: access, what: "history", device: "install_id"))
+        viewers.get("/v1/devices/:install_id/history") { request, context in
+            let (grant, install) = try (context.requireViewer(), context.requireDevice())
+            do {
+                return try await self.history(install, request.uri.queryParameters, grant.scope)
+            } catch {
+                context.logger.error("history read failed", metadata: ["error": "\(error)"])
+                return APIResponse.unavailable("the database could not be read; retry later")
             }
         }
     }

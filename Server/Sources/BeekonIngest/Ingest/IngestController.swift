@@ -29,7 +29,7 @@ struct IngestController: Sendable {
     /// Answers carried by the upload's fixes, and the device's open requests for the 2xx body.
     var locates: LocateService? = nil
 
-    func register(on router: Router<BasicRequestContext>, path: String) {
+    func register(on router: Router<IngestRequestContext>, path: String) {
         router.post(RouterPath(path)) { request, context in
             let start = ContinuousClock.now
             let response = await self.handle(request, logger: context.logger)

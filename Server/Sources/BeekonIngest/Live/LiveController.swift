@@ -33,13 +33,13 @@ struct LiveController: Sendable {
 
     static let page = 1_000
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<IngestRequestContext>) {
         router.get("/v1/live") { request, context in
             await self.open(request, context)
         }
     }
 
-    func open(_ request: Request, _ context: BasicRequestContext) async -> Response {
+    func open(_ request: Request, _ context: IngestRequestContext) async -> Response {
         let start: LiveStart
         switch await prepare(request) {
         case .refused(let response): return response
@@ -71,7 +71,7 @@ struct LiveController: Sendable {
         if let list = params["devices"] {
             var ids = Set<UUID>()
             for part in list.split(separator: ",") {
-                guard let id = ReadController.uuid(String(part)) else { return .refused(ReadController.badID("devices")) }
+                guard let id = ReadController.uuid(String(part)) else { return .refused(ReadController.badParameter("devices", "a UUID")) }
                 ids.insert(id)
             }
             requested = ids

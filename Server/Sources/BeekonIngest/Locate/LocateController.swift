@@ -33,9 +33,14 @@ struct LocateController: Sendable {
     /// are never capped).
     var pollHolds: HoldLimit? = nil
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.post("/v1/devices/:install/locate") { request, context in
-            await self.viewer(request, context, "locate") { grant, install in
+    /// Registers the routes: the viewer routes in a group whose ``ViewerMiddleware`` checks the
+    /// reader for the path's device, the device routes in a group whose ``DeviceMiddleware``
+    /// checks the device's own credential; each handler reads both from the context.
+    func register(on router: Router<IngestRequestContext>) {
+        let viewers = router.group().add(middleware: ViewerMiddleware(access: access, what: "locate", device: "install_id"))
+        let devices = router.group().add(middleware: DeviceMiddleware(auth: auth))
+        viewers.post("/v1/devices/:install_id/locate") { request, context in
+            try await self.viewer(context) { grant, install in
                 guard grant.scope.locate else {
                     return APIResponse.error(.forbidden, "forbidden", "this share does not allow locate requests")
                 }
@@ -60,9 +65,9 @@ struct LocateController: Sendable {
                 }
             }
         }
-        router.get("/v1/devices/:install/locate/:request") { request, context in
-            await self.viewer(request, context, "locate") { grant, install in
-                guard let id = ReadController.uuid(context.parameters.get("request")) else { return ReadController.badID("request_id") }
+        viewers.get("/v1/devices/:install_id/locate/:request_id") { request, context in
+            try await self.viewer(context) { grant, install in
+                let id = try context.parameters.require("request_id", as: UUID.self)
                 guard var r = try await self.locates.request(id: id), r.installId == install else { return Self.unknown() }
                 let now = self.locates.nowMillis
                 // Nothing of a request made outside a share's hours or window (issue 50), and the
@@ -73,8 +78,8 @@ struct LocateController: Sendable {
                 return APIResponse.json(.ok, Array(r.json(for: grant.scope).utf8))
             }
         }
-        router.get("/v1/devices/:install/commands") { request, context in
-            await self.device(request, context) { install, principal in
+        devices.get("/v1/devices/:install_id/commands") { request, context in
+            try await self.device(context) { install, principal in
                 let wait = request.uri.queryParameters["wait"].map { Double(String($0)) } ?? 25
                 guard let wait, wait.isFinite, (0...60).contains(wait) else {
                     return ReadController.badParameter("wait", "seconds 0…60")
@@ -97,9 +102,9 @@ struct LocateController: Sendable {
                 return APIResponse.json(.ok, Self.commands(pending))
             }
         }
-        router.post("/v1/devices/:install/locate/:request/answer") { request, context in
-            await self.device(request, context) { install, _ in
-                guard let id = ReadController.uuid(context.parameters.get("request")) else { return ReadController.badID("request_id") }
+        devices.post("/v1/devices/:install_id/locate/:request_id/answer") { request, context in
+            try await self.device(context) { install, _ in
+                let id = try context.parameters.require("request_id", as: UUID.self)
                 let body = try? await request.body.collect(upTo: 16_384)
                 guard let body, let refusal = try? WireLocateRefusal.decode(Data(buffer: body)) else {
                     return APIResponse.error(
@@ -113,8 +118,8 @@ struct LocateController: Sendable {
         }
         // The device's push token (issue 30): the same device-authorization path as the
         // command channel, so a credential bound to another install is refused here too.
-        router.put("/v1/devices/:install/push-token") { request, context in
-            await self.device(request, context) { install, _ in
+        devices.put("/v1/devices/:install_id/push-token") { request, context in
+            try await self.device(context) { install, _ in
                 guard let store = self.pushTokens else { return APIResponse.unavailable("push tokens are not stored by this server") }
                 let body = try? await request.body.collect(upTo: 8_192)
                 switch PushToken.parse(
@@ -129,8 +134,8 @@ struct LocateController: Sendable {
                 }
             }
         }
-        router.delete("/v1/devices/:install/push-token") { request, context in
-            await self.device(request, context) { install, _ in
+        devices.delete("/v1/devices/:install_id/push-token") { request, context in
+            try await self.device(context) { install, _ in
                 guard let store = self.pushTokens else { return APIResponse.unavailable("push tokens are not stored by this server") }
                 try await store.removePushToken(installId: install, ifToken: nil)
                 return Response(status: .noContent)
@@ -199,38 +204,33 @@ struct LocateController: Sendable {
         APIResponse.error(.notFound, "not_found", "no such locate request for this device")
     }
 
-    /// Viewer routes: admin key, share (covering the device) or auth off.
+    /// A viewer route's body with the grant and device ``ViewerMiddleware`` checked (admin key,
+    /// share covering the device, or auth off).
     private func viewer(
-        _ request: Request, _ context: BasicRequestContext, _ what: String,
-        _ body: (ViewerGrant, UUID) async throws -> Response
-    ) async -> Response {
-        guard let install = ReadController.uuid(context.parameters.get("install")) else { return ReadController.badID("install_id") }
-        switch await access.grant(for: request, what: what) {
-        case .refused(let response): return response
-        case .granted(let grant):
-            guard grant.scope.sees(install) else { return ReadController.notShared() }
-            return await Self.mapFailure(context) { try await body(grant, install) }
-        }
+        _ context: IngestRequestContext, _ body: (ViewerGrant, UUID) async throws -> Response
+    ) async throws(APIError) -> Response {
+        let (grant, install) = try (context.requireViewer(), context.requireDevice())
+        return try await Self.mapFailure(context) { try await body(grant, install) }
     }
 
-    /// Device routes: any credential that may upload (API key, access token, auth off); an
-    /// access token only for the install it is bound to (403 for another, issue 28).
+    /// A device route's body with the device and principal ``DeviceMiddleware`` checked (any
+    /// credential that may upload; an access token only for the install it is bound to).
     private func device(
-        _ request: Request, _ context: BasicRequestContext, _ body: (UUID, Principal) async throws -> Response
-    ) async -> Response {
-        guard let install = ReadController.uuid(context.parameters.get("install")) else { return ReadController.badID("install_id") }
-        guard let principal = auth.principal(of: request.headers) else {
-            return APIResponse.unauthorized("send the device's API key or access token: Authorization: Bearer <token>")
-        }
-        if let refusal = await auth.refusal(principal, actingFor: install) { return refusal }
-        return await Self.mapFailure(context) { try await body(install, principal) }
+        _ context: IngestRequestContext, _ body: (UUID, Principal) async throws -> Response
+    ) async throws(APIError) -> Response {
+        let (install, principal) = try (context.requireDevice(), context.requirePrincipal())
+        return try await Self.mapFailure(context) { try await body(install, principal) }
     }
 
+    /// Runs a route's body; a refusal it throws (``APIError``) is sent as it is, any other
+    /// failure (the store's) becomes 503.
     private static func mapFailure(
-        _ context: BasicRequestContext, _ body: () async throws -> Response
-    ) async -> Response {
+        _ context: IngestRequestContext, _ body: () async throws -> Response
+    ) async throws(APIError) -> Response {
         do {
             return try await body()
+        } catch let refusal as APIError {
+            throw refusal
         } catch {
             context.logger.error("locate request failed", metadata: ["error": "\(error)"])
             return APIResponse.unavailable("the database could not be reached; retry later")

@@ -20,18 +20,23 @@ struct ReadController: Sendable {
 
     static let maxPage = 5000
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("/v1/devices") { request, context in
-            await self.guarded(request, context, "devices") { scope in
+    /// Registers the routes, each in a group whose ``ViewerMiddleware`` checks the reader (and
+    /// records `what` for shares) before the handler reads the grant from the context.
+    func register(on router: Router<IngestRequestContext>) {
+        func reading(_ what: String) -> RouterGroup<IngestRequestContext> {
+            router.group().add(middleware: ViewerMiddleware(access: access, what: what))
+        }
+        reading("devices").get("/v1/devices") { request, context in
+            try await self.answering(context) { scope in
                 guard let limit = Self.listLimit(request.uri.queryParameters) else {
                     return Self.badParameter("limit", "1...\(Self.maxList)")
                 }
                 return try await self.devices(scope, limit: limit)
             }
         }
-        router.get("/v1/devices/:install/sessions") { request, context in
-            await self.guarded(request, context, "sessions") { scope in
-                guard let id = Self.uuid(context.parameters.get("install")) else { return Self.badID("install_id") }
+        reading("sessions").get("/v1/devices/:install_id/sessions") { request, context in
+            let id = try context.parameters.require("install_id", as: UUID.self)
+            return try await self.answering(context) { scope in
                 guard scope.sees(id) else { return Self.notShared() }
                 guard let limit = Self.listLimit(request.uri.queryParameters) else {
                     return Self.badParameter("limit", "1...\(Self.maxList)")
@@ -39,38 +44,31 @@ struct ReadController: Sendable {
                 return try await self.sessions(id, scope, limit: limit)
             }
         }
-        router.get("/v1/sessions/:session/track") { request, context in
-            await self.guarded(request, context, "track") { scope in
-                guard let id = Self.uuid(context.parameters.get("session")) else { return Self.badID("session_id") }
-                return try await self.track(id, request.uri.queryParameters, scope)
-            }
+        reading("track").get("/v1/sessions/:session_id/track") { request, context in
+            let id = try context.parameters.require("session_id", as: UUID.self)
+            return try await self.answering(context) { scope in try await self.track(id, request.uri.queryParameters, scope) }
         }
-        router.get("/v1/devices/:install/fixes") { request, context in
-            await self.guarded(request, context, "fixes") { scope in
-                guard let id = Self.uuid(context.parameters.get("install")) else { return Self.badID("install_id") }
+        reading("fixes").get("/v1/devices/:install_id/fixes") { request, context in
+            let id = try context.parameters.require("install_id", as: UUID.self)
+            return try await self.answering(context) { scope in
                 guard scope.sees(id) else { return Self.notShared() }
                 return try await self.fixes(id, request.uri.queryParameters, scope)
             }
         }
-        router.get("/v1/devices/:install/proximity-events") { request, context in
-            await self.guarded(request, context, "proximity events") { scope in
-                guard let id = Self.uuid(context.parameters.get("install")) else { return Self.badID("install_id") }
+        reading("proximity events").get("/v1/devices/:install_id/proximity-events") { request, context in
+            let id = try context.parameters.require("install_id", as: UUID.self)
+            return try await self.answering(context) { scope in
                 guard scope.sees(id) else { return Self.notShared() }
                 return try await self.proximityEvents(id, request.uri.queryParameters, scope)
             }
         }
     }
 
-    /// Checks the credential (admin key, share or auth off; device tokens get 403) and maps store failures to 503.
-    private func guarded(
-        _ request: Request, _ context: BasicRequestContext, _ what: String,
-        _ body: (ViewerScope) async throws -> Response
-    ) async -> Response {
-        let scope: ViewerScope
-        switch await access.grant(for: request, what: what) {
-        case .refused(let response): return response
-        case .granted(let grant): scope = grant.scope
-        }
+    /// Runs a read with the grant its group's middleware checked; store failures become 503.
+    private func answering(
+        _ context: IngestRequestContext, _ body: (ViewerScope) async throws -> Response
+    ) async throws(APIError) -> Response {
+        let scope = try context.requireViewer().scope
         do {
             return try await body(scope)
         } catch {
@@ -317,16 +315,12 @@ struct ReadController: Sendable {
         return UUID(uuidString: text)
     }
 
-    static func badID(_ name: String) -> Response {
-        APIResponse.error(.badRequest, "invalid_request", "\(name) must be a UUID")
-    }
-
     static func notShared() -> Response {
         APIResponse.error(.notFound, "not_found", "no such device in this share")
     }
 
     static func badParameter(_ name: String, _ expected: String) -> Response {
-        APIResponse.error(.badRequest, "invalid_request", "\(name) must be \(expected)")
+        APIError.badParameter(name, expected).response
     }
 
     /// Items a list answer holds at most, and by default (issue 28: every list is bounded; a

@@ -54,12 +54,16 @@ struct ShareController: Sendable {
         var url: String
     }
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.post("/v1/shares") { request, _ in
-            await self.admin(request) { try await self.create(request) }
+    /// Registers the routes in one admin-only group (``AdminMiddleware``: 401 without a valid
+    /// credential, 403 with another, each saying the share API needs an admin API key).
+    func register(on router: Router<IngestRequestContext>) {
+        let refusal = "the share API needs an admin API key"
+        let admin = router.group().add(middleware: AdminMiddleware(auth: auth, unauthorized: refusal, forbidden: refusal))
+        admin.post("/v1/shares") { request, context in
+            try await self.answering(context) { try await self.create(request) }
         }
-        router.get("/v1/shares") { request, _ in
-            await self.admin(request) {
+        admin.get("/v1/shares") { request, context in
+            try await self.answering(context) {
                 guard let limit = ReadController.listLimit(request.uri.queryParameters) else {
                     return ReadController.badParameter("limit", "1...\(ReadController.maxList)")
                 }
@@ -67,8 +71,8 @@ struct ShareController: Sendable {
                 return APIResponse.encode(.ok, ShareList(shares: Array(all.prefix(limit)), truncated: all.count > limit ? true : nil))
             }
         }
-        router.delete("/v1/shares/:id") { request, context in
-            await self.admin(request) {
+        admin.delete("/v1/shares/:id") { request, context in
+            try await self.answering(context) {
                 let id = context.parameters.get("id") ?? ""
                 guard try await self.shares.revoke(id: id) else {
                     return APIResponse.error(.notFound, "not_found", "no active share with id \(id)")
@@ -76,8 +80,8 @@ struct ShareController: Sendable {
                 return APIResponse.encode(.ok, ["revoked": id])
             }
         }
-        router.get("/v1/shares/access") { request, _ in
-            await self.admin(request) {
+        admin.get("/v1/shares/access") { request, context in
+            try await self.answering(context) {
                 let id = request.uri.queryParameters["share_id"].map(String.init)
                 guard let limit = ReadController.listLimit(request.uri.queryParameters) else {
                     return ReadController.badParameter("limit", "1...\(ReadController.maxList)")
@@ -88,12 +92,9 @@ struct ShareController: Sendable {
         }
     }
 
-    private func admin(_ request: Request, _ body: () async throws -> Response) async -> Response {
-        guard auth.hasAdminKey(request.headers) else {
-            return auth.principal(of: request.headers) == nil
-                ? APIResponse.unauthorized("the share API needs an admin API key")
-                : APIResponse.error(.forbidden, "forbidden", "the share API needs an admin API key")
-        }
+    /// Runs a route of the admin group; store failures become 503.
+    private func answering(_ context: IngestRequestContext, _ body: () async throws -> Response) async throws(APIError) -> Response {
+        _ = try context.requirePrincipal()
         do {
             return try await body()
         } catch {
