@@ -307,7 +307,8 @@ def a3(opts, rows):
         alone, attacked, _ = interleaved(opts, srv, "AT3", start, stop, connections=8)
         worst = max(probes) * 1000 if probes else float("nan")
         row(opts, rows, "AT3", "one address holding every connection it can (nofile 256)", alone, attacked,
-            f"attacker_connected {max(held) if held else 0} probes {len(probes)} worst_ms {worst:.0f} bad {len(bad)}")
+            f"attacker_connected {max(held) if held else 0} probes {len(probes)} worst_ms {worst:.0f} bad {len(bad)}"
+            + (f" (first: {bad[:3]})" if bad else ""))
         target(f"AT3 a second client's /healthz and upload: {len(probes) - len(bad)}/{len(probes)} answered 200 within 1 s",
                bool(probes) and not bad)
     finally:

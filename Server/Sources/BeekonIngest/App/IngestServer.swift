@@ -85,6 +85,9 @@ package enum IngestServer {
                 OverviewMaintainer(history: store.history, idle: .seconds(2), now: now, logger: logger, ready: ready),
             ] + (partitions.map { [$0] } ?? []),
             onServerRunning: { channel in
+                do { try await AcceptBackoff.shorten(on: channel) } catch {
+                    logger.warning("accept backoff left at NIO's default", metadata: ["error": "\(error)"])
+                }
                 let port = channel.localAddress?.port ?? config.port
                 logger.info("listening on \(host):\(port)")
                 await onListening(host, port)
