@@ -286,6 +286,8 @@ final class LiveHub: Service, Sendable {
             do {
                 page = try await store.events(after: head, limit: 2_000)
             } catch {
+                // Shutting down cancels the read in flight: not a failure to report.
+                if Task.isCancelled { return }
                 logger.warning("live: cannot read the event log", metadata: ["error": "\(error)"])
                 return
             }
