@@ -47,10 +47,11 @@ stage "building (release)"
 # Every binary from the Server package's build, which depends on this package: the
 # dependencies both share (swift-crypto with its BoringSSL, GRDB, swift-argument-parser,
 # swift-log) are compiled once instead of once per package.
+# (Into this package's .build, as scripts/test.sh builds the server package.)
 for product in beekon-ingest IngestBench LiveBench HistoryBench beekon BeekonBench; do
-  (cd Server && swift build -c release --product "$product" >/dev/null)
+  swift build --package-path Server --scratch-path .build -c release --product "$product" >/dev/null
 done
-bin=Server/.build/release
+bin=.build/release
 
 stage "P1 P1-pipeline P2 P3 W1 P5 P6 P8 D1 B1 (BeekonBench)"
 BEEKON_INGEST_BINARY="$(pwd)/$bin/beekon-ingest" "$bin/BeekonBench" --runs "$runs" --json "$out/sdk.json" | tee "$out/sdk.txt"

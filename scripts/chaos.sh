@@ -15,11 +15,11 @@
 # Exit status: 0 when every trial kept every invariant, 1 otherwise, 2 on bad usage.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-release="$root/Server/.build/release"
+release="$root/.build/release"  # the server package builds into the root package's .build
 if [[ -z "${BEEKON_CHAOS_BINARY:-}" || -z "${BEEKON_BINARY:-}" || -z "${BEEKON_INGEST_BINARY:-}" ]]; then
     for product in beekon-chaos beekon-ingest beekon; do
         echo "chaos.sh: swift build -c release --product $product (Server package)" >&2
-        (cd "$root/Server" && swift build -c release --product "$product" >&2) || {
+        swift build --package-path "$root/Server" --scratch-path "$root/.build" -c release --product "$product" >&2 || {
             echo "chaos.sh: building $product failed" >&2
             exit 2
         }

@@ -42,3 +42,15 @@ if [ "$readme_lines" -gt 250 ]; then
   exit 1
 fi
 echo "README.md: $readme_lines lines (at most 250)"
+
+# One build folder for both packages (scripts/test.sh builds Server into the root's .build): a
+# dependency both packages pin must be pinned to the same version, or each package's build checks
+# out its own and recompiles it, and the other's build recompiles it back.
+pins() { python3 -c 'import json,sys; [print(p["identity"], p["state"].get("version") or p["state"].get("revision")) for p in json.load(open(sys.argv[1]))["pins"]]' "$1" | sort; }
+differ=$(join <(pins Package.resolved) <(pins Server/Package.resolved) | awk '$2 != $3')
+if [ -n "$differ" ]; then
+  echo "dependencies pinned differently in Package.resolved and Server/Package.resolved (identity, root, server):" >&2
+  echo "$differ" >&2
+  exit 1
+fi
+echo "one build folder: the shared dependencies are pinned alike in both packages"

@@ -22,8 +22,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 python3 -c "import schemathesis" 2>/dev/null || { echo "schemathesis is not installed: pip install schemathesis" >&2; exit 2; }
-bin=Server/.build/debug/beekon-ingest
-[ -x "$bin" ] || (cd Server && swift build --product beekon-ingest >/dev/null)
+bin=.build/debug/beekon-ingest  # the server package builds into this package's .build (scripts/test.sh)
+[ -x "$bin" ] || swift build --package-path Server --scratch-path .build --product beekon-ingest >/dev/null
 dir=$(mktemp -d)
 pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$dir"; }

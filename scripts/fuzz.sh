@@ -36,7 +36,7 @@ scale=$(( (inputs + per_scale - 1) / per_scale ))
 [ "$scale" -ge 1 ] || scale=1
 
 root_scratch="${FUZZ_SCRATCH:-.build}"
-server_scratch="${FUZZ_SERVER_SCRATCH:-.build}"
+server_scratch="${FUZZ_SERVER_SCRATCH:-../.build}"  # relative to Server/: the root package's .build, as scripts/test.sh
 report="$(mktemp "${TMPDIR:-/tmp}/beekon-fuzz.XXXXXX")"
 logs="$(mktemp -d "${TMPDIR:-/tmp}/beekon-fuzz-logs.XXXXXX")"
 export BEEKON_FUZZ_SCALE="$scale" BEEKON_FUZZ_SEED="$seed" BEEKON_FUZZ_REPORT="$report"

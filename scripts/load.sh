@@ -33,9 +33,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 for product in beekon-ingest beekon-load; do
-  (cd Server && swift build -c "$config" --product "$product" >/tmp/beekon-load-build.log 2>&1) || { cat /tmp/beekon-load-build.log >&2; exit 1; }
+  swift build --package-path Server --scratch-path .build -c "$config" --product "$product" >/tmp/beekon-load-build.log 2>&1 ||
+    { cat /tmp/beekon-load-build.log >&2; exit 1; }
 done
-bin=$(cd Server && swift build -c "$config" --show-bin-path)
+bin=$(swift build --package-path Server --scratch-path .build -c "$config" --show-bin-path)
 if [ "$external" = 1 ]; then exec "$bin/beekon-load" "${load_args[@]}"; fi
 if [ "$backend" = sqlite ] && [ "$instances" != 1 ]; then echo "load.sh: SQLite runs one instance; use --postgres for several" >&2; exit 2; fi
 

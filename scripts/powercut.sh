@@ -7,7 +7,7 @@
 #   scripts/powercut.sh --self-test                       # the harness's own test (can fail, no false alarms)
 #   scripts/powercut.sh --help                            # every option
 #
-# Binaries: --ingest PATH (default Server/.build/debug/beekon-ingest) and --agent PATH (default
+# Binaries: --ingest PATH (default .build/debug/beekon-ingest) and --agent PATH (default
 # .build/debug/beekon); build them first. Needs root, /dev/fuse, Debian's fuse3 and mfusepy (PyPI),
 # which .ci/run installs. Prints a table per configuration; exits 1 when a target is missed.
 set -euo pipefail

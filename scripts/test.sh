@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: the SDK/agent package, the availability check (Tools/AvailabilityCheck),
-# then the ingest server package.
+# then the ingest server package. The server package builds into this package's .build (its
+# scratch path): it depends on this package, and the modules both build (the SDK, GRDB,
+# swift-crypto's BoringSSL, swift-log, the NIO family) are compiled once, not once per package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== Beekon SDK, sources and agent =="
@@ -11,5 +13,5 @@ if [ -f Tools/AvailabilityCheck/Package.swift ]; then
 fi
 if [ -f Server/Package.swift ]; then
   echo "== beekon-ingest server =="
-  (cd Server && swift test "$@")
+  swift test --package-path Server --scratch-path .build "$@"
 fi

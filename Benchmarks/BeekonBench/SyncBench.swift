@@ -12,7 +12,7 @@
 //     gzipped bodies (captured from the SDK's warm-up run) one after the other with
 //     AsyncHTTPClient (keep-alive) to another fresh `beekon-ingest`: the server does the
 //     same work in both, so the ratio is what the SDK's durable queue adds. Without the server binary (BEEKON_INGEST_BINARY, else
-//     Server/.build/release/beekon-ingest) both go to a POSIX receiver answering 200 at once.
+//     .build/release/beekon-ingest) both go to a POSIX receiver answering 200 at once.
 //     BEEKON_INGEST_CPUS (a `taskset -c` list) pins each server; scripts/bench.sh runs P3 a
 //     second time with the server on CPU 0 and this process (both client arms) on CPU 1.
 // P3-cpu the bench process's CPU per batch in the SDK's drain, versus the same work done
@@ -324,11 +324,12 @@ final class IngestProcess {
     let port: Int
     private let process: Process
 
-    /// `BEEKON_INGEST_BINARY`, else the Server package's release build next to this package.
+    /// `BEEKON_INGEST_BINARY`, else the Server package's release build in this package's `.build`
+    /// (where `scripts/bench.sh` builds it).
     static func binary() -> String? {
         if let path = ProcessInfo.processInfo.environment["BEEKON_INGEST_BINARY"] { return path }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let path = root.appendingPathComponent("Server/.build/release/beekon-ingest").path
+        let path = root.appendingPathComponent(".build/release/beekon-ingest").path
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }
 

@@ -631,7 +631,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--trials", type=int, default=50, help="power cuts per configuration (default 50)")
     p.add_argument("--config", action="append", choices=CONFIGS, help="a configuration (repeatable; default: all)")
-    p.add_argument("--ingest", default=debug_binary("Server", "beekon-ingest"), help="beekon-ingest binary (default: the debug build)")
+    p.add_argument("--ingest", default=debug_binary(".", "beekon-ingest"), help="beekon-ingest binary (default: the debug build)")
     p.add_argument("--agent", default=debug_binary(".", "beekon"), help="beekon binary (default: the debug build)")
     p.add_argument("--walk", default=WALK, help="recorded track (GPX) the agent replays, an hour later in each trial")
     p.add_argument("--speed", default="40", help="the agent's replay speed (fixes per second for a 1 Hz walk)")
