@@ -69,47 +69,57 @@ package struct ActivityModel: Sendable, Equatable {
             means: means, scales: scales, weights: Array(repeating: Array(repeating: 0, count: n), count: k),
             biases: Array(repeating: 0, count: k))
         guard total > 0 else { return model }
-        // Flat buffers: this runs in debug builds too (tests, `beekon activity --evaluate`).
+        // Flat raw buffers: this runs in debug builds too (tests, `beekon activity --evaluate`),
+        // where an Array subscript is a function call; the arithmetic and its order are the same.
         let m = samples.count
-        var z = [Double](repeating: 0, count: m * n)
-        for (i, s) in samples.enumerated() { for (j, v) in model.standardised(s.x).enumerated() { z[i * n + j] = v } }
-        let y = samples.map(\.y)
-        let w = samples.map { $0.weight / total }
-        var wt = [Double](repeating: 0, count: k * n)
-        var b = [Double](repeating: 0, count: k)
-        var gw = [Double](repeating: 0, count: k * n)
-        var gb = [Double](repeating: 0, count: k)
-        var p = [Double](repeating: 0, count: k)
-        z.withUnsafeBufferPointer { z in
-            for _ in 0..<iterations {
-                for i in 0..<(k * n) { gw[i] = 0 }
-                for c in 0..<k { gb[c] = 0 }
-                for i in 0..<m {
-                    var top = -Double.infinity
-                    for c in 0..<k {
-                        var score = b[c]
-                        for j in 0..<n { score += wt[c * n + j] * z[i * n + j] }
-                        p[c] = score
-                        top = max(top, score)
-                    }
-                    var sum = 0.0
-                    for c in 0..<k {
-                        p[c] = exp(p[c] - top)
-                        sum += p[c]
-                    }
-                    for c in 0..<k {
-                        let e = (p[c] / sum - (c == y[i] ? 1 : 0)) * w[i]
-                        gb[c] += e
-                        for j in 0..<n { gw[c * n + j] += e * z[i * n + j] }
-                    }
+        func zeros(_ count: Int) -> UnsafeMutableBufferPointer<Double> {
+            let buffer = UnsafeMutableBufferPointer<Double>.allocate(capacity: count)
+            buffer.initialize(repeating: 0)
+            return buffer
+        }
+        let z = zeros(m * n)
+        let w = zeros(m)
+        let wt = zeros(k * n)
+        let b = zeros(k)
+        let gw = zeros(k * n)
+        let gb = zeros(k)
+        let p = zeros(k)
+        defer { for buffer in [z, w, wt, b, gw, gb, p] { buffer.deallocate() } }
+        let y = UnsafeMutableBufferPointer<Int>.allocate(capacity: m)
+        defer { y.deallocate() }
+        for (i, s) in samples.enumerated() {
+            for (j, v) in model.standardised(s.x).enumerated() { z[i * n + j] = v }
+            y[i] = s.y
+            w[i] = s.weight / total
+        }
+        for _ in 0..<iterations {
+            for i in 0..<(k * n) { gw[i] = 0 }
+            for c in 0..<k { gb[c] = 0 }
+            for i in 0..<m {
+                var top = -Double.infinity
+                for c in 0..<k {
+                    var score = b[c]
+                    for j in 0..<n { score += wt[c * n + j] * z[i * n + j] }
+                    p[c] = score
+                    top = max(top, score)
+                }
+                var sum = 0.0
+                for c in 0..<k {
+                    p[c] = exp(p[c] - top)
+                    sum += p[c]
                 }
                 for c in 0..<k {
-                    b[c] -= rate * gb[c]
-                    for j in 0..<n { wt[c * n + j] -= rate * (gw[c * n + j] + lambda * wt[c * n + j]) }
+                    let e = (p[c] / sum - (c == y[i] ? 1 : 0)) * w[i]
+                    gb[c] += e
+                    for j in 0..<n { gw[c * n + j] += e * z[i * n + j] }
                 }
             }
+            for c in 0..<k {
+                b[c] -= rate * gb[c]
+                for j in 0..<n { wt[c * n + j] -= rate * (gw[c * n + j] + lambda * wt[c * n + j]) }
+            }
         }
-        model.biases = b
+        model.biases = Array(b)
         model.weights = (0..<k).map { c in Array(wt[(c * n)..<((c + 1) * n)]) }
         return model
     }
