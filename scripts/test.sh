@@ -5,10 +5,11 @@
 # One build folder: the server package builds into this package's .build (--scratch-path): it
 # depends on this package, so the modules both need (the SDK, GRDB, swift-crypto's BoringSSL,
 # swift-log, the NIO family) are compiled once, not once per package.
-# One pipeline: the SDK's tests run while the server package compiles (they use about one core
-# of the two a CI machine has; the compiler takes the rest), then the server's tests run. The
-# server's build waits for nothing (--ignore-lock: SwiftPM's lock on .build is held by the
-# running `swift test --skip-build`, which writes nothing there).
+# One pipeline (Linux): the SDK's tests run while the server package compiles (they use about one
+# core of the two a CI machine has; the compiler takes the rest), then the server's tests run.
+# `swift test` holds .build's build database while it runs, so the SDK's test binary runs
+# directly (what `swift test --skip-build` runs: Swift Testing, no XCTest cases in the tree).
+# Elsewhere (macOS) the packages are tested one after the other with `swift test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 logs=$(mktemp -d); trap 'rm -rf "$logs"' EXIT
@@ -16,16 +17,23 @@ logs=$(mktemp -d); trap 'rm -rf "$logs"' EXIT
 echo "== building the SDK/agent package and its tests =="
 swift build --build-tests
 
-echo "== Beekon SDK, sources and agent (tests; the server package compiles meanwhile) =="
-swift test --skip-build "$@" &
-sdk=$!
+build_server() {
+  [ ! -f Server/Package.swift ] ||
+    swift build --package-path Server --scratch-path .build --build-tests >"$logs/server-build.log" 2>&1 || server_build=$?
+}
 server_build=0
-if [ -f Server/Package.swift ]; then
-  swift build --package-path Server --scratch-path .build --build-tests --ignore-lock >"$logs/server-build.log" 2>&1 ||
-    server_build=$?
-fi
 sdk_status=0
-wait "$sdk" || sdk_status=$?
+if [ "$(uname)" = Linux ]; then
+  echo "== Beekon SDK, sources and agent (tests; the server package compiles meanwhile) =="
+  "$(swift build --show-bin-path)/BeekonPackageTests.xctest" --testing-library swift-testing "$@" &
+  sdk=$!
+  build_server
+  wait "$sdk" || sdk_status=$?
+else
+  echo "== Beekon SDK, sources and agent =="
+  swift test --skip-build "$@" || sdk_status=$?
+  build_server
+fi
 
 status=$sdk_status
 if [ -f Tools/AvailabilityCheck/Package.swift ]; then
