@@ -9,7 +9,8 @@
 # core of the two a CI machine has; the compiler takes the rest), then the server's tests run.
 # `swift test` holds .build's build database while it runs, so the SDK's test binary runs
 # directly (what `swift test --skip-build` runs: Swift Testing, no XCTest cases in the tree).
-# Elsewhere (macOS) the packages are tested one after the other with `swift test`.
+# The availability check's own package builds and tests while the server's tests run.
+# Elsewhere (macOS) the SDK's tests run before the server package compiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 logs=$(mktemp -d); trap 'rm -rf "$logs"' EXIT
@@ -36,18 +37,28 @@ else
 fi
 
 status=$sdk_status
-if [ -f Tools/AvailabilityCheck/Package.swift ]; then
-  echo "== availability check (planted misuses, symbol table) =="
-  swift test --package-path Tools/AvailabilityCheck "$@" || status=1
-fi
 if [ -f Server/Package.swift ]; then
-  echo "== beekon-ingest server =="
   if [ "$server_build" != 0 ]; then
     cat "$logs/server-build.log"
     echo "test.sh: the server package did not build" >&2
     exit 1
   fi
+fi
+# The availability check's package (its own .build, swift-syntax) compiles and tests while the
+# server's tests run; its output is printed after theirs.
+availability=
+if [ -f Tools/AvailabilityCheck/Package.swift ]; then
+  swift test --package-path Tools/AvailabilityCheck "$@" >"$logs/availability.log" 2>&1 &
+  availability=$!
+fi
+if [ -f Server/Package.swift ]; then
+  echo "== beekon-ingest server =="
   swift test --package-path Server --scratch-path .build --skip-build "$@" || status=1
+fi
+if [ -n "$availability" ]; then
+  echo "== availability check (planted misuses, symbol table) =="
+  wait "$availability" || status=1
+  grep -vE '^\[[0-9]+/[0-9]+\] (Compiling|Emitting|Write|Wrapping|Linking)' "$logs/availability.log" || true
 fi
 [ "$sdk_status" = 0 ] || echo "test.sh: the SDK/agent package's tests failed (above)" >&2
 exit "$status"
