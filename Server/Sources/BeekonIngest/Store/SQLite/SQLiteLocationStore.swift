@@ -2,6 +2,7 @@ import BeekonPrimitives
 import BeekonWire
 import Foundation
 import GRDB
+import GRDBSQLite
 import Logging
 import ServiceLifecycle
 
@@ -63,9 +64,13 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
             var reader = Configuration()
             reader.label = "beekon-ingest.inline-read"
             reader.readonly = true
-            // Never sleeps on a lock: a busy database is read through the pool instead (`inlineRead`).
-            reader.busyMode = .immediateError
+            // Its open waits for a lock like the pool's (another connection opening the file or
+            // recovering its WAL: opened with no wait, a second store on a running server's file
+            // failed "database is locked" at start); its reads never sleep on a lock: a busy
+            // database is read through the pool instead (`inlineRead`).
+            reader.busyMode = .timeout(busyTimeout)
             inlineReader = try DatabaseQueue(path: path, configuration: reader)
+            inlineReader.inDatabase { db in _ = sqlite3_busy_timeout(db.sqliteConnection, 0) }
         } catch {
             throw .unavailable("cannot open SQLite file \(path): \(error)")
         }
