@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 extension Ingest {
-    /// API keys, access tokens and the token endpoint, over real HTTP.
+    /// API keys, access tokens and the token endpoint, through the application's router (in memory).
     @Suite struct AuthHTTP {
         /// Issues a grant through a second store on the same database (as `beekon-ingest issue-token` does).
         static func seed(_ db: TestDatabase, subject: String, accessTTL: Int = 900) async throws -> TokenGrant {
@@ -19,7 +19,7 @@ extension Ingest {
 
         @Test(arguments: Backend.all)
         func requiredAuthAcceptsKeysAndRotatingTokens(_ backend: Backend) async throws {
-            try await withServer(
+            try await withRouter(
                 backend,
                 configure: {
                     $0.authMode = .required
@@ -45,8 +45,8 @@ extension Ingest {
                         headers: ["Authorization": seed.accessToken]
                     ).status == 200)
                 // Refresh as a form (the SDK default), then as JSON with the rotated token.
-                let form = try await HTTP.send(
-                    "POST", server.base + "/oauth/token",
+                let form = try await server.send(
+                    "POST", "/oauth/token",
                     body: Array("grant_type=refresh_token&refresh_token=\(seed.refreshToken)".utf8),
                     headers: [
                         "Content-Type": "application/x-www-form-urlencoded",
@@ -63,29 +63,29 @@ extension Ingest {
                         server, Fixtures.envelope(Fixtures.locations(1), install: truck),
                         headers: ["Authorization": "Bearer \(access)"]
                     ).status == 200)
-                let json = try await HTTP.send(
-                    "POST", server.base + "/oauth/token",
+                let json = try await server.send(
+                    "POST", "/oauth/token",
                     body: Array("{\"grant_type\":\"refresh_token\",\"refresh_token\":\"\(refresh)\"}".utf8),
                     headers: ["Content-Type": "application/json"])
                 #expect(json.status == 200)
                 // The first refresh token's successor has been used: replaying it is refused and revokes the chain.
-                let replay = try await HTTP.send(
-                    "POST", server.base + "/oauth/token",
+                let replay = try await server.send(
+                    "POST", "/oauth/token",
                     body: Array("grant_type=refresh_token&refresh_token=\(seed.refreshToken)".utf8))
                 #expect(replay.status == 400)
                 #expect(try replay.json()["error"] as? String == "invalid_grant")
-                let wrongGrant = try await HTTP.send("POST", server.base + "/oauth/token", body: Array("grant_type=password".utf8))
+                let wrongGrant = try await server.send("POST", "/oauth/token", body: Array("grant_type=password".utf8))
                 #expect(try wrongGrant.json()["error"] as? String == "unsupported_grant_type")
                 // Reads need the API key; device tokens may only upload.
-                #expect(try await HTTP.send("GET", server.base + "/v1/devices").status == 401)
+                #expect(try await server.send("GET", "/v1/devices").status == 401)
                 #expect(
-                    try await HTTP.send("GET", server.base + "/v1/devices", headers: ["Authorization": "Bearer \(access)"]).status == 403)
-                #expect(try await HTTP.send("GET", server.base + "/v1/devices", headers: ["Authorization": "Bearer k-123"]).status == 200)
+                    try await server.send("GET", "/v1/devices", headers: ["Authorization": "Bearer \(access)"]).status == 403)
+                #expect(try await server.send("GET", "/v1/devices", headers: ["Authorization": "Bearer k-123"]).status == 200)
             }
         }
 
         @Test func expiredAccessTokenGets401() async throws {
-            try await withServer(.sqlite, configure: { $0.authMode = .required }) { server, db in
+            try await withRouter(.sqlite, configure: { $0.authMode = .required }) { server, db in
                 let seed = try await Self.seed(db, subject: "old-device", accessTTL: -10)
                 let r = try await HTTP.upload(
                     server, Fixtures.envelope(Fixtures.locations(1)),

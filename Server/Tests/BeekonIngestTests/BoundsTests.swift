@@ -23,7 +23,7 @@ extension Ingest {
         /// the limit, nothing is stored, and a value at the limit is accepted.
         @Test(arguments: Backend.all)
         func deviceStringsAreBoundedInCodePoints(_ backend: Backend) async throws {
-            try await withServer(backend) { server, _ in
+            try await withRouter(backend) { server, _ in
                 let huge = Self.combining(scalars: 200_000)
                 #expect(huge.count == 1, "one grapheme cluster of \(huge.utf8.count) bytes")
                 var attacks: [(field: String, limit: Int, envelope: WireEnvelope)] = []
@@ -56,7 +56,7 @@ extension Ingest {
                     #expect(r.text.contains(attack.field) && r.text.contains("\(attack.limit)"), "\(attack.field): \(r.text.prefix(300))")
                     #expect(r.body.count < 2_000, "the answer does not echo the value: \(r.body.count) bytes")
                 }
-                let devices = try await HTTP.send("GET", server.base + "/v1/devices")
+                let devices = try await server.send("GET", "/v1/devices")
                 #expect((try devices.json()["devices"] as? [Any])?.isEmpty == true, "nothing stored: \(devices.text.prefix(300))")
 
                 // At the limits: accepted and stored whole.
@@ -67,7 +67,7 @@ extension Ingest {
                 #expect(full.extras.reduce(0) { $0 + WireLimits.length($1.key) + WireLimits.length($1.value) } <= 4_096)
                 let ok = try await HTTP.upload(server, full)
                 #expect(ok.status == 200, "\(ok.text.prefix(300))")
-                let listed = try #require(try await HTTP.send("GET", server.base + "/v1/devices").json()["devices"] as? [[String: Any]])
+                let listed = try #require(try await server.send("GET", "/v1/devices").json()["devices"] as? [[String: Any]])
                 #expect(listed.count == 1 && listed.first?["model"] as? String == full.device.model)
             }
         }
@@ -77,7 +77,7 @@ extension Ingest {
         /// naming the field and the bound, nothing of the batch is stored, and the bounds
         /// themselves are accepted.
         @Test func implausibleValuesAreRefused() async throws {
-            try await withServer(.sqlite) { server, _ in
+            try await withRouter(.sqlite) { server, _ in
                 let old = try #require(WireTimestamp(wire: "0001-01-01T00:00:00.000Z"))
                 let justBefore = try #require(WireTimestamp(wire: "1999-12-31T23:59:59.999Z"))
                 let attacks: [(field: String, bound: String, change: (inout WireEnvelope) -> Void)] = [
@@ -115,7 +115,7 @@ extension Ingest {
                     #expect(r.status == 422, "\(attack.field): \(r.status) \(r.text.prefix(300))")
                     #expect(r.text.contains(attack.field) && r.text.contains(attack.bound), "\(attack.field): \(r.text.prefix(300))")
                 }
-                let devices = try await HTTP.send("GET", server.base + "/v1/devices")
+                let devices = try await server.send("GET", "/v1/devices")
                 #expect((try devices.json()["devices"] as? [Any])?.isEmpty == true, "nothing stored: \(devices.text.prefix(300))")
 
                 // At the bounds: stored.
@@ -133,13 +133,13 @@ extension Ingest {
 
         /// Issue 28: a share label is bounded in code points too (200), not in grapheme clusters.
         @Test func shareLabelIsBoundedInCodePoints() async throws {
-            try await withServer(.sqlite) { server, _ in
+            try await withRouter(.sqlite) { server, _ in
                 for (label, status) in [
                     (Self.combining(scalars: 30_000), 400), (Self.combining(scalars: 201), 400), (String(repeating: "é", count: 200), 201),
                 ] {
                     let body = try JSONSerialization.data(withJSONObject: ["all": true, "label": label])
-                    let r = try await HTTP.send(
-                        "POST", server.base + "/v1/shares", body: [UInt8](body), headers: ["Content-Type": "application/json"])
+                    let r = try await server.send(
+                        "POST", "/v1/shares", body: [UInt8](body), headers: ["Content-Type": "application/json"])
                     #expect(r.status == status, "\(label.utf8.count) bytes: \(r.status) \(r.text.prefix(200))")
                     if status == 400 { #expect(r.text.contains("200 characters")) }
                 }
@@ -155,7 +155,7 @@ extension Ingest {
         func shareAccessLogStaysBounded(_ backend: Backend) async throws {
             let clock = TestClock()
             let admin = ["X-API-Key": "admin-k"]
-            try await withServer(
+            try await withRouter(
                 backend,
                 configure: {
                     $0.authMode = .required
@@ -167,11 +167,11 @@ extension Ingest {
                 let live = try await Shares.createShare(server, "{\"all\":true}")
                 let dead = try await Shares.createShare(server, "{\"all\":true}")
                 let expiring = try await Shares.createShare(server, "{\"all\":true,\"expires_in_seconds\":60}")
-                #expect(try await HTTP.send("DELETE", server.base + "/v1/shares/\(dead.id)", headers: admin).status == 200)
+                #expect(try await server.send("DELETE", "/v1/shares/\(dead.id)", headers: admin).status == 200)
                 clock.advance(by: .seconds(61))
                 let longPath = "/v1/devices/" + String(repeating: "x", count: 6_000) + "/fixes"
                 func read(_ token: String, _ path: String = "/v1/devices") async throws -> Int {
-                    try await HTTP.send("GET", server.base + path, headers: ["Authorization": "Bearer \(token)"]).status
+                    try await server.send("GET", path, headers: ["Authorization": "Bearer \(token)"]).status
                 }
                 var refused = 0
                 for i in 0..<30 {
@@ -181,9 +181,9 @@ extension Ingest {
                         refused += 1
                     }
                 }
-                let log = try await HTTP.send("GET", server.base + "/v1/shares/access", headers: admin)
+                let log = try await server.send("GET", "/v1/shares/access", headers: admin)
                 #expect((try log.json()["access"] as? [Any])?.isEmpty == true, "refused tokens wrote no row: \(log.text.prefix(300))")
-                let metrics = try await HTTP.send("GET", server.base + "/metrics", headers: admin).text
+                let metrics = try await server.send("GET", "/metrics", headers: admin).text
                 let counted = ["expired", "revoked", "unknown"].map { outcome in
                     metrics.split(separator: "\n").first { $0.hasPrefix("beekon_ingest_share_refused_total{outcome=\"\(outcome)\"}") }
                         .flatMap { $0.split(separator: " ").last }.flatMap { Int($0) } ?? -1
@@ -194,7 +194,7 @@ extension Ingest {
                 // 100 granted uses, some with a 6 KB path: the log keeps the newest 40, paths cut to 256 bytes.
                 for i in 0..<100 { _ = try await read(live.token, i % 10 == 0 ? longPath : "/v1/devices") }
                 let kept = try #require(
-                    try await HTTP.send("GET", server.base + "/v1/shares/access", headers: admin).json()["access"] as? [[String: Any]])
+                    try await server.send("GET", "/v1/shares/access", headers: admin).json()["access"] as? [[String: Any]])
                 #expect(kept.count == 40, "\(kept.count) rows")
                 #expect(kept.allSatisfy { ($0["path"] as? String)?.utf8.count ?? 0 <= 256 })
                 #expect(kept.contains { ($0["path"] as? String)?.utf8.count == 256 }, "a long path is kept, cut")
@@ -203,7 +203,7 @@ extension Ingest {
                 clock.advance(by: .seconds(7_200))
                 _ = try await read(live.token)
                 let after = try #require(
-                    try await HTTP.send("GET", server.base + "/v1/shares/access", headers: admin).json()["access"] as? [[String: Any]])
+                    try await server.send("GET", "/v1/shares/access", headers: admin).json()["access"] as? [[String: Any]])
                 #expect(after.count == 1, "\(after.count) rows")
             }
         }
@@ -215,7 +215,7 @@ extension Ingest {
         /// once, in order; a larger `limit` is refused.
         @Test(arguments: Backend.all)
         func sessionTrackIsPagedWithAHardCap(_ backend: Backend) async throws {
-            try await withServer(backend) { server, _ in
+            try await withRouter(backend) { server, _ in
                 let install = Fixtures.ids.next()
                 let session = Fixtures.ids.next()
                 let total = 12_000
@@ -226,12 +226,12 @@ extension Ingest {
                     let r = try await HTTP.upload(server, Fixtures.envelope(fixes, session: session, install: install))
                     #expect(r.status == 200, "\(r.text.prefix(200))")
                 }
-                let url = server.base + "/v1/sessions/\(session.wireString)/track"
+                let url = "/v1/sessions/\(session.wireString)/track"
                 var times: [String] = []
                 var cursor: String?
                 var pages = 0
                 repeat {
-                    let r = try await HTTP.send("GET", url + (cursor.map { "?cursor=\($0)" } ?? ""))
+                    let r = try await server.send("GET", url + (cursor.map { "?cursor=\($0)" } ?? ""))
                     #expect(r.status == 200, "\(r.text.prefix(200))")
                     let doc = try r.json()
                     let feature = try #require((doc["features"] as? [[String: Any]])?.first)
@@ -245,10 +245,10 @@ extension Ingest {
                 } while cursor != nil && pages < 10
                 #expect(pages == 3)
                 #expect(times == sent.map { $0.timestamp.description }, "every fix once, in time order")
-                let small = try await HTTP.send("GET", url + "?limit=10").json()
+                let small = try await server.send("GET", url + "?limit=10").json()
                 #expect(((small["features"] as? [[String: Any]])?.first?["properties"] as? [String: Any])?["fix_count"] as? Int == 10)
-                #expect(try await HTTP.send("GET", url + "?limit=5001").status == 400)
-                #expect(try await HTTP.send("GET", url + "?cursor=nonsense").status == 400)
+                #expect(try await server.send("GET", url + "?limit=5001").status == 400)
+                #expect(try await server.send("GET", url + "?cursor=nonsense").status == 400)
             }
         }
 
@@ -290,7 +290,7 @@ extension Ingest {
         /// the maximum is refused. (Fixes and tracks page with `next_cursor`: see their tests.)
         @Test(arguments: Backend.all)
         func everyListEndpointIsBounded(_ backend: Backend) async throws {
-            try await withServer(backend) { server, _ in
+            try await withRouter(backend) { server, _ in
                 let install = Fixtures.ids.next()
                 for i in 0..<3 {
                     var e = Fixtures.envelope(
@@ -312,21 +312,21 @@ extension Ingest {
                 var token = ""
                 for _ in 0..<3 { token = try await Shares.createShare(server, "{\"all\":true}").token }
                 for _ in 0..<3 {
-                    _ = try await HTTP.send("GET", server.base + "/v1/devices", headers: ["Authorization": "Bearer \(token)"])
+                    _ = try await server.send("GET", "/v1/devices", headers: ["Authorization": "Bearer \(token)"])
                 }
                 let lists: [(path: String, key: String)] = [
                     ("/v1/devices", "devices"), ("/v1/devices/\(install.wireString)/sessions", "sessions"), ("/v1/shares", "shares"),
                     ("/v1/shares/access", "access"), ("/v1/devices/\(install.wireString)/proximity-events", "proximity_events"),
                 ]
                 for list in lists {
-                    let cut = try await HTTP.send("GET", server.base + list.path + "?limit=2").json()
+                    let cut = try await server.send("GET", list.path + "?limit=2").json()
                     #expect((cut[list.key] as? [Any])?.count == 2, "\(list.path): \(cut)")
                     #expect(cut["truncated"] as? Bool == true, "\(list.path)")
-                    let whole = try await HTTP.send("GET", server.base + list.path + "?limit=3").json()
+                    let whole = try await server.send("GET", list.path + "?limit=3").json()
                     #expect((whole[list.key] as? [Any])?.count == 3, "\(list.path): \(whole)")
                     #expect(whole["truncated"] == nil, "\(list.path)")
                     let max = list.key == "proximity_events" ? 5_000 : 1_000
-                    #expect(try await HTTP.send("GET", server.base + list.path + "?limit=\(max + 1)").status == 400, "\(list.path)")
+                    #expect(try await server.send("GET", list.path + "?limit=\(max + 1)").status == 400, "\(list.path)")
                 }
             }
         }

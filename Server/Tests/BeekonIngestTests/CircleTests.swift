@@ -22,7 +22,7 @@ extension Ingest {
         }
 
         /// Enrols a fresh install with a code for `person` (what the app's backend would mint).
-        static func member(_ server: TestServer, _ person: String) async throws -> Member {
+        static func member(_ server: some TestTransport, _ person: String) async throws -> Member {
             let code = try await Identity.newCode(server, #"{"person":"\#(person)"}"#)
             let install = Fixtures.ids.next()
             let r = try await Identity.enroll(server, code: code, install: install)
@@ -31,34 +31,36 @@ extension Ingest {
         }
 
         static func send(
-            _ server: TestServer, _ method: String, _ path: String, _ body: String? = nil, _ headers: [String: String]
+            _ server: some TestTransport, _ method: String, _ path: String, _ body: String? = nil, _ headers: [String: String]
         ) async throws -> HTTPResult {
-            try await HTTP.send(
-                method, server.base + path, body: body.map { Array($0.utf8) },
+            try await server.send(
+                method, path, body: body.map { Array($0.utf8) },
                 headers: body == nil ? headers : headers.merging(["Content-Type": "application/json"]) { $1 })
         }
 
         /// Creates a circle owned by `owner`; its id.
-        static func circle(_ server: TestServer, _ owner: Member, name: String = "family") async throws -> String {
+        static func circle(_ server: some TestTransport, _ owner: Member, name: String = "family") async throws -> String {
             let r = try await send(server, "POST", "/v1/circles", #"{"name":"\#(name)"}"#, owner.headers)
             #expect(r.status == 201, "\(r.text)")
             return try #require(try r.json()["id"] as? String)
         }
 
         /// An invitation code of `circle`, made by `by`.
-        static func invite(_ server: TestServer, _ circle: String, _ by: [String: String], _ body: String? = nil) async throws -> String {
+        static func invite(_ server: some TestTransport, _ circle: String, _ by: [String: String], _ body: String? = nil) async throws
+            -> String
+        {
             let r = try await send(server, "POST", "/v1/circles/\(circle)/invitations", body, by)
             #expect(r.status == 201, "\(r.text)")
             #expect(r.headers["cache-control"] == "no-store")
             return try #require(try r.json()["code"] as? String)
         }
 
-        static func join(_ server: TestServer, _ code: String, _ who: Member) async throws -> HTTPResult {
+        static func join(_ server: some TestTransport, _ code: String, _ who: Member) async throws -> HTTPResult {
             try await send(server, "POST", "/v1/circles/join", #"{"code":"\#(code)"}"#, who.headers)
         }
 
         /// A circle owned by `owner` with `others` joined.
-        static func circle(_ server: TestServer, _ owner: Member, with others: [Member]) async throws -> String {
+        static func circle(_ server: some TestTransport, _ owner: Member, with others: [Member]) async throws -> String {
             let id = try await circle(server, owner)
             for m in others {
                 let r = try await join(server, try await invite(server, id, owner.headers), m)
@@ -69,7 +71,9 @@ extension Ingest {
         }
 
         /// Uploads one fix of `install` at `millis` (admin key), at a position with many digits.
-        static func fix(_ server: TestServer, _ install: UUID, at millis: Int64, lat: Double = 52.520_008_1, lon: Double = 13.404_954_3)
+        static func fix(
+            _ server: some TestTransport, _ install: UUID, at millis: Int64, lat: Double = 52.520_008_1, lon: Double = 13.404_954_3
+        )
             async throws -> String
         {
             var l = Fixtures.locations(1, startMillis: millis)[0]
@@ -334,7 +338,7 @@ extension Ingest {
         @Test("issue 52: an invitation is used once, expires, and joins nobody twice", arguments: Backend.all)
         func invitationsAreOneUse(_ backend: Backend) async throws {
             let clock = Self.clock()
-            try await withServer(backend, configure: Identity.required, now: { clock.now() }) { server, _ in
+            try await withRouter(backend, configure: Identity.required, now: { clock.now() }) { server, _ in
                 let alice = try await Self.member(server, "alice")
                 let bob = try await Self.member(server, "bob")
                 let carol = try await Self.member(server, "carol")
@@ -384,7 +388,7 @@ extension Ingest {
                 Identity.required(&$0)
                 $0.accessTokenTTLSeconds = 86_400  // the clock moves past 20 minutes
             }
-            try await withServer(backend, configure: configure, now: { clock.now() }) { server, _ in
+            try await withRouter(backend, configure: configure, now: { clock.now() }) { server, _ in
                 let alice = try await Self.member(server, "alice")
                 let bob = try await Self.member(server, "bob")
                 let carol = try await Self.member(server, "carol")
@@ -423,7 +427,7 @@ extension Ingest {
             arguments: Backend.all)
         func pausedShowsPaused(_ backend: Backend) async throws {
             let clock = Self.clock()
-            try await withServer(backend, configure: Identity.required, now: { clock.now() }) { server, _ in
+            try await withRouter(backend, configure: Identity.required, now: { clock.now() }) { server, _ in
                 let alice = try await Self.member(server, "alice")
                 let bob = try await Self.member(server, "bob")
                 let carol = try await Self.member(server, "carol")

@@ -223,21 +223,21 @@ struct ConnectionHardeningTests {
     /// Polls a `/metrics` value until `holds` (bounded by `within`); records the last value on overrun.
     /// `headers` go with each request (an admin key when the server requires auth).
     static func waitForMetric(
-        _ server: TestServer, _ name: String, within: Duration = .seconds(60), headers: [String: String] = [:],
+        _ server: some TestTransport, _ name: String, within: Duration = .seconds(60), headers: [String: String] = [:],
         _ holds: (Int) -> Bool
     ) async throws {
         let deadline = ContinuousClock.now + within
-        var value = try await Self.metric(server.base, name, headers: headers)
+        var value = try await Self.metric(server, name, headers: headers)
         while !holds(value), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))  // polling the server's gauge, bounded by the deadline
-            value = try await Self.metric(server.base, name, headers: headers)
+            value = try await Self.metric(server, name, headers: headers)
         }
         #expect(holds(value), "\(name) is \(value) after \(within)")
     }
 
     /// A value of the server's `/metrics`; -1 when absent.
-    static func metric(_ base: String, _ name: String, headers: [String: String] = [:]) async throws -> Int {
-        let text = try await HTTP.send("GET", base + "/metrics", headers: headers).text
+    static func metric(_ server: some TestTransport, _ name: String, headers: [String: String] = [:]) async throws -> Int {
+        let text = try await server.send("GET", "/metrics", headers: headers).text
         let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
         return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? -1
     }

@@ -57,12 +57,12 @@ extension Ingest {
 
         @Test("the server serves the repository's openapi.json and envelope schema byte for byte")
         func servedDocumentsAreTheFiles() async throws {
-            try await withServer(.sqlite) { server, _ in
-                let doc = try await HTTP.send("GET", server.base + "/openapi.json")
+            try await withRouter(.sqlite) { server, _ in
+                let doc = try await server.send("GET", "/openapi.json")
                 #expect(doc.status == 200)
                 #expect(doc.headers["content-type"] == "application/json")
                 #expect(doc.body == [UInt8](try Data(contentsOf: Self.contractDir.appendingPathComponent("openapi.json"))))
-                let schema = try await HTTP.send("GET", server.base + "/schemas/envelope-v1.json")
+                let schema = try await server.send("GET", "/schemas/envelope-v1.json")
                 #expect(schema.status == 200)
                 #expect(schema.headers["content-type"] == "application/schema+json")
                 #expect(schema.body == [UInt8](try Data(contentsOf: Self.contractDir.appendingPathComponent("envelope-v1.schema.json"))))
@@ -263,23 +263,23 @@ extension Ingest {
         /// answered 404; RFC 9110 wants 405 with `Allow`.
         @Test("a known path with an undeclared method answers 405 with Allow; an unknown path 404")
         func undeclaredMethodsAnswer405() async throws {
-            try await withServer(.sqlite) { server, _ in
-                let trace = try await HTTP.send("TRACE", server.base + "/v1/devices")
+            try await withRouter(.sqlite) { server, _ in
+                let trace = try await server.send("TRACE", "/v1/devices")
                 #expect(trace.status == 405)
                 #expect(trace.headers["allow"] == "GET")
                 #expect(try trace.json()["error"] as? String == "method_not_allowed")
-                let delete = try await HTTP.send("DELETE", server.base + "/v1/devices/\(Fixtures.ids.next().wireString)/sessions")
+                let delete = try await server.send("DELETE", "/v1/devices/\(Fixtures.ids.next().wireString)/sessions")
                 #expect(delete.status == 405)
                 #expect(delete.headers["allow"] == "GET")
-                #expect(try await HTTP.send("GET", server.base + "/v1/locations").headers["allow"] == "POST")
-                #expect(try await HTTP.send("GET", server.base + "/v1/nothing-here").status == 404)
-                #expect(try await HTTP.send("GET", server.base + "/v1/devices/x/sessions/extra").status == 404)
-                #expect(try await HTTP.send("GET", server.base + "/v1/devices").status == 200)
+                #expect(try await server.send("GET", "/v1/locations").headers["allow"] == "POST")
+                #expect(try await server.send("GET", "/v1/nothing-here").status == 404)
+                #expect(try await server.send("GET", "/v1/devices/x/sessions/extra").status == 404)
+                #expect(try await server.send("GET", "/v1/devices").status == 200)
                 // A literal route wins over a parameter one, as in the router (found by schemathesis).
-                let options = try await HTTP.send("OPTIONS", server.base + "/v1/shares/access")
+                let options = try await server.send("OPTIONS", "/v1/shares/access")
                 #expect(options.status == 405)
                 #expect(options.headers["allow"] == "GET")
-                #expect(try await HTTP.send("PUT", server.base + "/v1/shares/sh_x").headers["allow"] == "DELETE")
+                #expect(try await server.send("PUT", "/v1/shares/sh_x").headers["allow"] == "DELETE")
             }
         }
 
@@ -287,21 +287,21 @@ extension Ingest {
         /// to millisecond times (an Int64 overflow traps the process).
         @Test("share durations beyond Int32 seconds are refused with 400, and the server stays up")
         func hugeShareDurationsAreRefused() async throws {
-            try await withServer(.sqlite) { server, _ in
+            try await withRouter(.sqlite) { server, _ in
                 for field in ["expires_in_seconds", "history_seconds"] {
                     for value in ["9223372036854775807", "2147483648"] {
                         let body = #"{"all":true,""# + field + #"":"# + value + "}"
-                        let answer = try await HTTP.send(
-                            "POST", server.base + "/v1/shares", body: Array(body.utf8),
+                        let answer = try await server.send(
+                            "POST", "/v1/shares", body: Array(body.utf8),
                             headers: ["Content-Type": "application/json"])
                         #expect(answer.status == 400, "\(field)=\(value): \(answer.text)")
                     }
                 }
-                let ok = try await HTTP.send(
-                    "POST", server.base + "/v1/shares", body: Array(#"{"all":true,"expires_in_seconds":2147483647}"#.utf8),
+                let ok = try await server.send(
+                    "POST", "/v1/shares", body: Array(#"{"all":true,"expires_in_seconds":2147483647}"#.utf8),
                     headers: ["Content-Type": "application/json"])
                 #expect(ok.status == 201)
-                #expect(try await HTTP.send("GET", server.base + "/healthz").status == 200)
+                #expect(try await server.send("GET", "/healthz").status == 200)
             }
         }
 

@@ -33,21 +33,21 @@ extension Ingest {
 
         static func bearer(_ token: String) -> [String: String] { ["Authorization": "Bearer \(token)"] }
 
-        static func locate(_ server: TestServer, _ install: UUID) async throws -> String {
-            let r = try await HTTP.send("POST", server.base + "/v1/devices/\(install.wireString)/locate", headers: admin)
+        static func locate(_ server: some TestTransport, _ install: UUID) async throws -> String {
+            let r = try await server.send("POST", "/v1/devices/\(install.wireString)/locate", headers: admin)
             #expect(r.status == 202, "\(r.text)")
             return try #require(try r.json()["id"] as? String)
         }
 
-        static func state(_ server: TestServer, _ install: UUID, _ request: String) async throws -> String? {
-            try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/locate/\(request)", headers: admin).json()["state"]
+        static func state(_ server: some TestTransport, _ install: UUID, _ request: String) async throws -> String? {
+            try await server.send("GET", "/v1/devices/\(install.wireString)/locate/\(request)", headers: admin).json()["state"]
                 as? String
         }
 
         /// The attacks of issue 28's finding 2, each with device A's own credential against device B.
         @Test("XR-2: a device credential cannot upload as, read the commands of, or answer for another install", arguments: Backend.all)
         func deviceCannotActForAnotherInstall(_ backend: Backend) async throws {
-            try await withServer(backend, configure: Self.required) { server, db in
+            try await withRouter(backend, configure: Self.required) { server, db in
                 let a = Fixtures.ids.next()
                 let b = Fixtures.ids.next()
                 let grant = try await Self.seed(db, subject: "phone-a", install: a)
@@ -63,7 +63,7 @@ extension Ingest {
 
                 // Read B's commands (which would mark them delivered).
                 let request = try await Self.locate(server, b)
-                let commands = try await HTTP.send("GET", server.base + "/v1/devices/\(b.wireString)/commands?wait=0", headers: asA)
+                let commands = try await server.send("GET", "/v1/devices/\(b.wireString)/commands?wait=0", headers: asA)
                 #expect(commands.status == 403)
                 #expect(try await Self.state(server, b, request) == "pending")
 
@@ -71,24 +71,24 @@ extension Ingest {
                 var fix = Fixtures.locations(1)
                 fix[0].locateRequestId = UUID(uuidString: request)
                 #expect(try await HTTP.upload(server, Fixtures.envelope(fix, install: b), headers: asA).status == 403)
-                let refuse = try await HTTP.send(
-                    "POST", server.base + "/v1/devices/\(b.wireString)/locate/\(request)/answer",
+                let refuse = try await server.send(
+                    "POST", "/v1/devices/\(b.wireString)/locate/\(request)/answer",
                     body: Array(#"{"outcome":"refused","reason":"nope"}"#.utf8), headers: asA)
                 #expect(refuse.status == 403)
                 #expect(try await Self.state(server, b, request) == "pending")
 
                 // Its own install still works, and B's real credential still can.
-                #expect(try await HTTP.send("GET", server.base + "/v1/devices/\(a.wireString)/commands?wait=0", headers: asA).status == 200)
+                #expect(try await server.send("GET", "/v1/devices/\(a.wireString)/commands?wait=0", headers: asA).status == 200)
                 let grantB = try await Self.seed(db, subject: "phone-b", install: b)
                 let asB = Self.bearer(grantB.accessToken)
-                #expect(try await HTTP.send("GET", server.base + "/v1/devices/\(b.wireString)/commands?wait=0", headers: asB).status == 200)
+                #expect(try await server.send("GET", "/v1/devices/\(b.wireString)/commands?wait=0", headers: asB).status == 200)
                 #expect(try await Self.state(server, b, request) == "delivered")
             }
         }
 
         @Test("XR-2: a token issued without an install is bound to the first install it acts for", arguments: Backend.all)
         func unboundTokenBindsOnFirstUse(_ backend: Backend) async throws {
-            try await withServer(backend, configure: Self.required) { server, db in
+            try await withRouter(backend, configure: Self.required) { server, db in
                 let a = Fixtures.ids.next()
                 let grant = try await Self.seed(db, subject: "truck-9", install: nil)
                 let auth = Self.bearer(grant.accessToken)
@@ -97,8 +97,8 @@ extension Ingest {
                 let other = try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1)), headers: auth)
                 #expect(other.status == 403)
                 // The binding outlives the access token: the refreshed one is bound too.
-                let refreshed = try await HTTP.send(
-                    "POST", server.base + "/oauth/token",
+                let refreshed = try await server.send(
+                    "POST", "/oauth/token",
                     body: Array("grant_type=refresh_token&refresh_token=\(grant.refreshToken)".utf8))
                 let access = try #require(try refreshed.json()["access_token"] as? String)
                 #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1)), headers: Self.bearer(access)).status == 403)
@@ -109,28 +109,28 @@ extension Ingest {
             "XR-2: a token issued without an install cannot bind to an install another credential holds, or one an admin revoked",
             arguments: Backend.all)
         func unboundTokenCannotAdoptAHeldOrRevokedInstall(_ backend: Backend) async throws {
-            try await withServer(backend, configure: Self.required) { server, db in
+            try await withRouter(backend, configure: Self.required) { server, db in
                 let (held, revoked, free) = (Fixtures.ids.next(), Fixtures.ids.next(), Fixtures.ids.next())
                 let owner = try await Self.seed(db, subject: "phone-held", install: held)
                 let gone = try await Self.seed(db, subject: "phone-gone", install: revoked)
                 #expect(
-                    try await HTTP.send("POST", server.base + "/v1/devices/\(revoked.wireString)/revoke", headers: Self.admin).status == 200
+                    try await server.send("POST", "/v1/devices/\(revoked.wireString)/revoke", headers: Self.admin).status == 200
                 )
                 // The attack: an unbound credential's first use claims the victim's install.
                 let thief = Self.bearer(try await Self.seed(db, subject: "thief", install: nil).accessToken)
-                let commands = try await HTTP.send("GET", server.base + "/v1/devices/\(held.wireString)/commands?wait=0", headers: thief)
+                let commands = try await server.send("GET", "/v1/devices/\(held.wireString)/commands?wait=0", headers: thief)
                 #expect(commands.status == 403, "an unbound token took over an enrolled install: \(commands.text)")
                 #expect(try commands.json()["error"] as? String == "wrong_install")
-                let push = try await HTTP.send(
-                    "PUT", server.base + "/v1/devices/\(held.wireString)/push-token",
+                let push = try await server.send(
+                    "PUT", "/v1/devices/\(held.wireString)/push-token",
                     body: Array(#"{"platform":"apns","token":"00"}"#.utf8), headers: thief)
                 #expect(push.status == 403)
                 let upload = try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: revoked), headers: thief)
                 #expect(upload.status == 401 || upload.status == 403, "an unbound token revived a revoked install: \(upload.text)")
                 // The owner still acts for its install, the revoked one stays revoked, and the
                 // unbound token still binds to an install nobody holds.
-                let own = try await HTTP.send(
-                    "GET", server.base + "/v1/devices/\(held.wireString)/commands?wait=0", headers: Self.bearer(owner.accessToken))
+                let own = try await server.send(
+                    "GET", "/v1/devices/\(held.wireString)/commands?wait=0", headers: Self.bearer(owner.accessToken))
                 #expect(own.status == 200)
                 #expect(
                     try await HTTP.upload(
@@ -142,15 +142,15 @@ extension Ingest {
             }
         }
 
-        static func enroll(_ server: TestServer, code: String, install: UUID) async throws -> HTTPResult {
-            try await HTTP.send(
-                "POST", server.base + "/oauth/token",
+        static func enroll(_ server: some TestTransport, code: String, install: UUID) async throws -> HTTPResult {
+            try await server.send(
+                "POST", "/oauth/token",
                 body: Array("grant_type=enrollment_code&code=\(code)&install_id=\(install.wireString)".utf8),
                 headers: ["Content-Type": "application/x-www-form-urlencoded"])
         }
 
-        static func newCode(_ server: TestServer, _ body: String = "") async throws -> String {
-            let r = try await HTTP.send("POST", server.base + "/v1/enrollments", body: Array(body.utf8), headers: admin)
+        static func newCode(_ server: some TestTransport, _ body: String = "") async throws -> String {
+            let r = try await server.send("POST", "/v1/enrollments", body: Array(body.utf8), headers: admin)
             #expect(r.status == 201, "\(r.text)")
             #expect(r.headers["cache-control"] == "no-store")
             return try #require(try r.json()["code"] as? String)
@@ -159,9 +159,9 @@ extension Ingest {
         /// Found by schemathesis: an explicit null was accepted as "absent".
         @Test("IN-5: an enrollment spec with a null or mistyped field is refused, not defaulted")
         func enrollmentSpecIsTyped() async throws {
-            try await withServer(.sqlite, configure: Self.required) { server, _ in
+            try await withRouter(.sqlite, configure: Self.required) { server, _ in
                 for body in [#"{"label":null}"#, #"{"uses":null}"#, #"{"ttl_seconds":"60"}"#, #"[]"#] {
-                    let r = try await HTTP.send("POST", server.base + "/v1/enrollments", body: Array(body.utf8), headers: Self.admin)
+                    let r = try await server.send("POST", "/v1/enrollments", body: Array(body.utf8), headers: Self.admin)
                     #expect(r.status == 400, "\(body) → \(r.status)")
                 }
                 _ = try await Self.newCode(server, #"{"uses":2,"ttl_seconds":60,"label":"fleet"}"#)
@@ -173,7 +173,7 @@ extension Ingest {
             // The server's clock is frozen: it measures the command long-poll's wait, so nothing
             // but the revocation can end that poll (no real-time window in this test).
             let clock = TestClock()
-            try await withServer(backend, configure: Self.required, now: { clock.now() }) { server, _ in
+            try await withRouter(backend, configure: Self.required, now: { clock.now() }) { server, _ in
                 let a = Fixtures.ids.next()
                 let code = try await Self.newCode(server, #"{"uses":1,"ttl_seconds":3600,"label":"fleet"}"#)
                 let enrolled = try await Self.enroll(server, code: code, install: a)
@@ -189,8 +189,8 @@ extension Ingest {
                 #expect(twice.status == 400)
                 // A bad code, and a bad install id.
                 #expect(try await Self.enroll(server, code: "ben1.nope", install: Fixtures.ids.next()).status == 400)
-                let badInstall = try await HTTP.send(
-                    "POST", server.base + "/oauth/token", body: Array("grant_type=enrollment_code&code=\(code)&install_id=x".utf8))
+                let badInstall = try await server.send(
+                    "POST", "/oauth/token", body: Array("grant_type=enrollment_code&code=\(code)&install_id=x".utf8))
                 #expect(try badInstall.json()["error"] as? String == "invalid_request")
 
                 #expect(
@@ -198,8 +198,8 @@ extension Ingest {
                         == 200)
                 #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1)), headers: Self.bearer(access)).status == 403)
                 // Refresh keeps the binding (the SDK's AuthConfig path).
-                let rotated = try await HTTP.send(
-                    "POST", server.base + "/oauth/token", body: Array("grant_type=refresh_token&refresh_token=\(refresh)".utf8))
+                let rotated = try await server.send(
+                    "POST", "/oauth/token", body: Array("grant_type=refresh_token&refresh_token=\(refresh)".utf8))
                 #expect(rotated.status == 200)
                 let access2 = try #require(try rotated.json()["access_token"] as? String)
                 let refresh2 = try #require(try rotated.json()["refresh_token"] as? String)
@@ -211,12 +211,12 @@ extension Ingest {
                 // poll holds its hub subscription (`beekon_live_viewers`), and on the frozen server
                 // clock its 60 s wait never runs out, so only the revocation can answer it.
                 let poll = Task {
-                    try await HTTP.send("GET", server.base + "/v1/devices/\(a.wireString)/commands?wait=60", headers: Self.bearer(access2))
+                    try await server.send("GET", "/v1/devices/\(a.wireString)/commands?wait=60", headers: Self.bearer(access2))
                 }
                 try await ConnectionHardeningTests.waitForMetric(server, "beekon_live_viewers", within: .seconds(90), headers: Self.admin) {
                     $0 == 1
                 }
-                let revoked = try await HTTP.send("POST", server.base + "/v1/devices/\(a.wireString)/revoke", headers: Self.admin)
+                let revoked = try await server.send("POST", "/v1/devices/\(a.wireString)/revoke", headers: Self.admin)
                 #expect(revoked.status == 200)
                 #expect(try revoked.json()["revoked_credentials"] as? Int == 1)
                 let ended = try await poll.value
@@ -227,8 +227,8 @@ extension Ingest {
                     server, Fixtures.envelope(Fixtures.locations(1), install: a), headers: Self.bearer(access2))
                 #expect(after.status == 401)
                 #expect(try after.json()["error"] as? String == "device_revoked")
-                let dead = try await HTTP.send(
-                    "POST", server.base + "/oauth/token", body: Array("grant_type=refresh_token&refresh_token=\(refresh2)".utf8))
+                let dead = try await server.send(
+                    "POST", "/oauth/token", body: Array("grant_type=refresh_token&refresh_token=\(refresh2)".utf8))
                 #expect(try dead.json()["error"] as? String == "invalid_grant")
                 // A revoked install cannot enrol again.
                 #expect(try await Self.enroll(server, code: try await Self.newCode(server), install: a).status == 400)
@@ -237,7 +237,7 @@ extension Ingest {
 
         @Test("IN-5: a code for n installs enrols exactly n under a concurrent burst")
         func multiUseCodeIsSpentAtomically() async throws {
-            try await withServer(.sqlite, configure: Self.required) { server, _ in
+            try await withRouter(.sqlite, configure: Self.required) { server, _ in
                 let code = try await Self.newCode(server, #"{"uses":3}"#)
                 let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                     for _ in 0..<8 { group.addTask { try await Self.enroll(server, code: code, install: Fixtures.ids.next()).status } }
@@ -317,12 +317,12 @@ extension Ingest {
                 #expect(try await HTTP.upload(server, envA, headers: Self.admin).status == 200)
                 #expect(
                     try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(1), install: b), headers: Self.admin).status == 200)
-                let created = try await HTTP.send(
-                    "POST", server.base + "/v1/shares",
+                let created = try await server.send(
+                    "POST", "/v1/shares",
                     body: Array(#"{"devices":["\#(a.wireString)"],"live":true,"locate":true}"#.utf8), headers: Self.admin)
                 let share = Self.bearer(try #require(try created.json()["token"] as? String))
                 let throwaway = try #require((try created.json()["share"] as? [String: Any])?["id"] as? String)
-                let code = try await HTTP.send("POST", server.base + "/v1/enrollments", headers: Self.admin)
+                let code = try await server.send("POST", "/v1/enrollments", headers: Self.admin)
                 let codeID = try #require(try code.json()["id"] as? String)
                 let requestA = try await Self.locate(server, a)
                 let requestB = try await Self.locate(server, b)
@@ -389,8 +389,8 @@ extension Ingest {
                             // A stream: the first fix arrives (only then is it known to be allowed).
                             got = try await Live.fixes(server.base + row.path, headers: headers, after: "0", count: 1).isEmpty ? 0 : 200
                         } else {
-                            got = try await HTTP.send(
-                                row.method, server.base + row.path, body: row.body.map { Array($0.utf8) }, headers: headers
+                            got = try await server.send(
+                                row.method, row.path, body: row.body.map { Array($0.utf8) }, headers: headers
                             ).status
                         }
                         #expect(got == expected, "\(role) \(row.method) \(row.path)")

@@ -11,9 +11,9 @@ extension Ingest {
     @Suite struct EnrollmentAttacks {
         typealias Identity = DeviceIdentity
 
-        static func refresh(_ server: TestServer, _ token: String) async throws -> HTTPResult {
-            try await HTTP.send(
-                "POST", server.base + "/oauth/token", body: Array("grant_type=refresh_token&refresh_token=\(token)".utf8),
+        static func refresh(_ server: some TestTransport, _ token: String) async throws -> HTTPResult {
+            try await server.send(
+                "POST", "/oauth/token", body: Array("grant_type=refresh_token&refresh_token=\(token)".utf8),
                 headers: ["Content-Type": "application/x-www-form-urlencoded"])
         }
 
@@ -21,7 +21,7 @@ extension Ingest {
             "issue 52: 20 junk installs on a fleet code hold real installs off for an hour at most, never for good", arguments: Backend.all)
         func fleetCodeExhaustionIsNotALockout(_ backend: Backend) async throws {
             let clock = TestClock()
-            try await withServer(backend, configure: Identity.required, now: { clock.now() }) { server, _ in
+            try await withRouter(backend, configure: Identity.required, now: { clock.now() }) { server, _ in
                 let fleet = try await Identity.newCode(server, #"{"per_hour":20,"ttl_seconds":2592000,"label":"app"}"#)
                 // The attacker, holding the code extracted from the app, enrols 20 junk installs.
                 for i in 0..<20 {
@@ -46,7 +46,7 @@ extension Ingest {
             "issue 52: a code bound to no person cannot claim an install the server already knows (its id is in every share)",
             arguments: Backend.all)
         func fleetCodeCannotPreemptAKnownInstall(_ backend: Backend) async throws {
-            try await withServer(backend, configure: Identity.required) { server, db in
+            try await withRouter(backend, configure: Identity.required) { server, db in
                 // A device with history but no credential (it uploaded with a key, or before auth was on).
                 let known = Fixtures.ids.next()
                 #expect(
@@ -64,7 +64,7 @@ extension Ingest {
                     }
                 }
                 // The known install is not forged: its history has the one admin upload only.
-                let fixes = try await HTTP.send("GET", server.base + "/v1/devices/\(known.wireString)/fixes", headers: Identity.admin)
+                let fixes = try await server.send("GET", "/v1/devices/\(known.wireString)/fixes", headers: Identity.admin)
                 #expect((try fixes.json()["fixes"] as? [Any])?.count == 1)
                 // A code bound to a person (the app's backend vouches for it) may enrol the known install.
                 let personal = try await Identity.newCode(server, #"{"person":"alice"}"#)
@@ -76,7 +76,7 @@ extension Ingest {
             "issue 52: a known install re-enrols with a fresh code for the same person; its old credentials are retired",
             arguments: Backend.all)
         func reenrolmentForTheSamePerson(_ backend: Backend) async throws {
-            try await withServer(backend, configure: Identity.required) { server, _ in
+            try await withRouter(backend, configure: Identity.required) { server, _ in
                 let phone = Fixtures.ids.next()
                 let first = try await Identity.enroll(
                     server, code: try await Identity.newCode(server, #"{"person":"alice"}"#), install: phone)
@@ -108,11 +108,11 @@ extension Ingest {
                 let newRefresh = try #require(try again.json()["refresh_token"] as? String)
                 #expect(try await Self.refresh(server, newRefresh).status == 200)
                 // Its history is one device's: both uploads under the same install.
-                let fixes = try await HTTP.send("GET", server.base + "/v1/devices/\(phone.wireString)/fixes", headers: Identity.admin)
+                let fixes = try await server.send("GET", "/v1/devices/\(phone.wireString)/fixes", headers: Identity.admin)
                 #expect((try fixes.json()["fixes"] as? [Any])?.count == 2)
                 // A revoked install stays revoked, even for its person.
                 #expect(
-                    try await HTTP.send("POST", server.base + "/v1/devices/\(phone.wireString)/revoke", headers: Identity.admin).status
+                    try await server.send("POST", "/v1/devices/\(phone.wireString)/revoke", headers: Identity.admin).status
                         == 200)
                 let revoked = try await Identity.enroll(
                     server, code: try await Identity.newCode(server, #"{"person":"alice"}"#), install: phone)

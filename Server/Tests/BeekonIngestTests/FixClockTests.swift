@@ -14,7 +14,7 @@ extension Ingest {
         @Test("IN-6, BY-8: a fix stamped beyond the tolerance is stored but never becomes last_fix or status", arguments: Backend.all)
         func futureFixNeverPinsTheDevice(_ backend: Backend) async throws {
             let clock = TestClock()
-            try await withServer(
+            try await withRouter(
                 backend,
                 configure: {
                     $0.expectedIntervalSeconds = 60
@@ -31,7 +31,7 @@ extension Ingest {
                 #expect(try upload.json()["locations_stored"] as? Int == 3, "stored: history keeps what the device sent")
 
                 func device() async throws -> [String: Any] {
-                    let list = try #require(try await HTTP.send("GET", server.base + "/v1/devices").json()["devices"] as? [[String: Any]])
+                    let list = try #require(try await server.send("GET", "/v1/devices").json()["devices"] as? [[String: Any]])
                     return try #require(list.first { $0["install_id"] as? String == a.wireString })
                 }
                 let first = try await device()

@@ -2,6 +2,7 @@ import BeekonGzip
 import BeekonIngest
 import BeekonWire
 import Foundation
+import HummingbirdTesting
 import Logging
 import PostgresTestCluster
 import Testing
@@ -13,34 +14,63 @@ func withServer(
     now: @escaping @Sendable () -> Date = { Date() }, liveHeartbeats: AsyncStream<Void>? = nil, logger: Logger = testLogger,
     _ body: @Sendable (TestServer, TestDatabase) async throws -> Void
 ) async throws {
+    try await withTestConfiguration(backend, configure: configure) { config, db in
+        let server = try await TestServer.start(config, now: now, liveHeartbeats: liveHeartbeats, logger: logger)
+        do {
+            try await body(server, db)
+        } catch {
+            try await server.stop()
+            throw error
+        }
+        try await server.stop()
+    }
+}
+
+/// The in-memory twin of ``withServer(_:configure:now:liveHeartbeats:logger:_:)``: `body`'s
+/// requests go to the application's router through Hummingbird's `.router` test framework (no
+/// socket), on a fresh database of `backend`, with the application's services and start-up work
+/// (migrations, the signing key) run as on a server. For tests whose subject is a route's answer
+/// (status, role, bound, share scope, JSON), not the connection.
+func withRouter(
+    _ backend: Backend, configure: (inout IngestConfiguration) -> Void = { _ in },
+    now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = testLogger,
+    _ body: @Sendable (RouterClient, TestDatabase) async throws -> Void
+) async throws {
+    try await withTestConfiguration(backend, configure: configure) { config, db in
+        let app = try IngestServer.buildApplication(config, logger: logger, now: now)
+        try await app.test(.router) { client in try await body(RouterClient(client: client), db) }
+    }
+}
+
+/// A fresh database of `backend` and a configuration on it (auth off), as `configure` leaves it;
+/// the database goes when `body` returns.
+func withTestConfiguration(
+    _ backend: Backend, configure: (inout IngestConfiguration) -> Void,
+    _ body: (IngestConfiguration, TestDatabase) async throws -> Void
+) async throws {
     let db = try await backend.freshDatabase()
     defer { db.remove() }
     var config = IngestConfiguration(database: db.location, authMode: .off, databaseTimeoutSeconds: testDatabaseTimeout)
     configure(&config)
-    let server = try await TestServer.start(config, now: now, liveHeartbeats: liveHeartbeats, logger: logger)
-    do {
-        try await body(server, db)
-    } catch {
-        try await server.stop()
-        throw error
-    }
-    try await server.stop()
+    try await body(config, db)
 }
 
 extension Ingest {
-    /// Every status-code case of the ingest endpoint, over real HTTP.
+    /// Every status-code case of the ingest endpoint, through the application's router (in memory).
     @Suite struct HTTPIngest {
-        static func raw(_ server: TestServer, _ body: [UInt8], gzip: Bool = true, encoding: String? = nil) async throws -> HTTPResult {
+        static func raw(_ server: some TestTransport, _ body: [UInt8], gzip: Bool = true, encoding: String? = nil) async throws
+            -> HTTPResult
+        {
             var headers = ["Content-Type": "application/json"]
             if let encoding { headers["Content-Encoding"] = encoding } else if gzip { headers["Content-Encoding"] = "gzip" }
-            return try await HTTP.send("POST", server.base + "/v1/locations", body: gzip ? Gzip.deflate(body) : body, headers: headers)
+            return try await server.send("POST", "/v1/locations", body: gzip ? Gzip.deflate(body) : body, headers: headers)
         }
 
         static func json(_ e: WireEnvelope) -> String { String(decoding: WireJSONWriter.encode(e), as: UTF8.self) }
 
         @Test(arguments: Backend.all)
         func acceptsGzipAndIdentityAndDedupes(_ backend: Backend) async throws {
-            try await withServer(backend) { server, _ in
+            try await withRouter(backend) { server, _ in
                 let e = Fixtures.envelope(Fixtures.locations(100))
                 let first = try await HTTP.upload(server, e)
                 #expect(first.status == 200)
@@ -48,7 +78,7 @@ extension Ingest {
                 let replay = try await Self.raw(server, [UInt8](WireJSONWriter.encode(e)), gzip: false)
                 #expect(replay.status == 200)
                 #expect(try replay.json()["duplicate_batch"] as? Bool == true)
-                let fixes = try await HTTP.send("GET", server.base + "/v1/devices/\(e.device.installId.wireString)/fixes?limit=1000")
+                let fixes = try await server.send("GET", "/v1/devices/\(e.device.installId.wireString)/fixes?limit=1000")
                 #expect(fixes.status == 200)
                 #expect((try fixes.json()["fixes"] as? [Any])?.count == 100)
             }
@@ -56,12 +86,12 @@ extension Ingest {
 
         @Test("BY-4: a fix replaced by a privacy zone's centre keeps the zone's id at the server", arguments: Backend.all)
         func privacyZoneIsStoredAndServed(_ backend: Backend) async throws {
-            try await withServer(backend) { server, _ in
+            try await withRouter(backend) { server, _ in
                 var locations = Fixtures.locations(2)
                 locations[0].privacyZone = "home"
                 let e = Fixtures.envelope(locations)
                 #expect(try await HTTP.upload(server, e).status == 200)
-                let read = try await HTTP.send("GET", server.base + "/v1/devices/\(e.device.installId.wireString)/fixes?limit=10")
+                let read = try await server.send("GET", "/v1/devices/\(e.device.installId.wireString)/fixes?limit=10")
                 let fixes = try #require(try read.json()["fixes"] as? [[String: Any]])
                 let zones = Dictionary(uniqueKeysWithValues: fixes.map { ($0["id"] as! String, $0["privacy_zone"] as? String) })
                 #expect(zones == [locations[0].id.wireString: "home", locations[1].id.wireString: nil])
@@ -70,7 +100,7 @@ extension Ingest {
 
         @Test(arguments: Backend.all)
         func badInputGets4xxAndTheServerStaysHealthy(_ backend: Backend) async throws {
-            try await withServer(backend) { server, _ in
+            try await withRouter(backend) { server, _ in
                 let good = Self.json(Fixtures.envelope(Fixtures.locations(2)))
                 func variant(_ from: String, _ to: String) -> [UInt8] {
                     let s = good.replacingOccurrences(of: from, with: to)
@@ -104,12 +134,12 @@ extension Ingest {
                 let garbageGzip = try await Self.raw(server, garbage, gzip: false, encoding: "gzip")
                 #expect(garbageGzip.status == 400)
                 let gz = Gzip.deflate(Array(good.utf8))
-                let truncated = try await HTTP.send(
-                    "POST", server.base + "/v1/locations", body: Array(gz.dropLast(9)),
+                let truncated = try await server.send(
+                    "POST", "/v1/locations", body: Array(gz.dropLast(9)),
                     headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
                 #expect(truncated.status == 400, "truncated gzip: \(truncated.text)")
-                let trailing = try await HTTP.send(
-                    "POST", server.base + "/v1/locations", body: gz + [1, 2, 3],
+                let trailing = try await server.send(
+                    "POST", "/v1/locations", body: gz + [1, 2, 3],
                     headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
                 #expect(trailing.status == 400)
                 let brotli = try await Self.raw(server, Array(good.utf8), gzip: false, encoding: "br")
@@ -118,9 +148,9 @@ extension Ingest {
                 let withExtra = String(decoding: unknownFields, as: UTF8.self)
                     .replacingOccurrences(of: "\"schema_version\":1", with: "\"schema_version\":1,\"new_root\":true")
                 #expect(try await Self.raw(server, Array(withExtra.utf8)).status == 200)
-                let health = try await HTTP.send("GET", server.base + "/healthz")
+                let health = try await server.send("GET", "/healthz")
                 #expect(health.status == 200)
-                let metrics = try await HTTP.send("GET", server.base + "/metrics")
+                let metrics = try await server.send("GET", "/metrics")
                 #expect(metrics.text.contains("beekon_ingest_rejected_total{status=\"400\"}"))
                 #expect(metrics.text.contains("beekon_ingest_batches_total{result=\"stored\"} 1"))
             }
@@ -128,19 +158,19 @@ extension Ingest {
 
         @Test(arguments: Backend.all)
         func oversizedBodiesAndGzipBombsGet413(_ backend: Backend) async throws {
-            try await withServer(backend) { server, _ in
+            try await withRouter(backend) { server, _ in
                 // 200 MiB of zeros inflate from ~200 KB: must be refused at the decompressed-size cap.
                 let bomb = Gzip.deflate([UInt8](repeating: 0, count: 200 * 1024 * 1024), level: 9)
                 #expect(bomb.count < 1_000_000)
-                let r = try await HTTP.send(
-                    "POST", server.base + "/v1/locations", body: bomb,
+                let r = try await server.send(
+                    "POST", "/v1/locations", body: bomb,
                     headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"])
                 #expect(r.status == 413)
                 let big = [UInt8](repeating: 0x20, count: 13 * 1024 * 1024)
-                let tooBig = try await HTTP.send(
-                    "POST", server.base + "/v1/locations", body: big, headers: ["Content-Type": "application/json"])
+                let tooBig = try await server.send(
+                    "POST", "/v1/locations", body: big, headers: ["Content-Type": "application/json"])
                 #expect(tooBig.status == 413)
-                #expect(try await HTTP.send("GET", server.base + "/healthz").status == 200)
+                #expect(try await server.send("GET", "/healthz").status == 200)
                 #expect(try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3))).status == 200)
             }
         }
@@ -161,7 +191,7 @@ extension Ingest {
             let r = try await HTTP.upload(server, Fixtures.envelope(Fixtures.locations(3)))
             #expect(r.status == 503)
             #expect(r.headers["retry-after"] == "5")
-            #expect(try await HTTP.send("GET", server.base + "/healthz").status == 503)
+            #expect(try await server.send("GET", "/healthz").status == 503)
             try await server.stop()
         }
     }

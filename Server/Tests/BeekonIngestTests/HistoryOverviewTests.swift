@@ -67,8 +67,8 @@ extension Ingest {
         /// migration. They now wait for it, so a fresh start logs no failure.
         @Test func aFreshStartTouchesNoTableBeforeItsMigration() async throws {
             let capture = LogCapture()
-            try await withServer(.sqlite, logger: capture.logger) { server, _ in
-                let health = try await HTTP.send("GET", server.base + "/healthz")
+            try await withRouter(.sqlite, logger: capture.logger) { server, _ in
+                let health = try await server.send("GET", "/healthz")
                 #expect(health.status == 200)
             }
             let failures = capture.lines.filter { ($0.hasPrefix("warning") || $0.hasPrefix("error")) && !$0.contains("AUTH IS OFF") }
@@ -181,10 +181,11 @@ extension Ingest {
             }
         }
 
-        static func history(_ server: TestServer, _ install: UUID, _ query: String, _ headers: [String: String]) async throws -> [String:
+        static func history(_ server: some TestTransport, _ install: UUID, _ query: String, _ headers: [String: String]) async throws
+            -> [String:
             Any]
         {
-            let r = try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/history?\(query)", headers: headers)
+            let r = try await server.send("GET", "/v1/devices/\(install.wireString)/history?\(query)", headers: headers)
             #expect(r.status == 200, "\(r.text)")
             return try r.json()
         }
@@ -196,7 +197,7 @@ extension Ingest {
         @Test(arguments: Backend.all)
         func historyEndpointFitsFromTheTierAndKeepsShareScope(_ backend: Backend) async throws {
             let frozen = TestClock().now()
-            try await withServer(
+            try await withRouter(
                 backend,
                 configure: {
                     $0.authMode = .required
@@ -224,14 +225,14 @@ extension Ingest {
                 let raw = try await Self.history(server, install, "from=\(from)", Self.admin)
                 #expect(raw["source"] as? String == "raw" && raw["count"] as? Int == 7_200)
                 #expect(
-                    try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/history?fit=9x9", headers: Self.admin)
+                    try await server.send("GET", "/v1/devices/\(install.wireString)/history?fit=9x9", headers: Self.admin)
                         .status == 400)
 
                 // A share: 8 h of history at 1 km, cut at the window, coarse. Never the tier: it was
                 // simplified from precise positions, so a coarsened share simplifies its own
                 // coarsened fixes instead (issue 28, XR-4; SharePrecisionTests).
-                let created = try await HTTP.send(
-                    "POST", server.base + "/v1/shares",
+                let created = try await server.send(
+                    "POST", "/v1/shares",
                     body: Array(#"{"devices":["\#(install.wireString)"],"precision_m":1000,"history_seconds":28800}"#.utf8),
                     headers: Self.admin)
                 let token = try #require(try created.json()["token"] as? String)

@@ -12,7 +12,7 @@ extension Ingest {
             "IN-2: a batch_id reused with other fixes is refused (409 batch_conflict); a replay, whole or partial, stays 200",
             arguments: Backend.all)
         func reusedBatchIdIsRefused(_ backend: Backend) async throws {
-            try await withServer(backend) { server, _ in
+            try await withRouter(backend) { server, _ in
                 let install = Fixtures.ids.next()
                 let first = Fixtures.envelope(Fixtures.locations(2), install: install)
                 #expect(try await HTTP.upload(server, first).status == 200)
@@ -32,7 +32,7 @@ extension Ingest {
                 var stranger = first
                 stranger.device.installId = Fixtures.ids.next()
                 #expect(try await HTTP.upload(server, stranger).status == 409)
-                let fixes = try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/fixes").json()["fixes"] as? [Any]
+                let fixes = try await server.send("GET", "/v1/devices/\(install.wireString)/fixes").json()["fixes"] as? [Any]
                 #expect(fixes?.count == 2)
             }
         }
@@ -40,15 +40,15 @@ extension Ingest {
         @Test("BY-2: a locate request is answered only by a fix the upload stored", arguments: Backend.all)
         func onlyAStoredFixAnswers(_ backend: Backend) async throws {
             let clock = TestClock()
-            try await withServer(backend, now: { clock.now() }) { server, _ in
+            try await withRouter(backend, now: { clock.now() }) { server, _ in
                 let install = Fixtures.ids.next()
                 let now = WireTimestamp(clock.now()).millis
                 let stored = Fixtures.locations(1, startMillis: now - 60_000)
                 #expect(try await HTTP.upload(server, Fixtures.envelope(stored, install: install)).status == 200)
-                let created = try await HTTP.send("POST", server.base + "/v1/devices/\(install.wireString)/locate")
+                let created = try await server.send("POST", "/v1/devices/\(install.wireString)/locate")
                 let request = try #require(try created.json()["id"] as? String)
                 func state() async throws -> String? {
-                    try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/locate/\(request)").json()["state"]
+                    try await server.send("GET", "/v1/devices/\(install.wireString)/locate/\(request)").json()["state"]
                         as? String
                 }
                 // A fix reusing a stored fix's id, elsewhere: a duplicate, not stored, not an answer.
@@ -72,7 +72,7 @@ extension Ingest {
 extension Ingest.Integrity {
     @Test("BY-2: the locate rate limit holds under a concurrent burst (3 of 12 accepted, never more)", arguments: Backend.all)
     func locateRateLimitIsAtomic(_ backend: Backend) async throws {
-        try await withServer(
+        try await withRouter(
             backend,
             configure: {
                 $0.locateBurst = 3
@@ -82,7 +82,7 @@ extension Ingest.Integrity {
             let install = Fixtures.ids.next()
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<12 {
-                    group.addTask { try await HTTP.send("POST", server.base + "/v1/devices/\(install.wireString)/locate").status }
+                    group.addTask { try await server.send("POST", "/v1/devices/\(install.wireString)/locate").status }
                 }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }

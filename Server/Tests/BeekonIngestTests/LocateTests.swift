@@ -110,12 +110,12 @@ extension Ingest {
             c.locateBurst = 2
         }
 
-        static func post(_ server: TestServer, _ install: UUID, _ headers: [String: String] = admin) async throws -> HTTPResult {
-            try await HTTP.send("POST", server.base + "/v1/devices/\(install.wireString)/locate", headers: headers)
+        static func post(_ server: some TestTransport, _ install: UUID, _ headers: [String: String] = admin) async throws -> HTTPResult {
+            try await server.send("POST", "/v1/devices/\(install.wireString)/locate", headers: headers)
         }
 
-        static func get(_ server: TestServer, _ install: UUID, _ id: String) async throws -> [String: Any] {
-            let r = try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/locate/\(id)", headers: admin)
+        static func get(_ server: some TestTransport, _ install: UUID, _ id: String) async throws -> [String: Any] {
+            let r = try await server.send("GET", "/v1/devices/\(install.wireString)/locate/\(id)", headers: admin)
             #expect(r.status == 200, "\(r.text)")
             return try r.json()
         }
@@ -134,8 +134,8 @@ extension Ingest {
                 #expect(try created.json()["state"] as? String == "pending")
                 #expect(created.headers["location"] == "/v1/devices/\(install.wireString)/locate/\(id)")
 
-                let poll = try await HTTP.send(
-                    "GET", server.base + "/v1/devices/\(install.wireString)/commands?wait=5", headers: Self.admin)
+                let poll = try await server.send(
+                    "GET", "/v1/devices/\(install.wireString)/commands?wait=5", headers: Self.admin)
                 let notices = try #require(try poll.json()["locate_requests"] as? [[String: Any]])
                 #expect(notices.map { $0["id"] as? String } == [id])
                 #expect(try await Self.get(server, install, id)["state"] as? String == "delivered")
@@ -173,12 +173,12 @@ extension Ingest {
         @Test(arguments: Backend.all)
         func refusalSharesAndExpiry(_ backend: Backend) async throws {
             let clock = TestClock()
-            try await withServer(backend, configure: Self.configure, now: { clock.now() }) { server, _ in
+            try await withRouter(backend, configure: Self.configure, now: { clock.now() }) { server, _ in
                 let a = Fixtures.ids.next()
                 let b = Fixtures.ids.next()
                 let id = try #require(try await Self.post(server, a).json()["id"] as? String)
-                let refusal = try await HTTP.send(
-                    "POST", server.base + "/v1/devices/\(a.wireString)/locate/\(id)/answer",
+                let refusal = try await server.send(
+                    "POST", "/v1/devices/\(a.wireString)/locate/\(id)/answer",
                     body: Array(#"{"outcome":"refused","reason":"sharing_off"}"#.utf8), headers: Self.admin)
                 #expect(refusal.status == 200, "\(refusal.text)")
                 let refused = try await Self.get(server, a, id)
@@ -202,7 +202,7 @@ extension Ingest {
                 let after = try await Self.get(server, a, late)
                 #expect(after["state"] as? String == "expired")
                 #expect(after["late_fix_id"] as? String == fix.id.wireString)
-                let fixes = try await HTTP.send("GET", server.base + "/v1/devices/\(a.wireString)/fixes", headers: Self.admin)
+                let fixes = try await server.send("GET", "/v1/devices/\(a.wireString)/fixes", headers: Self.admin)
                 #expect(fixes.text.contains(fix.id.wireString))
             }
         }

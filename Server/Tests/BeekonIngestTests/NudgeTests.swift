@@ -238,7 +238,7 @@ extension Ingest {
             let registration: @Sendable (String, String) -> [UInt8] = { token, topic in
                 Array(#"{"provider":"apns","token":"\#(token)","environment":"sandbox","topic":"\#(topic)"}"#.utf8)
             }
-            try await withServer(backend, configure: configure) { server, db in
+            try await withRouter(backend, configure: configure) { server, db in
                 let asA = DeviceIdentity.bearer(try await DeviceIdentity.seed(db, subject: "phone-a", install: a).accessToken)
                 let asB = DeviceIdentity.bearer(try await DeviceIdentity.seed(db, subject: "phone-b", install: b).accessToken)
                 var envelopeA = Fixtures.envelope(Fixtures.locations(1, startMillis: WireTimestamp(Date()).millis - 1_000), install: a)
@@ -248,18 +248,18 @@ extension Ingest {
                 envelopeB.device.syncIntervalSeconds = 60
                 #expect(try await HTTP.upload(server, envelopeA, headers: asA).status == 200)
                 #expect(try await HTTP.upload(server, envelopeB, headers: asB).status == 200)
-                let path = { (id: UUID) in server.base + "/v1/devices/\(id.wireString)/push-token" }
+                let path = { (id: UUID) in "/v1/devices/\(id.wireString)/push-token" }
                 let json = ["Content-Type": "application/json"]
                 #expect(
-                    try await HTTP.send("PUT", path(b), body: registration(tokenB, Push.topic), headers: json.merging(asB) { $1 }).status
+                    try await server.send("PUT", path(b), body: registration(tokenB, Push.topic), headers: json.merging(asB) { $1 }).status
                         == 204)
                 // A's token on B's install, B's token replaced or removed: refused.
                 #expect(
-                    try await HTTP.send("PUT", path(b), body: registration(tokenA, Push.topic), headers: json.merging(asA) { $1 }).status
+                    try await server.send("PUT", path(b), body: registration(tokenA, Push.topic), headers: json.merging(asA) { $1 }).status
                         == 403)
-                #expect(try await HTTP.send("DELETE", path(b), headers: asA).status == 403)
+                #expect(try await server.send("DELETE", path(b), headers: asA).status == 403)
                 // Another app of the key's team.
-                let otherApp = try await HTTP.send(
+                let otherApp = try await server.send(
                     "PUT", path(a), body: registration(tokenA, "com.attacker.other-app"), headers: json.merging(asA) { $1 })
                 #expect(otherApp.status == 400)
                 // Keeping B silent or alive by uploading as B.
@@ -267,7 +267,7 @@ extension Ingest {
                 forged.batchId = Fixtures.ids.next()
                 #expect(try await HTTP.upload(server, forged, headers: asA).status == 403)
                 #expect(
-                    try await HTTP.send("PUT", path(a), body: registration(tokenA, Push.topic), headers: json.merging(asA) { $1 }).status
+                    try await server.send("PUT", path(a), body: registration(tokenA, Push.topic), headers: json.merging(asA) { $1 }).status
                         == 204)
                 // Both fall silent: each is nudged once, at its own token, for the configured app only.
                 let clock = TestClock(start: Date())
@@ -285,7 +285,7 @@ extension Ingest {
 
                 // A registers B's token string as its own: the token is A's alone from then on.
                 #expect(
-                    try await HTTP.send("PUT", path(a), body: registration(tokenB, Push.topic), headers: json.merging(asA) { $1 }).status
+                    try await server.send("PUT", path(a), body: registration(tokenB, Push.topic), headers: json.merging(asA) { $1 }).status
                         == 204)
                 clock.advance(by: .seconds(86_400))
                 try await Self.withStore(db) { store in
@@ -329,7 +329,7 @@ extension Ingest {
                 }
                 #expect(rig.stub.requests.map(\.path) == ["/3/device/\(Self.apnsToken(1))"])
                 if let r = rig.stub.requests.first { #expect(Self.alertProblem(r, token: Self.apnsToken(1)) == nil) }
-                let devices = try #require(try await HTTP.send("GET", server.base + "/v1/devices").json()["devices"] as? [[String: Any]])
+                let devices = try #require(try await server.send("GET", "/v1/devices").json()["devices"] as? [[String: Any]])
                 let byID = Dictionary(uniqueKeysWithValues: devices.map { ($0["install_id"] as? String ?? "", $0) })
                 #expect(byID[quiet.wireString]?["status"] as? String == "silent")
                 #expect(byID[quiet.wireString]?["paused_since"] as? String == byID[quiet.wireString]?["last_contact_at"] as? String)
@@ -342,7 +342,7 @@ extension Ingest {
                 #expect(Live.object(silentEvent)["install_id"] as? String == quiet.wireString)
                 #expect(Live.object(silentEvent)["status"] as? String == "silent")
                 #expect(Live.object(silentEvent)["paused_since"] as? String == byID[quiet.wireString]?["last_contact_at"] as? String)
-                let metrics = try await HTTP.send("GET", server.base + "/metrics").text
+                let metrics = try await server.send("GET", "/metrics").text
                 let sentLine = metrics.split(separator: "\n").first {
                     $0.hasPrefix("beekon_ingest_nudges_total{") && $0.contains(#"provider="apns""#) && $0.contains(#"result="sent""#)
                 }
@@ -397,7 +397,7 @@ extension Ingest.Circles {
     @Test("a member whose app stopped shows paused since its last contact, not a stale dot", arguments: Backend.all)
     func appStoppedShowsPausedSince(_ backend: Backend) async throws {
         let clock = Self.clock()
-        try await withServer(backend, configure: Identity.required, now: { clock.now() }) { server, _ in
+        try await withRouter(backend, configure: Identity.required, now: { clock.now() }) { server, _ in
             let alice = try await Self.member(server, "alice")
             let bob = try await Self.member(server, "bob")
             let id = try await Self.circle(server, alice, with: [bob])

@@ -93,7 +93,7 @@ extension Ingest {
         @Test func fixesOnBothSidesOfABoundaryReadBackDedupeAndRetire() async throws {
             let b = Self.boundary
             let clock = TestClock(start: Self.date(b - 5 * Self.minute))
-            try await withServer(.postgres, now: { clock.now() }) { server, db in
+            try await withRouter(.postgres, now: { clock.now() }) { server, db in
                 guard case .postgres(let location) = db.location else { throw TestFailure("not PostgreSQL") }
                 let store = PostgresLocationStore(location: location, logger: testLogger)
                 try await IngestServer.withServices(store.services, logger: testLogger) {
@@ -141,13 +141,13 @@ extension Ingest {
 
                     // The read API across the boundary.
                     let all = (before + after).map(\.id.wireString)
-                    let track = try await HTTP.send("GET", server.base + "/v1/sessions/\(session.wireString)/track").json()
+                    let track = try await server.send("GET", "/v1/sessions/\(session.wireString)/track").json()
                     let feature = try #require((track["features"] as? [[String: Any]])?.first)
                     let coordinates = try #require((feature["geometry"] as? [String: Any])?["coordinates"] as? [[Double]])
                     #expect(coordinates.count == 6)
                     let window =
                         "from=\(WireTimestamp(millis: b - Self.week).description)&to=\(WireTimestamp(millis: b + Self.week).description)"
-                    let page = try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/fixes?\(window)").json()
+                    let page = try await server.send("GET", "/v1/devices/\(install.wireString)/fixes?\(window)").json()
                     #expect((page["fixes"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == all)
                     let lastFixes = try await Self.lastFixes(server)
                     #expect(lastFixes[install.wireString] == after[2].id.wireString)
@@ -183,7 +183,7 @@ extension Ingest {
                     let left = try await Self.placement(side)
                     #expect(Set(left.keys) == Set(after.map(\.id) + [otherFixes[1].id]))
                     #expect(left[otherFixes[1].id] == "locations_default")
-                    let rest = try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/fixes?\(window)").json()
+                    let rest = try await server.send("GET", "/v1/devices/\(install.wireString)/fixes?\(window)").json()
                     #expect((rest["fixes"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == after.map(\.id.wireString))
                     #expect(try await Self.lastFixes(server) == lastFixes)
                     // The dedupe keys of the dropped fixes went with them; the kept one's stays.
@@ -208,8 +208,8 @@ extension Ingest {
         }
 
         /// `last_fix` id per device from `GET /v1/devices`.
-        static func lastFixes(_ server: TestServer) async throws -> [String: String] {
-            let devices = try await HTTP.send("GET", server.base + "/v1/devices").json()
+        static func lastFixes(_ server: some TestTransport) async throws -> [String: String] {
+            let devices = try await server.send("GET", "/v1/devices").json()
             var out: [String: String] = [:]
             for d in devices["devices"] as? [[String: Any]] ?? [] {
                 if let id = d["install_id"] as? String, let fix = (d["last_fix"] as? [String: Any])?["id"] as? String { out[id] = fix }

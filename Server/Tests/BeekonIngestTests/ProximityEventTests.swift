@@ -44,21 +44,21 @@ extension Ingest {
         @Test(
             "BY-5: POST /v1/locations accepts proximity_events; GET /v1/devices/{id}/proximity-events returns them", arguments: Backend.all)
         func uploadedAndReadOverHTTP(_ backend: Backend) async throws {
-            try await withServer(backend) { server, _ in
+            try await withRouter(backend) { server, _ in
                 let install = Fixtures.ids.next()
                 var envelope = Fixtures.envelope([], install: install)
                 envelope.proximityEvents = [Self.event(minor: 4, type: .enter, millis: Fixtures.base, distance: 1.5)]
                 #expect(try await HTTP.upload(server, envelope).status == 200)
                 #expect(try await HTTP.upload(server, envelope).status == 200)
-                let url = server.base + "/v1/devices/\(install.wireString)/proximity-events"
-                let body = try await HTTP.send("GET", url).json()
+                let url = "/v1/devices/\(install.wireString)/proximity-events"
+                let body = try await server.send("GET", url).json()
                 let events = try #require(body["proximity_events"] as? [[String: Any]])
                 #expect(events.count == 1)
                 #expect(events.first?["id"] as? String == envelope.proximityEvents[0].id.wireString)
                 #expect(events.first?["minor"] as? Int == 4 && events.first?["distance"] as? Double == 1.5)
                 #expect(events.first?["batch_id"] as? String == envelope.batchId.wireString)
-                #expect(try await HTTP.send("GET", url + "?limit=0").status == 400)
-                #expect(try await HTTP.send("GET", server.base + "/v1/devices/nope/proximity-events").status == 400)
+                #expect(try await server.send("GET", url + "?limit=0").status == 400)
+                #expect(try await server.send("GET", "/v1/devices/nope/proximity-events").status == 400)
             }
         }
     }

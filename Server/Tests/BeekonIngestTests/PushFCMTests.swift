@@ -103,8 +103,8 @@ extension Ingest.Push {
             #expect((failed["push_error"] as? String)?.contains("fcm 404 UNREGISTERED") == true, "\(failed)")
             let count = rig.stub.requests.count
             let fifth = try await Self.locate(server, install, headers: admin)
-            let commands = try await HTTP.send(
-                "GET", server.base + "/v1/devices/\(install.wireString)/commands?wait=0", headers: try await device.credential(server))
+            let commands = try await server.send(
+                "GET", "/v1/devices/\(install.wireString)/commands?wait=0", headers: try await device.credential(server))
             #expect(commands.status == 200, "the device reads its own commands: \(commands.text)")
             #expect(try await Self.get(server, install, fifth, headers: admin)["state"] as? String == "delivered")
             #expect(rig.stub.requests.count == count)

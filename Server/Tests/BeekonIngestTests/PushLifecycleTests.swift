@@ -20,7 +20,7 @@ extension Ingest.Push {
             return StubResponse(status: status, body: reason.map { #"{"reason":"\#($0)"}"# } ?? "")
         }
         defer { Task { try? await rig.stub.stop() } }
-        try await withServer(backend, configure: { rig.apns(&$0) }, now: { rig.clock.now() }) { server, _ in
+        try await withRouter(backend, configure: { rig.apns(&$0) }, now: { rig.clock.now() }) { server, _ in
             let install = Fixtures.ids.next()
             let old = String(repeating: "01", count: 32)
             #expect(try await Self.register(server, install, Self.apnsToken(old)).status == 204)
@@ -41,7 +41,7 @@ extension Ingest.Push {
             #expect(try await Self.metric(server, "apns", "token_removed") == 1)
 
             let third = try await Self.locate(server, install)
-            let commands = try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/commands?wait=0").text
+            let commands = try await server.send("GET", "/v1/devices/\(install.wireString)/commands?wait=0").text
             #expect(commands.contains(third), "no token: the command channel still hands it out")
             #expect(rig.stub.requests.count == 3, "no push without a token")
             #expect(try await Self.get(server, install, third)["push_error"] is NSNull)
@@ -50,9 +50,9 @@ extension Ingest.Push {
             #expect(try await Self.register(server, install, Self.apnsToken()).status == 204)
             let fourth = try await Self.locate(server, install)
             _ = try await Self.wait(server, install, fourth) { $0["state"] as? String == "pushed" }
-            #expect(try await HTTP.send("DELETE", server.base + "/v1/devices/\(install.wireString)/push-token").status == 204)
+            #expect(try await server.send("DELETE", "/v1/devices/\(install.wireString)/push-token").status == 204)
             let fifth = try await Self.locate(server, install)
-            _ = try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/commands?wait=0")
+            _ = try await server.send("GET", "/v1/devices/\(install.wireString)/commands?wait=0")
             #expect(try await Self.get(server, install, fifth)["state"] as? String == "delivered")
             #expect(rig.stub.requests.count == 4)
         }
@@ -65,7 +65,7 @@ extension Ingest.Push {
         let rig = try await Rig.make { _ in StubResponse(status: 403, body: #"{"reason":"InvalidProviderToken"}"#) }
         defer { Task { try? await rig.stub.stop() } }
         let refusedLog = LogCapture()
-        try await withServer(.sqlite, configure: { rig.apns(&$0) }, now: { rig.clock.now() }, logger: refusedLog.logger) { server, _ in
+        try await withRouter(.sqlite, configure: { rig.apns(&$0) }, now: { rig.clock.now() }, logger: refusedLog.logger) { server, _ in
             let install = Fixtures.ids.next()
             #expect(try await Self.register(server, install, Self.apnsToken()).status == 204)
             let first = try await Self.locate(server, install)
@@ -83,7 +83,7 @@ extension Ingest.Push {
             ], "\(refusedLog.lines)")
         try "not a key".write(toFile: rig.dir.path("bad.p8"), atomically: true, encoding: .utf8)
         let unreadableLog = LogCapture()
-        try await withServer(.sqlite, configure: { rig.apns(&$0, keyPath: rig.dir.path("bad.p8")) }, logger: unreadableLog.logger) {
+        try await withRouter(.sqlite, configure: { rig.apns(&$0, keyPath: rig.dir.path("bad.p8")) }, logger: unreadableLog.logger) {
             server, _ in
             let install = Fixtures.ids.next()
             #expect(try await Self.register(server, install, Self.apnsToken()).status == 204)
@@ -103,7 +103,7 @@ extension Ingest.Push {
     /// BY-7, XR-2, XR-6: a share can never read (or set) a push token: no route returns one, the
     /// token routes refuse a share's credential, and nothing a share can read contains it.
     @Test func aShareNeverReadsAToken() async throws {
-        try await withServer(
+        try await withRouter(
             .sqlite,
             configure: {
                 $0.authMode = .required
@@ -118,18 +118,18 @@ extension Ingest.Push {
             #expect(try await Self.register(server, install, Self.apnsToken()).status == 401)
             let share = try await Ingest.Shares.createShare(server, #"{"devices":["\#(install.wireString)"],"locate":true}"#)
             let bearer = ["Authorization": "Bearer \(share.token)"]
-            let path = server.base + "/v1/devices/\(install.wireString)/push-token"
-            #expect(try await HTTP.send("GET", path, headers: bearer).status == 405)
+            let path = "/v1/devices/\(install.wireString)/push-token"
+            #expect(try await server.send("GET", path, headers: bearer).status == 405)
             #expect(
                 try await Self.register(server, install, Self.apnsToken(String(repeating: "cd", count: 32)), headers: bearer).status == 401)
-            #expect(try await HTTP.send("DELETE", path, headers: bearer).status == 401)
+            #expect(try await server.send("DELETE", path, headers: bearer).status == 401)
             let id = try await Self.locate(server, install, headers: bearer)
             var seen = ""
             for url in [
                 "/v1/devices", "/v1/devices/\(install.wireString)", "/v1/devices/\(install.wireString)/fixes",
                 "/v1/devices/\(install.wireString)/locate/\(id)",
             ] {
-                seen += try await HTTP.send("GET", server.base + url, headers: bearer).text
+                seen += try await server.send("GET", url, headers: bearer).text
             }
             #expect(!seen.isEmpty && !seen.contains(Self.deviceToken))
         }
@@ -184,12 +184,12 @@ extension Ingest.Push {
             $0.locateIntervalSeconds = 60
             $0.locateBurst = 1
         }
-        try await withServer(.sqlite, configure: configure, now: { rig.clock.now() }) { server, _ in
+        try await withRouter(.sqlite, configure: configure, now: { rig.clock.now() }) { server, _ in
             let install = Fixtures.ids.next()
             #expect(try await Self.register(server, install, Self.apnsToken()).status == 204)
             let id = try await Self.locate(server, install)
             _ = try await Self.wait(server, install, id) { $0["state"] as? String == "pushed" }
-            let limited = try await HTTP.send("POST", server.base + "/v1/devices/\(install.wireString)/locate")
+            let limited = try await server.send("POST", "/v1/devices/\(install.wireString)/locate")
             #expect(limited.status == 429)
             rig.clock.advance(by: .seconds(61))
             let next = try await Self.locate(server, install)

@@ -45,11 +45,11 @@ extension Ingest {
             }
         }
 
-        static func register(_ server: TestServer, _ install: UUID, _ body: String, headers: [String: String] = [:]) async throws
+        static func register(_ server: some TestTransport, _ install: UUID, _ body: String, headers: [String: String] = [:]) async throws
             -> HTTPResult
         {
-            try await HTTP.send(
-                "PUT", server.base + "/v1/devices/\(install.wireString)/push-token", body: Array(body.utf8),
+            try await server.send(
+                "PUT", "/v1/devices/\(install.wireString)/push-token", body: Array(body.utf8),
                 headers: ["Content-Type": "application/json"].merging(headers) { $1 })
         }
 
@@ -57,22 +57,22 @@ extension Ingest {
             #"{"provider":"apns","token":"\#(token)","environment":"\#(env)","topic":"\#(topic)"}"#
         }
 
-        static func locate(_ server: TestServer, _ install: UUID, headers: [String: String] = [:]) async throws -> String {
-            let r = try await HTTP.send("POST", server.base + "/v1/devices/\(install.wireString)/locate", headers: headers)
+        static func locate(_ server: some TestTransport, _ install: UUID, headers: [String: String] = [:]) async throws -> String {
+            let r = try await server.send("POST", "/v1/devices/\(install.wireString)/locate", headers: headers)
             #expect(r.status == 202, "\(r.text)")
             #expect(try r.json()["state"] as? String == "pending", "a new request starts pending: \(r.text)")
             return try #require(try r.json()["id"] as? String)
         }
 
-        static func get(_ server: TestServer, _ install: UUID, _ id: String, headers: [String: String] = [:]) async throws
+        static func get(_ server: some TestTransport, _ install: UUID, _ id: String, headers: [String: String] = [:]) async throws
             -> [String: Any]
         {
-            try await HTTP.send("GET", server.base + "/v1/devices/\(install.wireString)/locate/\(id)", headers: headers).json()
+            try await server.send("GET", "/v1/devices/\(install.wireString)/locate/\(id)", headers: headers).json()
         }
 
         /// Polls the request until `done` holds (bounded; the push runs after the 202).
         static func wait(
-            _ server: TestServer, _ install: UUID, _ id: String, headers: [String: String] = [:],
+            _ server: some TestTransport, _ install: UUID, _ id: String, headers: [String: String] = [:],
             until done: ([String: Any]) -> Bool
         ) async throws -> [String: Any] {
             let deadline = ContinuousClock.now + .seconds(60)
@@ -85,10 +85,10 @@ extension Ingest {
             throw TestFailure("locate request \(id) never got there: \(last)")
         }
 
-        static func metric(_ server: TestServer, _ provider: String, _ result: String, headers: [String: String] = [:]) async throws
+        static func metric(_ server: some TestTransport, _ provider: String, _ result: String, headers: [String: String] = [:]) async throws
             -> Int
         {
-            let text = try await HTTP.send("GET", server.base + "/metrics", headers: headers).text
+            let text = try await server.send("GET", "/metrics", headers: headers).text
             let prefix = #"beekon_ingest_pushes_total{provider="\#(provider)",result="\#(result)"} "#
             let alt = #"beekon_ingest_pushes_total{result="\#(result)",provider="\#(provider)"} "#
             for line in text.split(separator: "\n") where line.hasPrefix(prefix) || line.hasPrefix(alt) {
@@ -145,7 +145,7 @@ extension Ingest {
         @Test func apnsTopicsArePinnedToTheConfiguredApps() async throws {
             let rig = try await Rig.make { _ in StubResponse(status: 200) }
             defer { Task { try? await rig.stub.stop() } }
-            try await withServer(.sqlite, configure: { rig.apns(&$0) }, now: { rig.clock.now() }) { server, _ in
+            try await withRouter(.sqlite, configure: { rig.apns(&$0) }, now: { rig.clock.now() }) { server, _ in
                 let install = Fixtures.ids.next()
                 for topic in ["com.attacker.other-app", "\(Self.topic).other"] {
                     let body = #"{"provider":"apns","token":"\#(Self.deviceToken)","environment":"sandbox","topic":"\#(topic)"}"#

@@ -85,34 +85,34 @@ extension Ingest {
 
         @Test("read, admin and circle routes check the credential before the path, and a bad id is today's 400 envelope")
         func credentialBeforePathAndTheBadIDEnvelope() async throws {
-            try await withServer(.sqlite, configure: Self.adminKeyRequired) { server, _ in
+            try await withRouter(.sqlite, configure: Self.adminKeyRequired) { server, _ in
                 let admin = ["Authorization": "Bearer admin-k"]
                 let routes = [
                     ("GET", "/v1/devices/nope/sessions"), ("GET", "/v1/devices/nope/fixes"), ("GET", "/v1/devices/nope/proximity-events"),
                     ("POST", "/v1/devices/nope/revoke"),
                 ]
                 for (method, path) in routes {
-                    let anonymous = try await HTTP.send(method, server.base + path)
+                    let anonymous = try await server.send(method, path)
                     #expect(anonymous.status == 401, "\(method) \(path): \(anonymous.text)")
-                    let bad = try await HTTP.send(method, server.base + path, headers: admin)
+                    let bad = try await server.send(method, path, headers: admin)
                     #expect(bad.status == 400 && bad.text == Self.badID, "\(method) \(path): \(bad.status) \(bad.text)")
                 }
-                #expect(try await HTTP.send("GET", server.base + "/v1/sessions/nope/track").status == 401)
-                let track = try await HTTP.send("GET", server.base + "/v1/sessions/nope/track", headers: admin)
+                #expect(try await server.send("GET", "/v1/sessions/nope/track").status == 401)
+                let track = try await server.send("GET", "/v1/sessions/nope/track", headers: admin)
                 #expect(track.status == 400 && track.text == #"{"error":"invalid_request","message":"session_id must be a UUID"}"#)
-                let locate = try await HTTP.send(
-                    "GET", server.base + "/v1/devices/\(Fixtures.ids.next().wireString)/locate/nope", headers: admin)
+                let locate = try await server.send(
+                    "GET", "/v1/devices/\(Fixtures.ids.next().wireString)/locate/nope", headers: admin)
                 #expect(locate.status == 400 && locate.text == #"{"error":"invalid_request","message":"request_id must be a UUID"}"#)
                 // A circle's routes find the caller first, then read the circle's id.
-                #expect(try await HTTP.send("GET", server.base + "/v1/circles/nope").status == 401)
-                #expect(try await HTTP.send("GET", server.base + "/v1/circles/nope", headers: admin).status == 400)
-                #expect(try await HTTP.send("GET", server.base + "/v1/circles/cir_000000000000000000000000", headers: admin).status == 404)
+                #expect(try await server.send("GET", "/v1/circles/nope").status == 401)
+                #expect(try await server.send("GET", "/v1/circles/nope", headers: admin).status == 400)
+                #expect(try await server.send("GET", "/v1/circles/cir_000000000000000000000000", headers: admin).status == 404)
             }
         }
 
         @Test("locate, history and device routes read the path's device before the credential, as before their middleware")
         func deviceBeforeCredentialOnDeviceRoutes() async throws {
-            try await withServer(.sqlite, configure: Self.adminKeyRequired) { server, _ in
+            try await withRouter(.sqlite, configure: Self.adminKeyRequired) { server, _ in
                 let install = Fixtures.ids.next().wireString
                 let routes = [
                     ("POST", "/locate"), ("GET", "/locate/\(Fixtures.ids.next().wireString)"), ("GET", "/history"),
@@ -120,12 +120,12 @@ extension Ingest {
                     ("POST", "/locate/\(Fixtures.ids.next().wireString)/answer"),
                 ]
                 for (method, tail) in routes {
-                    let bad = try await HTTP.send(method, server.base + "/v1/devices/nope" + tail)
+                    let bad = try await server.send(method, "/v1/devices/nope" + tail)
                     #expect(bad.status == 400 && bad.text == Self.badID, "\(method) \(tail): \(bad.status) \(bad.text)")
-                    let anonymous = try await HTTP.send(method, server.base + "/v1/devices/\(install)" + tail)
+                    let anonymous = try await server.send(method, "/v1/devices/\(install)" + tail)
                     #expect(anonymous.status == 401, "\(method) \(tail): \(anonymous.status) \(anonymous.text)")
-                    let wrong = try await HTTP.send(
-                        method, server.base + "/v1/devices/\(install)" + tail, headers: ["Authorization": "Bearer x"])
+                    let wrong = try await server.send(
+                        method, "/v1/devices/\(install)" + tail, headers: ["Authorization": "Bearer x"])
                     #expect(wrong.status == 401, "\(method) \(tail): \(wrong.status) \(wrong.text)")
                 }
             }

@@ -17,7 +17,7 @@ struct SecurityTests {
     /// With auth on, a device that presents no key or a wrong one is refused (401) and
     /// nothing is stored; the right key, as a bearer or as X-API-Key, is accepted.
     @Test func ingestRejectsMissingAndWrongKeys() async throws {
-        try await withServer(
+        try await withRouter(
             .sqlite,
             configure: {
                 $0.authMode = .required
@@ -40,11 +40,11 @@ struct SecurityTests {
                 #expect(r.status == 401, "\(headers): \(r.status) \(r.text)")
             }
             let install = envelope.device.installId.wireString
-            let none = try await HTTP.send(
-                "GET", server.base + "/v1/devices/\(install)/fixes", headers: ["Authorization": "Bearer \(Self.key)"])
+            let none = try await server.send(
+                "GET", "/v1/devices/\(install)/fixes", headers: ["Authorization": "Bearer \(Self.key)"])
             let stored = try none.json()["fixes"] as? [Any]
             #expect(none.status == 200 && stored?.isEmpty == true, "nothing stored by refused uploads: \(none.text)")
-            #expect(try await HTTP.send("GET", server.base + "/v1/devices").status == 401, "the read API needs a key too")
+            #expect(try await server.send("GET", "/v1/devices").status == 401, "the read API needs a key too")
             #expect(try await HTTP.upload(server, envelope, headers: ["Authorization": "Bearer \(Self.key)"]).status == 200)
             #expect(try await HTTP.upload(server, envelope, headers: ["X-API-Key": Self.key]).status == 200)
         }

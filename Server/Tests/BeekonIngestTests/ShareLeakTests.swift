@@ -17,18 +17,20 @@ extension Ingest {
         static func ms(_ iso: String) -> Int64 { WireTimestamp(iso8601: iso)!.millis }
         static func at(_ iso: String) -> String { WireTimestamp(millis: ms(iso)).description }
 
-        static func get(_ server: TestServer, _ path: String, _ headers: [String: String]) async throws -> HTTPResult {
-            try await HTTP.send("GET", server.base + path, headers: headers)
+        static func get(_ server: some TestTransport, _ path: String, _ headers: [String: String]) async throws -> HTTPResult {
+            try await server.send("GET", path, headers: headers)
         }
 
-        static func sessions(_ server: TestServer, _ install: UUID, _ headers: [String: String]) async throws -> [String: [String: Any]] {
+        static func sessions(_ server: some TestTransport, _ install: UUID, _ headers: [String: String]) async throws -> [String: [String:
+            Any]]
+        {
             let r = try await get(server, "/v1/devices/\(install.wireString)/sessions", headers)
             #expect(r.status == 200, "\(r.text)")
             let list = try #require(try r.json()["sessions"] as? [[String: Any]])
             return Dictionary(uniqueKeysWithValues: list.map { ($0["session_id"] as? String ?? "", $0) })
         }
 
-        static func device(_ server: TestServer, _ headers: [String: String]) async throws -> [String: Any] {
+        static func device(_ server: some TestTransport, _ headers: [String: String]) async throws -> [String: Any] {
             let r = try await get(server, "/v1/devices", headers)
             #expect(r.status == 200, "\(r.text)")
             let list = try #require(try r.json()["devices"] as? [[String: Any]])
@@ -264,7 +266,7 @@ extension Ingest {
         func locateFollowsTheHours(_ backend: Backend) async throws {
             // 2026-01-10T17:59Z: 18:59 in Berlin, inside 07:00-19:00.
             let clock = TestClock(start: Date(timeIntervalSince1970: 1_768_067_940))
-            try await withServer(backend, configure: Locate.configure, now: { clock.now() }) { server, _ in
+            try await withRouter(backend, configure: Locate.configure, now: { clock.now() }) { server, _ in
                 let a = Fixtures.ids.next()
                 let share = try await Shares.createShare(
                     server, #"{"devices":["\#(a.wireString)"],"locate":true,"hours":"07:00-19:00","time_zone":"Europe/Berlin"}"#)
@@ -316,8 +318,8 @@ extension Ingest {
                 #expect(created.status == 202, "\(created.text)")
                 let id = try #require(try created.json()["id"] as? String)
                 clock.advance(by: .seconds(40))
-                let commands = try await HTTP.send(
-                    "GET", server.base + "/v1/devices/\(a.wireString)/commands?wait=0", headers: Self.admin)
+                let commands = try await server.send(
+                    "GET", "/v1/devices/\(a.wireString)/commands?wait=0", headers: Self.admin)
                 #expect(commands.text.contains(id), "\(commands.text)")
                 let path = "/v1/devices/\(a.wireString)/locate/\(id)"
                 // The attack: the hours share read its state and step times.

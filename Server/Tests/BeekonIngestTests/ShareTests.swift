@@ -28,8 +28,8 @@ extension Ingest {
             return Fixtures.envelope(Fixtures.locations(count, startMillis: start, stepMillis: 60_000), session: session, install: install)
         }
 
-        static func createShare(_ server: TestServer, _ json: String) async throws -> (id: String, token: String) {
-            let r = try await HTTP.send("POST", server.base + "/v1/shares", body: Array(json.utf8), headers: admin)
+        static func createShare(_ server: some TestTransport, _ json: String) async throws -> (id: String, token: String) {
+            let r = try await server.send("POST", "/v1/shares", body: Array(json.utf8), headers: admin)
             #expect(r.status == 201, "\(r.text)")
             let o = try r.json()
             let share = try #require(o["share"] as? [String: Any])

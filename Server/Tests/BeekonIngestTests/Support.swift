@@ -6,6 +6,8 @@ import NIOHTTP1
 @testable import BeekonIngest
 import BeekonWire
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import PostgresTestCluster
 import Logging
 import ServiceLifecycle
@@ -170,7 +172,7 @@ final class LogCapture: Sendable {
 }
 
 /// A server on 127.0.0.1 with a port picked by the OS, run in its own ServiceGroup.
-final class TestServer: Sendable {
+final class TestServer: TestTransport {
     let base: String
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
@@ -306,10 +308,57 @@ enum HTTP {
     }
 
     /// POSTs an envelope body, gzipped like the SDK does.
-    static func upload(_ server: TestServer, _ envelope: WireEnvelope, headers: [String: String] = [:]) async throws -> HTTPResult {
-        try await send(
-            "POST", server.base + "/v1/locations", body: Gzip.deflate([UInt8](WireJSONWriter.encode(envelope))),
+    static func upload(_ server: some TestTransport, _ envelope: WireEnvelope, headers: [String: String] = [:]) async throws -> HTTPResult {
+        try await server.send(
+            "POST", "/v1/locations", body: Gzip.deflate([UInt8](WireJSONWriter.encode(envelope))),
             headers: ["Content-Type": "application/json", "Content-Encoding": "gzip"].merging(headers) { $1 })
+    }
+}
+
+/// Where a route test sends its requests: a ``TestServer`` over a socket, or a ``RouterClient``
+/// straight into the application's router in memory. A test written against this runs on
+/// either; `withServer` and `withRouter` pick which.
+protocol TestTransport: Sendable {
+    /// Sends `method` to `path` (with its query) and returns the answer as the test sees it.
+    func execute(_ method: String, _ path: String, body: [UInt8]?, headers: [String: String]) async throws -> HTTPResult
+}
+
+extension TestTransport {
+    /// Sends `method` to `path` (with its query): ``HTTP/send(_:_:body:headers:)`` without the base URL.
+    func send(_ method: String, _ path: String, body: [UInt8]? = nil, headers: [String: String] = [:]) async throws -> HTTPResult {
+        try await execute(method, path, body: body, headers: headers)
+    }
+}
+
+extension TestServer {
+    func execute(_ method: String, _ path: String, body: [UInt8]?, headers: [String: String]) async throws -> HTTPResult {
+        try await HTTP.send(method, base + path, body: body, headers: headers)
+    }
+}
+
+/// Requests through Hummingbird's `.router` test framework: no socket and no NIO pipeline, so no
+/// peer address (per-address limits are idle), `Host` is always `localhost`, and what the
+/// HTTP/1 channel adds (`Date`, `Server`, connection handling) is absent. Bodies, statuses and
+/// the headers a route sets are as on a socket.
+struct RouterClient: TestTransport {
+    let client: any TestClientProtocol
+
+    func execute(_ method: String, _ path: String, body: [UInt8]?, headers: [String: String]) async throws -> HTTPResult {
+        var fields = HTTPFields()
+        for (k, v) in headers {
+            guard let name = HTTPField.Name(k) else { throw TestFailure("not a header name: \(k)") }
+            fields[name] = v
+        }
+        // As ``HTTP/send(_:_:body:headers:)``: a body without a type is a form.
+        if body != nil, fields[.contentType] == nil { fields[.contentType] = "application/x-www-form-urlencoded" }
+        let response = try await client.execute(
+            uri: path, method: HTTPRequest.Method(method) ?? .get, headers: fields, body: body.map { ByteBuffer(bytes: $0) })
+        var out: [String: String] = [:]
+        for field in response.headers {
+            let key = field.name.canonicalName
+            out[key] = out[key].map { "\($0), \(field.value)" } ?? field.value
+        }
+        return HTTPResult(status: Int(response.status.code), body: [UInt8](buffer: response.body), headers: out)
     }
 }
 

@@ -58,20 +58,20 @@ extension Ingest {
         /// The golden envelope, uploaded as its own bytes; the golden refusal, posted to the answer route.
         @Test("issue 31, BY-2: the golden envelope and refusal through the server's routes", arguments: Backend.all)
         func goldenMessagesThroughTheRoutes(_ backend: Backend) async throws {
-            try await withServer(backend) { server, _ in
+            try await withRouter(backend) { server, _ in
                 let upload = try await Ingest.HTTPIngest.raw(server, Self.golden(.envelope))
                 #expect(upload.status == 200, "\(upload.text)")
                 let answer = try WireIngestAnswer.decode(Data(upload.body))
                 #expect(answer.locationsStored == 2 && answer.eventsStored == 1 && answer.duplicateBatch == false)
                 #expect(answer.locateRequests == [], "the server delivers locate requests; none is open")
 
-                let device = server.base + "/v1/devices/\(Self.install.wireString)"
-                let created = try await HTTP.send("POST", device + "/locate")
+                let device = "/v1/devices/\(Self.install.wireString)"
+                let created = try await server.send("POST", device + "/locate")
                 #expect(created.status == 202)
                 let id = try #require(try created.json()["id"] as? String)
-                let commands = try await HTTP.send("GET", device + "/commands?wait=0")
+                let commands = try await server.send("GET", device + "/commands?wait=0")
                 #expect(try WireCommands.decode(Data(commands.body)).locateRequests.map(\.id.wireString) == [id])
-                let refused = try await HTTP.send(
+                let refused = try await server.send(
                     "POST", device + "/locate/\(id)/answer", body: Self.golden(.locateRefusal),
                     headers: ["Content-Type": "application/json"])
                 #expect(refused.status == 200)
@@ -87,7 +87,7 @@ extension Ingest {
         func readAndLiveRenderAlike(_ backend: Backend) async throws {
             try await withServer(backend) { server, _ in
                 #expect(try await Ingest.HTTPIngest.raw(server, Self.golden(.envelope)).status == 200)
-                let page = try await HTTP.send("GET", server.base + "/v1/devices/\(Self.install.wireString)/fixes")
+                let page = try await server.send("GET", "/v1/devices/\(Self.install.wireString)/fixes")
                 #expect(
                     try (page.json()["fixes"] as? [[String: Any]])?.allSatisfy { $0["install_id"] as? String == Self.install.wireString }
                         == true)
@@ -244,16 +244,16 @@ extension Ingest.WireGoldenServer {
         "issue 31, AU-3, IN-5: the token endpoint reads the golden forms and answers a grant shaped as the golden one",
         arguments: Backend.all)
     func tokenExchangeGolden(_ backend: Backend) async throws {
-        try await withServer(backend, configure: Ingest.DeviceIdentity.required) { server, _ in
+        try await withRouter(backend, configure: Ingest.DeviceIdentity.required) { server, _ in
             let form = ["Content-Type": WireMessage.tokenRefresh.mediaType]
             // The golden refresh form is read as a refresh: its token is unknown here, so invalid_grant (not invalid_request).
-            let refresh = try await HTTP.send("POST", server.base + "/oauth/token", body: Self.golden(.tokenRefresh), headers: form)
+            let refresh = try await server.send("POST", "/oauth/token", body: Self.golden(.tokenRefresh), headers: form)
             #expect(refresh.status == 400)
             #expect(try refresh.json()["error"] as? String == "invalid_grant", "\(refresh.text)")
 
             let code = try await Ingest.DeviceIdentity.newCode(server, #"{"uses":1,"ttl_seconds":3600}"#)
             let body = try Self.text(.tokenEnrollment).replacingOccurrences(of: "ben1.c2VjcmV0LWNvZGU", with: WireForm.escape(code))
-            let enrolled = try await HTTP.send("POST", server.base + "/oauth/token", body: Array(body.utf8), headers: form)
+            let enrolled = try await server.send("POST", "/oauth/token", body: Array(body.utf8), headers: form)
             #expect(enrolled.status == 200, "\(enrolled.text)")
             let grant = try WireTokenGrant.decode(Data(enrolled.body))
             #expect(grant.tokenType == "Bearer" && grant.expiresIn > 0)
@@ -266,7 +266,7 @@ extension Ingest.WireGoldenServer {
                 ("grant_type=password&username=a", "unsupported_grant_type"), ("grant_type=refresh_token", "invalid_request"),
                 ("grant_type=enrollment_code&code=x&install_id=nope", "invalid_request"),
             ] {
-                let r = try await HTTP.send("POST", server.base + "/oauth/token", body: Array(text.utf8), headers: form)
+                let r = try await server.send("POST", "/oauth/token", body: Array(text.utf8), headers: form)
                 let code = try r.json()["error"] as? String
                 #expect(r.status == 400 && code == error, "\(text) → \(r.text)")
             }
