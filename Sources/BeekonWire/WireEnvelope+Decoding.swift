@@ -76,46 +76,6 @@ extension WireEnvelope {
             type: type, timestamp: try timestamp(g.timestamp, "\(p).timestamp"))
     }
 
-    /// Checks one read location against schema v1; `p` names it in errors (e.g. `locations[3]`).
-    static func location(_ l: RawLocation, path p: String) throws(WireDecodingError) -> WireLocation {
-        if let name = l.nullOptionals.first { throw .invalid(path: "\(p).\(name)", reason: "must be omitted when absent, not null") }
-        guard let trigger = Trigger(rawValue: l.trigger) else {
-            throw .invalid(path: "\(p).trigger", reason: "unknown value \"\(l.trigger)\"")
-        }
-        guard let motion = Motion(rawValue: l.motion) else {
-            throw .invalid(path: "\(p).motion", reason: "unknown value \"\(l.motion)\"")
-        }
-        guard l.latitude.isFinite, (-90...90).contains(l.latitude) else {
-            throw .invalid(path: "\(p).latitude", reason: "must be within -90...90")
-        }
-        guard l.longitude.isFinite, (-180...180).contains(l.longitude) else {
-            throw .invalid(path: "\(p).longitude", reason: "must be within -180...180")
-        }
-        for (name, value) in [("accuracy", l.accuracy), ("speed", l.speed), ("bearing", l.bearing), ("altitude", l.altitude)] {
-            if let v = value, !v.isFinite { throw .invalid(path: "\(p).\(name)", reason: "must be finite") }
-        }
-        if let a = l.accuracy, a < 0 { throw .invalid(path: "\(p).accuracy", reason: "must not be negative") }
-        if let b = l.bearing, !(0..<360).contains(b) { throw .invalid(path: "\(p).bearing", reason: "must be within [0, 360)") }
-        var activity: Activity?
-        if let a = l.activity {
-            guard let v = Activity(rawValue: a) else { throw .invalid(path: "\(p).activity", reason: "unknown value \"\(a)\"") }
-            activity = v
-        }
-        var quality: Quality?
-        if let q = l.quality {
-            guard let v = Quality(rawValue: q) else { throw .invalid(path: "\(p).quality", reason: "unknown value \"\(q)\"") }
-            quality = v
-        }
-        var location = WireLocation(
-            id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
-            trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
-            accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
-            activity: activity, quality: quality,
-            privacyZone: try optional(l.privacy_zone, "\(p).privacy_zone", max: WireLimits.identifier))
-        if let r = l.locate_request_id { location.locateRequestId = try uuid(r, "\(p).locate_request_id") }
-        return location
-    }
-
     /// The general path: `JSONDecoder`, which decides and words every body the fast path
     /// (`EnvelopeFastReader`) leaves to it.
     static func generalRead(_ data: Data) throws(WireDecodingError) -> RawEnvelope {
@@ -241,56 +201,6 @@ struct LenientSeconds: Decodable, Equatable {
     /// The interval a number gives (nil: not a number, or out of range).
     init(_ value: Double?) {
         seconds = value.flatMap { $0.isFinite && $0 >= 1 && $0 <= 315_360_000 ? Int($0) : nil }
-    }
-}
-
-struct RawLocation: Decodable, Equatable {
-    var id: String
-    var timestamp: String
-    var trigger: String
-    var motion: String
-    var is_mock: Bool
-    var latitude: Double
-    var longitude: Double
-    var accuracy: Double?
-    var speed: Double?
-    var bearing: Double?
-    var altitude: Double?
-    var activity: String?
-    var quality: String?
-    /// A string when present (schema v1), like every other optional field.
-    var privacy_zone: String?
-    var locate_request_id: String?
-    /// Optional fields sent as an explicit `null`: schema v1 omits an absent optional,
-    /// so a null is a producer bug the validator names (JSONDecoder alone reads it as absent).
-    var nullOptionals: [String] = []
-
-    private enum CodingKeys: String, CodingKey {
-        case id, timestamp, trigger, motion, is_mock, latitude, longitude, accuracy, speed, bearing, altitude, activity, quality,
-            privacy_zone, locate_request_id
-    }
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decode(String.self, forKey: .id)
-        timestamp = try c.decode(String.self, forKey: .timestamp)
-        trigger = try c.decode(String.self, forKey: .trigger)
-        motion = try c.decode(String.self, forKey: .motion)
-        is_mock = try c.decode(Bool.self, forKey: .is_mock)
-        latitude = try c.decode(Double.self, forKey: .latitude)
-        longitude = try c.decode(Double.self, forKey: .longitude)
-        accuracy = try c.decodeIfPresent(Double.self, forKey: .accuracy)
-        speed = try c.decodeIfPresent(Double.self, forKey: .speed)
-        bearing = try c.decodeIfPresent(Double.self, forKey: .bearing)
-        altitude = try c.decodeIfPresent(Double.self, forKey: .altitude)
-        activity = try c.decodeIfPresent(String.self, forKey: .activity)
-        quality = try c.decodeIfPresent(String.self, forKey: .quality)
-        privacy_zone = try c.decodeIfPresent(String.self, forKey: .privacy_zone)
-        locate_request_id = try c.decodeIfPresent(String.self, forKey: .locate_request_id)
-        for key in [CodingKeys.accuracy, .speed, .bearing, .altitude, .activity, .quality, .locate_request_id, .privacy_zone]
-        where c.contains(key) {
-            if try c.decodeNil(forKey: key) { nullOptionals.append(key.stringValue) }
-        }
     }
 }
 

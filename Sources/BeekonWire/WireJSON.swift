@@ -79,52 +79,6 @@ public struct WireJSONWriter: Sendable {
         raw("}")
     }
 
-    /// Appends a location object; `extra` fields (already-encoded JSON values) are appended last.
-    public mutating func write(_ l: WireLocation, extra: [(String, String)] = []) {
-        write(l) { $0.appendFields(extra) }
-    }
-
-    /// Appends a location object; `members` appends further `,"key":value` members before it closes
-    /// (a receiver's own fields after the schema-v1 ones).
-    public mutating func write(_ l: WireLocation, members: (inout WireJSONWriter) -> Void) {
-        raw("{\"id\":")
-        string(l.id.wireString)
-        raw(",\"timestamp\":")
-        string(l.timestamp.description)
-        raw(",\"trigger\":")
-        string(l.trigger.rawValue)
-        raw(",\"motion\":")
-        string(l.motion.rawValue)
-        raw(",\"is_mock\":")
-        raw(l.isMock ? "true" : "false")
-        raw(",\"latitude\":")
-        number(l.latitude)
-        raw(",\"longitude\":")
-        number(l.longitude)
-        optionalNumber("accuracy", l.accuracy)
-        optionalNumber("speed", l.speed)
-        optionalNumber("bearing", l.bearing)
-        optionalNumber("altitude", l.altitude)
-        if let a = l.activity {
-            raw(",\"activity\":")
-            string(a.rawValue)
-        }
-        if let q = l.quality {
-            raw(",\"quality\":")
-            string(q.rawValue)
-        }
-        if let r = l.locateRequestId {
-            raw(",\"locate_request_id\":")
-            string(r.wireString)
-        }
-        if let z = l.privacyZone {
-            raw(",\"privacy_zone\":")
-            string(z)
-        }
-        members(&self)
-        raw("}")
-    }
-
     /// Appends `,"key":"value"` (a string member after the first).
     public mutating func member(_ key: String, string value: String) {
         raw(",\"")
@@ -155,14 +109,6 @@ public struct WireJSONWriter: Sendable {
         string(g.timestamp.description)
         members(&self)
         raw("}")
-    }
-
-    private mutating func optionalNumber(_ key: String, _ value: Double?) {
-        guard let v = value, v.isFinite else { return }
-        raw(",\"")
-        raw(key)
-        raw("\":")
-        number(v)
     }
 
     /// Appends raw, already-valid JSON text.

@@ -59,90 +59,173 @@ public struct WireLocation: Hashable, Sendable {
     }
 }
 
-/// One geofence crossing as it travels in schema v1 (`geofence_events[]`).
-public struct WireGeofenceEvent: Hashable, Sendable {
-    /// Event id (UUIDv7).
-    public var id: UUID
-    /// The application's geofence id.
-    public var geofenceId: String
-    /// Enter or exit.
-    public var type: GeofenceTransition
-    /// When the crossing occurred.
-    public var timestamp: WireTimestamp
+// The location message's codec, beside its type: what schema v1 writes (`WireJSONWriter`), what it
+// reads (`RawLocation`, the mirror `JSONDecoder` fills) and how it validates (`WireEnvelope.location`).
+// A new optional field is a property above plus a line in each of these; the fast reader
+// (`JSONCursor+Envelope.swift`) is a deliberate second implementation, checked against this one.
 
-    /// Creates a wire geofence event.
-    public init(id: UUID, geofenceId: String, type: GeofenceTransition, timestamp: WireTimestamp) {
-        self.id = id
-        self.geofenceId = geofenceId
-        self.type = type
-        self.timestamp = timestamp
+extension WireJSONWriter {
+    /// Appends a location object; `extra` fields (already-encoded JSON values) are appended last.
+    public mutating func write(_ l: WireLocation, extra: [(String, String)] = []) {
+        write(l) { $0.appendFields(extra) }
+    }
+
+    /// Appends a location object; `members` appends further `,"key":value` members before it closes
+    /// (a receiver's own fields after the schema-v1 ones).
+    public mutating func write(_ l: WireLocation, members: (inout WireJSONWriter) -> Void) {
+        raw("{\"id\":")
+        string(l.id.wireString)
+        raw(",\"timestamp\":")
+        string(l.timestamp.description)
+        raw(",\"trigger\":")
+        string(l.trigger.rawValue)
+        raw(",\"motion\":")
+        string(l.motion.rawValue)
+        raw(",\"is_mock\":")
+        raw(l.isMock ? "true" : "false")
+        raw(",\"latitude\":")
+        number(l.latitude)
+        raw(",\"longitude\":")
+        number(l.longitude)
+        optionalNumber("accuracy", l.accuracy)
+        optionalNumber("speed", l.speed)
+        optionalNumber("bearing", l.bearing)
+        optionalNumber("altitude", l.altitude)
+        if let a = l.activity {
+            raw(",\"activity\":")
+            string(a.rawValue)
+        }
+        if let q = l.quality {
+            raw(",\"quality\":")
+            string(q.rawValue)
+        }
+        if let r = l.locateRequestId {
+            raw(",\"locate_request_id\":")
+            string(r.wireString)
+        }
+        if let z = l.privacyZone {
+            raw(",\"privacy_zone\":")
+            string(z)
+        }
+        members(&self)
+        raw("}")
+    }
+
+    /// Appends `,"key":number` when `value` is present and finite (non-finite numbers are dropped).
+    fileprivate mutating func optionalNumber(_ key: String, _ value: Double?) {
+        guard let v = value, v.isFinite else { return }
+        raw(",\"")
+        raw(key)
+        raw("\":")
+        number(v)
     }
 }
 
-/// The `device` object: constant per install.
-public struct WireDevice: Hashable, Sendable {
-    /// UUIDv7 created once per install.
-    public var installId: UUID
-    /// `linux`, `macos`, `ios`, `android`; receivers must accept values they do not know.
-    public var platform: String
-    /// The SDK's version string.
-    public var sdkVersion: String
-    /// Hardware model; omitted on the wire when nil or blank.
-    public var model: String?
-    /// How often the SDK uploads, in whole seconds (`sync_interval_seconds`, optional,
-    /// must-ignore): lets a server tell a quiet device from a lost one. Omitted when nil.
-    public var syncIntervalSeconds: Int?
-    /// How often a stationary device still reports, in whole seconds
-    /// (`check_in_interval_seconds`, optional, must-ignore). Omitted when nil.
-    public var checkInIntervalSeconds: Int?
-
-    /// Creates a device description.
-    public init(
-        installId: UUID, platform: String, sdkVersion: String, model: String? = nil,
-        syncIntervalSeconds: Int? = nil, checkInIntervalSeconds: Int? = nil
-    ) {
-        self.installId = installId
-        self.platform = platform
-        self.sdkVersion = sdkVersion
-        self.model = model
-        self.syncIntervalSeconds = syncIntervalSeconds
-        self.checkInIntervalSeconds = checkInIntervalSeconds
+extension WireEnvelope {
+    /// Checks one read location against schema v1; `p` names it in errors (e.g. `locations[3]`).
+    static func location(_ l: RawLocation, path p: String) throws(WireDecodingError) -> WireLocation {
+        if let name = l.nullOptionals.first { throw .invalid(path: "\(p).\(name)", reason: "must be omitted when absent, not null") }
+        guard let trigger = Trigger(rawValue: l.trigger) else {
+            throw .invalid(path: "\(p).trigger", reason: "unknown value \"\(l.trigger)\"")
+        }
+        guard let motion = Motion(rawValue: l.motion) else {
+            throw .invalid(path: "\(p).motion", reason: "unknown value \"\(l.motion)\"")
+        }
+        guard l.latitude.isFinite, (-90...90).contains(l.latitude) else {
+            throw .invalid(path: "\(p).latitude", reason: "must be within -90...90")
+        }
+        guard l.longitude.isFinite, (-180...180).contains(l.longitude) else {
+            throw .invalid(path: "\(p).longitude", reason: "must be within -180...180")
+        }
+        for (name, value) in [("accuracy", l.accuracy), ("speed", l.speed), ("bearing", l.bearing), ("altitude", l.altitude)] {
+            if let v = value, !v.isFinite { throw .invalid(path: "\(p).\(name)", reason: "must be finite") }
+        }
+        if let a = l.accuracy, a < 0 { throw .invalid(path: "\(p).accuracy", reason: "must not be negative") }
+        if let b = l.bearing, !(0..<360).contains(b) { throw .invalid(path: "\(p).bearing", reason: "must be within [0, 360)") }
+        var activity: Activity?
+        if let a = l.activity {
+            guard let v = Activity(rawValue: a) else { throw .invalid(path: "\(p).activity", reason: "unknown value \"\(a)\"") }
+            activity = v
+        }
+        var quality: Quality?
+        if let q = l.quality {
+            guard let v = Quality(rawValue: q) else { throw .invalid(path: "\(p).quality", reason: "unknown value \"\(q)\"") }
+            quality = v
+        }
+        var location = WireLocation(
+            id: try uuid(l.id, "\(p).id"), timestamp: try timestamp(l.timestamp, "\(p).timestamp"),
+            trigger: trigger, motion: motion, isMock: l.is_mock, latitude: l.latitude, longitude: l.longitude,
+            accuracy: l.accuracy, speed: l.speed, bearing: l.bearing, altitude: l.altitude,
+            activity: activity, quality: quality,
+            privacyZone: try optional(l.privacy_zone, "\(p).privacy_zone", max: WireLimits.identifier))
+        if let r = l.locate_request_id { location.locateRequestId = try uuid(r, "\(p).locate_request_id") }
+        return location
     }
 }
 
-/// One upload: the schema-v1 envelope.
-public struct WireEnvelope: Hashable, Sendable {
-    /// The only version this type speaks.
-    public static let schemaVersion = 1
+extension WireLocation: Decodable {
+    /// Reads one schema-v1 location object — members it does not know are ignored — and
+    /// validates it exactly as ``WireEnvelope/decode(_:)`` validates `locations[]` (the same code).
+    /// Lets a receiver read a location nested in its own objects (a stored fix, a locate answer).
+    /// - Throws: `DecodingError` for a missing or mistyped member, and `DecodingError.dataCorrupted`
+    ///   with the ``WireDecodingError`` text for a value that breaks schema v1.
+    public init(from decoder: any Decoder) throws {
+        let raw = try RawLocation(from: decoder)
+        let path = decoder.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        do {
+            self = try WireEnvelope.location(raw, path: path.isEmpty ? "$" : String(path.drop { $0 == "." }))
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description))
+        }
+    }
+}
 
-    /// Fresh per batch; a retry carries the same id.
-    public var batchId: UUID
-    /// The tracking run the locations belong to.
-    public var sessionId: UUID
-    /// When the device assembled the batch.
-    public var sentAt: WireTimestamp
-    /// The sending device.
-    public var device: WireDevice
-    /// Application key/value pairs; omitted on the wire when empty.
-    public var extras: [String: String]
-    /// The batched fixes, oldest first.
-    public var locations: [WireLocation]
-    /// Geofence crossings since the last batch.
-    public var geofenceEvents: [WireGeofenceEvent]
-    /// Beacon proximity transitions since the last batch (BY-5); omitted on the wire when empty.
-    public var proximityEvents: [WireProximityEvent] = []
+struct RawLocation: Decodable, Equatable {
+    var id: String
+    var timestamp: String
+    var trigger: String
+    var motion: String
+    var is_mock: Bool
+    var latitude: Double
+    var longitude: Double
+    var accuracy: Double?
+    var speed: Double?
+    var bearing: Double?
+    var altitude: Double?
+    var activity: String?
+    var quality: String?
+    /// A string when present (schema v1), like every other optional field.
+    var privacy_zone: String?
+    var locate_request_id: String?
+    /// Optional fields sent as an explicit `null`: schema v1 omits an absent optional,
+    /// so a null is a producer bug the validator names (JSONDecoder alone reads it as absent).
+    var nullOptionals: [String] = []
 
-    /// Creates an envelope.
-    public init(
-        batchId: UUID, sessionId: UUID, sentAt: WireTimestamp, device: WireDevice,
-        extras: [String: String] = [:], locations: [WireLocation], geofenceEvents: [WireGeofenceEvent] = []
-    ) {
-        self.batchId = batchId
-        self.sessionId = sessionId
-        self.sentAt = sentAt
-        self.device = device
-        self.extras = extras
-        self.locations = locations
-        self.geofenceEvents = geofenceEvents
+    private enum CodingKeys: String, CodingKey {
+        case id, timestamp, trigger, motion, is_mock, latitude, longitude, accuracy, speed, bearing, altitude, activity, quality,
+            privacy_zone, locate_request_id
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        timestamp = try c.decode(String.self, forKey: .timestamp)
+        trigger = try c.decode(String.self, forKey: .trigger)
+        motion = try c.decode(String.self, forKey: .motion)
+        is_mock = try c.decode(Bool.self, forKey: .is_mock)
+        latitude = try c.decode(Double.self, forKey: .latitude)
+        longitude = try c.decode(Double.self, forKey: .longitude)
+        accuracy = try c.decodeIfPresent(Double.self, forKey: .accuracy)
+        speed = try c.decodeIfPresent(Double.self, forKey: .speed)
+        bearing = try c.decodeIfPresent(Double.self, forKey: .bearing)
+        altitude = try c.decodeIfPresent(Double.self, forKey: .altitude)
+        activity = try c.decodeIfPresent(String.self, forKey: .activity)
+        quality = try c.decodeIfPresent(String.self, forKey: .quality)
+        privacy_zone = try c.decodeIfPresent(String.self, forKey: .privacy_zone)
+        locate_request_id = try c.decodeIfPresent(String.self, forKey: .locate_request_id)
+        for key in [CodingKeys.accuracy, .speed, .bearing, .altitude, .activity, .quality, .locate_request_id, .privacy_zone]
+        where c.contains(key) {
+            if try c.decodeNil(forKey: key) { nullOptionals.append(key.stringValue) }
+        }
     }
 }

@@ -46,7 +46,7 @@ enum Runner {
     }
 
     /// COPY (text format) of the same rows, one COPY per batch, into a table shaped like `locations`
-    /// (every column of it, in table order: `privacy_zone` since v6).
+    /// (the columns of ``copyColumns``: a column added later stays NULL, as in a fix without it).
     static func postgresCopy(url: String, cluster: PostgresCluster?, batches: [WireEnvelope], clients: Int, logger: Logger) async throws
         -> Double
     {
@@ -68,7 +68,7 @@ enum Runner {
                         for i in stride(from: c, to: batches.count, by: clients) {
                             let text = copyText(batches[i], received: received)
                             try await client.withConnection { conn in
-                                try await conn.copyFrom(table: "copy_target", logger: logger) { writer in
+                                try await conn.copyFrom(table: "copy_target", columns: copyColumns, logger: logger) { writer in
                                     try await writer.write(ByteBuffer(string: text))
                                 }
                             }
@@ -80,6 +80,12 @@ enum Runner {
             return (clock.now - start).seconds
         }
     }
+
+    /// The columns ``copyText`` writes, in its order.
+    static let copyColumns = [
+        "id", "install_id", "session_id", "batch_id", "ts", "latitude", "longitude", "accuracy", "speed", "bearing", "altitude",
+        "trigger", "motion", "is_mock", "activity", "quality", "received_at", "privacy_zone",
+    ]
 
     static func copyText(_ e: WireEnvelope, received: Int64) -> String {
         var s = ""

@@ -30,6 +30,14 @@ extension Ingest {
             }
         }
 
+        /// A step that adds a fix column is rendered from ``FixColumn``: for the deployed
+        /// `privacy_zone` step, exactly the statement both stores ran before.
+        @Test func anAddedFixColumnRendersTheDeployedStatement() {
+            #expect(SchemaStep.privacyZone.addedFixColumn == .privacyZone)
+            #expect(SQLiteLocationStore.schema(for: .privacyZone) == "ALTER TABLE locations ADD COLUMN privacy_zone TEXT")
+            #expect(PostgresSchema.statements(for: .privacyZone) == ["ALTER TABLE locations ADD COLUMN privacy_zone TEXT"])
+        }
+
         @Test func aFreshSQLiteStoreRecordsEveryStepInOrder() async throws {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("beekon-steps-\(UUID().uuidString).sqlite").path
             defer { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }

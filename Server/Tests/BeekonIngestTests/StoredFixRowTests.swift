@@ -10,16 +10,16 @@ import Testing
 /// that a row it cannot read is a query error rather than a trap.
 @Suite("Stored fix rows")
 struct StoredFixRowTests {
-    /// One row in `StoredFixRow.select` order, from SQLite, with `overrides` by column.
-    static func row(_ overrides: [StoredFixRow.Column: (any DatabaseValueConvertible)?] = [:]) throws -> Row {
-        let values: [StoredFixRow.Column: (any DatabaseValueConvertible)?] = [
-            .id: "0190a000-0000-7000-8000-000000000001", .installId: "0190a000-0000-7000-8000-000000000002",
-            .sessionId: "0190a000-0000-7000-8000-000000000003", .batchId: "0190a000-0000-7000-8000-000000000004",
-            .ts: Int64(1_700_000_000_000), .latitude: 48.1, .longitude: 11.5, .accuracy: 5.0, .speed: nil, .bearing: 90.0,
-            .altitude: nil, .trigger: "geofence", .motion: "moving", .isMock: false, .activity: "walking", .quality: nil,
-            .receivedAt: Int64(1_700_000_001_000), .privacyZone: "home",
+    /// One row in `StoredFixRow.select` order, from SQLite, with `overrides` by column name.
+    static func row(_ overrides: [String: (any DatabaseValueConvertible)?] = [:]) throws -> Row {
+        let values: [String: (any DatabaseValueConvertible)?] = [
+            "id": "0190a000-0000-7000-8000-000000000001", "install_id": "0190a000-0000-7000-8000-000000000002",
+            "session_id": "0190a000-0000-7000-8000-000000000003", "batch_id": "0190a000-0000-7000-8000-000000000004",
+            "ts": Int64(1_700_000_000_000), "latitude": 48.1, "longitude": 11.5, "accuracy": 5.0, "speed": nil, "bearing": 90.0,
+            "altitude": nil, "trigger": "geofence", "motion": "moving", "is_mock": false, "activity": "walking", "quality": nil,
+            "received_at": Int64(1_700_000_001_000), "privacy_zone": "home",
         ].merging(overrides) { $1 }
-        let arguments = StoredFixRow.Column.allCases.map { values[$0] ?? nil }
+        let arguments = StoredFixRow.select.split(separator: ", ").map { values[String($0)] ?? nil }
         let placeholders = Array(repeating: "?", count: arguments.count).joined(separator: ", ")
         return try DatabaseQueue().read { db in
             try Row.fetchOne(db, sql: "SELECT \(placeholders)", arguments: StatementArguments(arguments))!
@@ -42,19 +42,31 @@ struct StoredFixRowTests {
 
     @Test func theSelectListNamesEveryColumnOnceInCaseOrder() {
         let names = StoredFixRow.select.split(separator: ", ").map(String.init)
-        #expect(names == StoredFixRow.Column.allCases.map(\.rawValue))
+        #expect(names == StoredFixRow.Column.allCases.map(\.rawValue) + FixColumn.allCases.map(\.rawValue))
         #expect(Set(names).count == names.count)
         #expect(StoredFixRow.Column.allCases.enumerated().allSatisfy { $0.offset == $0.element.index })
     }
 
+    /// Both stores' inserts take the optional columns from ``FixColumn``: SQLite names each once,
+    /// and PostgreSQL's statement has one typed parameter per binding.
+    @Test func theInsertsNameEveryFixColumn() throws {
+        for column in FixColumn.allCases {
+            #expect(SQLiteLocationStore.fixInsert.components(separatedBy: " \(column.rawValue)").count == 2, "\(column)")
+            #expect(PostgresIngestStatement.sql.contains("u.\(column.rawValue)"), "\(column)")
+        }
+        #expect(SQLiteLocationStore.fixWidth == StoredFixRow.select.split(separator: ", ").count)
+        let numbers = PostgresIngestStatement.sql.matches(of: /\$([0-9]+)::/).compactMap { Int($0.1) }
+        #expect(numbers.sorted() == Array(1...PostgresIngestStatement.bindingDataTypes.count))
+    }
+
     @Test(arguments: [
-        (StoredFixRow.Column.id, "not-a-uuid" as String?),
-        (.latitude, nil),
-        (.ts, nil),
-        (.isMock, nil),
-        (.batchId, nil),
+        ("id", "not-a-uuid" as String?),
+        ("latitude", nil),
+        ("ts", nil),
+        ("is_mock", nil),
+        ("batch_id", nil),
     ])
-    func aRowItCannotReadIsAQueryErrorNotATrap(column: StoredFixRow.Column, value: String?) throws {
+    func aRowItCannotReadIsAQueryErrorNotATrap(column: String, value: String?) throws {
         let row = try Self.row([column: value])
         #expect(throws: StoreError.self) { try StoredFixRow.decode(row) }
     }

@@ -1,9 +1,11 @@
 /// Every step of the database schema, in order — one list that both stores follow.
 ///
-/// Each store gives the statements of every step through an exhaustive `switch`
-/// (`SQLiteSchema.statements(for:)`, `PostgresSchema.statements(for:)`), so a step added here
-/// does not compile until both stores have it; a step one store does not need says so there
-/// (``partitions`` is PostgreSQL's alone). A store applies the steps in this order and records
+/// A step that only adds an optional column to the fix table names it (``addedFixColumn``), and
+/// both stores render its statement from that one description (``FixColumn/addColumn(_:)``).
+/// Every other step each store gives through its own `switch` (`SQLiteLocationStore.schema(for:)`,
+/// `PostgresSchema.statements(for:)`); a step one store does not need says so there
+/// (``partitions`` is PostgreSQL's alone), and `SchemaStepTests` checks that each store has
+/// every step. A store applies the steps in this order and records
 /// each under its frozen name: SQLite in GRDB's `grdb_migrations` (``sqliteName``), PostgreSQL
 /// in `beekon_schema` (``postgresVersion``). Those names are in databases already deployed, so
 /// they never change; a new step goes at the end.
@@ -54,6 +56,16 @@ package enum SchemaStep: Int, CaseIterable, Sendable {
         case .credentials: "v11-credentials"
         case .circles: "v12-circles"
         case .nudges: "v13-nudges"
+        }
+    }
+
+    /// The fix column the step adds, when that is all it does (nil: a step of the stores' own).
+    var addedFixColumn: FixColumn? {
+        switch self {
+        case .privacyZone: .privacyZone
+        case .base, .events, .deviceStatus, .proximity, .locate, .trackOverview, .deviceIdentity, .push, .partitions,
+            .shareScope, .credentials, .circles, .nudges:
+            nil
         }
     }
 

@@ -17,6 +17,8 @@ protocol StoreRow {
     func text(_ i: Int) throws -> String?
     /// Column `i` as a boolean.
     func bool(_ i: Int) throws -> Bool
+    /// Column `i` as a 64-bit integer; nil for NULL.
+    func optionalInt64(_ i: Int) throws -> Int64?
 }
 
 extension StoreRow {
@@ -34,21 +36,18 @@ extension StoreRow {
 }
 
 /// The `locations` table as both stores read it: its columns in the order every fix query
-/// selects them (``select``), and the one decoder of such a row into a ``StoredFix``. A new
-/// column of a fix is a new case here and a line in ``decode(_:)``, for SQLite and PostgreSQL
-/// at once.
+/// selects them (``select``: the ``Column``s, then the ``FixColumn``s), and the one decoder of such
+/// a row into a ``StoredFix``, for SQLite and PostgreSQL at once.
 enum StoredFixRow {
-    /// The columns, in the order they are selected (a case's position is its column index).
+    /// The columns every fix has, in the order they are selected (a case's position is its column index).
     enum Column: String, CaseIterable {
         case id
         case installId = "install_id"
         case sessionId = "session_id"
         case batchId = "batch_id"
-        case ts, latitude, longitude, accuracy, speed, bearing, altitude, trigger, motion
+        case ts, latitude, longitude, trigger, motion
         case isMock = "is_mock"
-        case activity, quality
         case receivedAt = "received_at"
-        case privacyZone = "privacy_zone"
 
         /// The column's position in ``StoredFixRow/select``.
         var index: Int { Self.positions[self]! }
@@ -56,23 +55,115 @@ enum StoredFixRow {
     }
 
     /// The column list of every fix query (`SELECT \(select) FROM locations …`).
-    static let select = Column.allCases.map(\.rawValue).joined(separator: ", ")
+    static let select = (Column.allCases.map(\.rawValue) + FixColumn.all.map(\.rawValue)).joined(separator: ", ")
+
+    /// The position of the first ``FixColumn`` in ``select``.
+    private static let firstFixColumn = Column.allCases.count
 
     /// A row selected with ``select`` as a stored fix.
     static func decode(_ row: some StoreRow) throws -> StoredFix {
         func at(_ c: Column) -> Int { c.index }
-        let location = WireLocation(
+        var location = WireLocation(
             id: try row.uuid(at(.id)), timestamp: WireTimestamp(millis: try row.int64(at(.ts))),
             trigger: Trigger(rawValue: try row.requiredText(at(.trigger))) ?? .interval,
             motion: Motion(rawValue: try row.requiredText(at(.motion))) ?? .unknown,
             isMock: try row.bool(at(.isMock)), latitude: try row.requiredDouble(at(.latitude)),
-            longitude: try row.requiredDouble(at(.longitude)), accuracy: try row.double(at(.accuracy)),
-            speed: try row.double(at(.speed)), bearing: try row.double(at(.bearing)), altitude: try row.double(at(.altitude)),
-            activity: try row.text(at(.activity)).flatMap(Activity.init(rawValue:)),
-            quality: try row.text(at(.quality)).flatMap(Quality.init(rawValue:)), privacyZone: try row.text(at(.privacyZone)))
+            longitude: try row.requiredDouble(at(.longitude)))
+        for (i, column) in FixColumn.all.enumerated() {
+            try column.read(row, firstFixColumn + i, into: &location)
+        }
         return StoredFix(
             location: location, sessionId: try row.uuid(at(.sessionId)), installId: try row.uuid(at(.installId)),
             batchId: try row.uuid(at(.batchId)), receivedAt: WireTimestamp(millis: try row.int64(at(.receivedAt))))
+    }
+}
+
+/// The optional columns of the `locations` table: each holds one optional field of a wire
+/// location, NULL when the fix has none. The one description that the stores' inserts
+/// (`SQLiteUpload`, `PostgresIngestStatement`), the fix decoder (``StoredFixRow``) and a schema
+/// step that adds such a column (``SchemaStep/addedFixColumn``) all follow. A new optional field
+/// of a fix is a case here (its name, its ``Kind``, a line in ``value(of:)`` and in
+/// ``read(_:_:into:)``) and a ``SchemaStep`` that adds it.
+enum FixColumn: String, CaseIterable, Sendable {
+    case accuracy, speed, bearing, altitude, activity, quality
+    case privacyZone = "privacy_zone"
+
+    /// Every column in table order, once (`allCases` builds its array on each use; the ingest
+    /// path reads this once per fix).
+    static let all = allCases
+
+    /// What a column holds.
+    enum Kind: Sendable {
+        /// A double (`REAL` / `DOUBLE PRECISION`).
+        case real
+        /// Text (`TEXT`).
+        case text
+        /// A 64-bit integer (`INTEGER` / `BIGINT`).
+        case integer
+    }
+
+    /// One column's value of one fix, nil for NULL.
+    enum Value {
+        case real(Double?)
+        case text(String?)
+        case integer(Int64?)
+
+        /// The double of a ``Kind/real`` column (nil: NULL, or another kind).
+        var real: Double? { if case .real(let x) = self { x } else { nil } }
+        /// The text of a ``Kind/text`` column (nil: NULL, or another kind).
+        var text: String? { if case .text(let x) = self { x } else { nil } }
+        /// The integer of a ``Kind/integer`` column (nil: NULL, or another kind).
+        var integer: Int64? { if case .integer(let x) = self { x } else { nil } }
+    }
+
+    /// What the column holds.
+    var kind: Kind {
+        switch self {
+        case .accuracy, .speed, .bearing, .altitude: .real
+        case .activity, .quality, .privacyZone: .text
+        }
+    }
+
+    /// The column's value of `l`.
+    func value(of l: WireLocation) -> Value {
+        switch self {
+        case .accuracy: .real(l.accuracy)
+        case .speed: .real(l.speed)
+        case .bearing: .real(l.bearing)
+        case .altitude: .real(l.altitude)
+        case .activity: .text(l.activity?.rawValue)
+        case .quality: .text(l.quality?.rawValue)
+        case .privacyZone: .text(l.privacyZone)
+        }
+    }
+
+    /// Reads the column, selected at position `i` of `row`, into `l`'s field.
+    func read(_ row: some StoreRow, _ i: Int, into l: inout WireLocation) throws {
+        switch self {
+        case .accuracy: l.accuracy = try row.double(i)
+        case .speed: l.speed = try row.double(i)
+        case .bearing: l.bearing = try row.double(i)
+        case .altitude: l.altitude = try row.double(i)
+        case .activity: l.activity = try row.text(i).flatMap(Activity.init(rawValue:))
+        case .quality: l.quality = try row.text(i).flatMap(Quality.init(rawValue:))
+        case .privacyZone: l.privacyZone = try row.text(i)
+        }
+    }
+
+    /// The SQL dialects a column is declared in.
+    enum Dialect { case sqlite, postgres }
+
+    /// The statement that adds the column to an existing `locations` table.
+    func addColumn(_ dialect: Dialect) -> String {
+        let type =
+            switch (kind, dialect) {
+            case (.real, .sqlite): "REAL"
+            case (.real, .postgres): "DOUBLE PRECISION"
+            case (.text, _): "TEXT"
+            case (.integer, .sqlite): "INTEGER"
+            case (.integer, .postgres): "BIGINT"
+            }
+        return "ALTER TABLE locations ADD COLUMN \(rawValue) \(type)"
     }
 }
 
@@ -94,6 +185,7 @@ extension Row: StoreRow {
         guard let value = self[i] as Bool? else { throw StoreError.queryFailed("column \(i) is NULL") }
         return value
     }
+    func optionalInt64(_ i: Int) throws -> Int64? { self[i] }
 }
 
 /// PostgreSQL has the types themselves.
@@ -103,4 +195,5 @@ extension PostgresRandomAccessRow: StoreRow {
     func double(_ i: Int) throws -> Double? { try self[i].decode(Double?.self) }
     func text(_ i: Int) throws -> String? { try self[i].decode(String?.self) }
     func bool(_ i: Int) throws -> Bool { try self[i].decode(Bool.self) }
+    func optionalInt64(_ i: Int) throws -> Int64? { try self[i].decode(Int64?.self) }
 }

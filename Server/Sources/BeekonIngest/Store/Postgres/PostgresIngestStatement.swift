@@ -69,21 +69,20 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
             FROM bs ORDER BY ord
             ON CONFLICT (batch_id) DO NOTHING RETURNING batch_id, session_id, install_id, received_at),
         u AS (
-            SELECT * FROM unnest($14::uuid[], $15::uuid[], $16::int8[], $17::float8[], $18::float8[], $19::float8[],
-                                 $20::float8[], $21::float8[], $22::float8[], $23::text[], $24::text[], $25::bool[],
-                                 $26::text[], $27::text[], $28::text[], $29::text[])
-                AS u(bid, id, ts, lat, lon, acc, spd, brg, alt, trg, mot, mock, act, qual, zone, payload)),
+            SELECT * FROM unnest($14::uuid[], $15::uuid[], $16::int8[], $17::float8[], $18::float8[], $19::text[],
+                                 $20::text[], $21::bool[], \(fix.arrays), $\(fix.payload)::text[])
+                AS u(bid, id, ts, lat, lon, trg, mot, mock, \(fix.names), payload)),
         l AS (
-            INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy,
-                                   speed, bearing, altitude, trigger, motion, is_mock, activity, quality, received_at,
-                                   privacy_zone)
-            SELECT u.id, b.install_id, b.session_id, b.batch_id, u.ts, u.lat, u.lon, u.acc, u.spd, u.brg, u.alt,
-                   u.trg, u.mot, u.mock, u.act, u.qual, b.received_at, u.zone
+            INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, trigger, motion,
+                                   is_mock, received_at, \(fix.names))
+            SELECT u.id, b.install_id, b.session_id, b.batch_id, u.ts, u.lat, u.lon, u.trg, u.mot, u.mock,
+                   b.received_at, \(fix.selected)
             FROM u JOIN b ON b.batch_id = u.bid
             ORDER BY u.id, b.install_id, b.batch_id
             RETURNING id, install_id, batch_id, ts, received_at),
         v AS (
-            SELECT * FROM unnest($30::uuid[], $31::uuid[], $32::text[], $33::text[], $34::int8[], $35::text[])
+            SELECT * FROM unnest($\(fix.payload + 1)::uuid[], $\(fix.payload + 2)::uuid[], $\(fix.payload + 3)::text[],
+                                 $\(fix.payload + 4)::text[], $\(fix.payload + 5)::int8[], $\(fix.payload + 6)::text[])
                 AS v(bid, id, gid, typ, ts, payload)),
         g AS (
             INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts, received_at)
@@ -119,13 +118,37 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
         LEFT JOIN (SELECT batch_id, count(*) AS c FROM g GROUP BY batch_id) gc ON gc.batch_id = b.batch_id
         """
 
-    static let bindingDataTypes: [PostgresDataType] = [
-        .uuidArray, .uuidArray, .uuidArray, .int8Array, .int8Array, .textArray, .textArray, .textArray, .textArray,
-        .textArray, .int4Array, .int4Array, .int4Array,
-        .uuidArray, .uuidArray, .int8Array, .float8Array, .float8Array, .float8Array, .float8Array, .float8Array,
-        .float8Array, .textArray, .textArray, .boolArray, .textArray, .textArray, .textArray, .textArray,
-        .uuidArray, .uuidArray, .textArray, .textArray, .int8Array, .textArray,
-    ]
+    /// The optional fix columns' part of ``sql`` (``FixColumn``): their parameters start at $22,
+    /// after the columns every fix has; the fix's payload and the geofence events' come after them.
+    private static let fix = (
+        arrays: FixColumn.all.enumerated().map { "$\(22 + $0)::\(arrayType($1.kind))" }.joined(separator: ", "),
+        names: FixColumn.all.map(\.rawValue).joined(separator: ", "),
+        selected: FixColumn.all.map { "u.\($0.rawValue)" }.joined(separator: ", "),
+        payload: 22 + FixColumn.all.count
+    )
+
+    private static func arrayType(_ kind: FixColumn.Kind) -> String {
+        switch kind {
+        case .real: "float8[]"
+        case .text: "text[]"
+        case .integer: "int8[]"
+        }
+    }
+
+    static let bindingDataTypes: [PostgresDataType] =
+        [
+            .uuidArray, .uuidArray, .uuidArray, .int8Array, .int8Array, .textArray, .textArray, .textArray, .textArray,
+            .textArray, .int4Array, .int4Array, .int4Array,
+            .uuidArray, .uuidArray, .int8Array, .float8Array, .float8Array, .textArray, .textArray, .boolArray,
+        ]
+        + FixColumn.all.map {
+            switch $0.kind {
+            case .real: .float8Array
+            case .text: .textArray
+            case .integer: .int8Array
+            }
+        }
+        + [.textArray, .uuidArray, .uuidArray, .textArray, .textArray, .int8Array, .textArray]
 
     /// (a stored batch, its locations stored, its events stored, log rows + notifications of the whole statement)
     typealias Row = (UUID, Int64, Int64, Int64)
@@ -157,7 +180,7 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
 
     func makeBindings() throws -> PostgresBindings {
         let bs = uploads.map(\.batch)
-        var b = PostgresBindings(capacity: 35)
+        var b = PostgresBindings(capacity: Self.bindingDataTypes.count)
         b.append(bs.map(\.envelope.batchId))
         b.append(bs.map(\.envelope.sessionId))
         b.append(bs.map(\.envelope.device.installId))
@@ -177,16 +200,16 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
         b.append(ls.map(\.1.timestamp.millis))
         b.append(ls.map(\.1.latitude))
         b.append(ls.map(\.1.longitude))
-        b.append(NullableArray(ls.map(\.1.accuracy)))
-        b.append(NullableArray(ls.map(\.1.speed)))
-        b.append(NullableArray(ls.map(\.1.bearing)))
-        b.append(NullableArray(ls.map(\.1.altitude)))
         b.append(ls.map(\.1.trigger.rawValue))
         b.append(ls.map(\.1.motion.rawValue))
         b.append(ls.map(\.1.isMock))
-        b.append(NullableArray(ls.map(\.1.activity?.rawValue)))
-        b.append(NullableArray(ls.map(\.1.quality?.rawValue)))
-        b.append(NullableArray(ls.map(\.1.privacyZone)))
+        for column in FixColumn.all {
+            switch column.kind {
+            case .real: b.append(NullableArray(ls.map { column.value(of: $0.1).real }))
+            case .text: b.append(NullableArray(ls.map { column.value(of: $0.1).text }))
+            case .integer: b.append(NullableArray(ls.map { column.value(of: $0.1).integer }))
+            }
+        }
         b.append(ls.map { PendingEvent.fixPayload($0.1, $0.0) })
         let gs = uploads.flatMap { upload in upload.events.map { (upload.batch, $0) } }
         b.append(gs.map(\.0.envelope.batchId))

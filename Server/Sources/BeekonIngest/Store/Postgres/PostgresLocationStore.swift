@@ -163,13 +163,13 @@ enum PostgresSchema {
 
     /// PostgreSQL's statements for each schema step.
     static func statements(for step: SchemaStep) -> [String] {
-        switch step {
+        if let column = step.addedFixColumn { return [column.addColumn(.postgres)] }
+        return switch step {
         case .base: v1
         case .events: v2
         case .deviceStatus: v3
         case .proximity: PostgresLocationStore.proximitySchema
         case .locate: PostgresLocateSchema.v5
-        case .privacyZone: ["ALTER TABLE locations ADD COLUMN privacy_zone TEXT"]
         case .trackOverview: PostgresOverviewSchema.v7
         case .deviceIdentity: PostgresIdentitySchema.v8
         case .push: PostgresPushSchema.v9
@@ -178,6 +178,8 @@ enum PostgresSchema {
         case .credentials: PostgresIdentitySchema.v12
         case .circles: PostgresCircleSchema.v13
         case .nudges: PostgresNudgeSchema.v14
+        // A step that adds a fix column, rendered above from its one description.
+        default: []
         }
     }
 

@@ -50,11 +50,28 @@ struct SQLiteUpload: Sendable {
         fixIds = e.locations.map(\.id.wireString)
         fixMillis = e.locations.map(\.timestamp.millis)
         fixRows = zip(e.locations, fixIds).map { l, id in
-            [
-                v(id), v(installId), v(sessionId), v(batchId), v(l.timestamp.millis), v(l.latitude), v(l.longitude),
-                v(l.accuracy), v(l.speed), v(l.bearing), v(l.altitude), v(l.trigger.rawValue), v(l.motion.rawValue), v(l.isMock),
-                v(l.activity?.rawValue), v(l.quality?.rawValue), v(received), v(l.privacyZone),
-            ]
+            // One allocation per row, as an array literal was: the row's values, then the optional columns'.
+            var row: [DatabaseValue] = []
+            row.reserveCapacity(SQLiteLocationStore.fixWidth)
+            row.append(v(id))
+            row.append(v(installId))
+            row.append(v(sessionId))
+            row.append(v(batchId))
+            row.append(v(l.timestamp.millis))
+            row.append(v(l.latitude))
+            row.append(v(l.longitude))
+            row.append(v(l.trigger.rawValue))
+            row.append(v(l.motion.rawValue))
+            row.append(v(l.isMock))
+            row.append(v(received))
+            for column in FixColumn.all {
+                switch column.value(of: l) {
+                case .real(let x): row.append(v(x))
+                case .text(let x): row.append(v(x))
+                case .integer(let x): row.append(v(x))
+                }
+            }
+            return row
         }
         geofenceIds = e.geofenceEvents.map(\.id.wireString)
         geofenceRows = zip(e.geofenceEvents, geofenceIds).map { g, id in
@@ -68,6 +85,15 @@ extension SQLiteLocationStore {
     /// At most this many rows per multi-row statement (18 columns × 64 rows stays far below
     /// SQLite's 32,766 bound parameters); one cached statement per row count.
     static let rowsPerStatement = 64
+
+    /// The `locations` columns a fix row fills, in order: those every fix has, then the optional
+    /// ones (``FixColumn``).
+    static let fixInsert = "INSERT INTO locations (\(fixInsertColumns.joined(separator: ", ")))"
+    private static let fixInsertColumns =
+        ["id", "install_id", "session_id", "batch_id", "ts", "latitude", "longitude", "trigger", "motion", "is_mock", "received_at"]
+        + FixColumn.all.map(\.rawValue)
+    /// The values of one fix row.
+    static let fixWidth = fixInsertColumns.count
 
     /// Stores `uploads` in the open transaction with one multi-row statement per table (per 64
     /// rows), and answers each upload in order. The outcome is the same as storing them one after
@@ -86,9 +112,7 @@ extension SQLiteLocationStore {
         var newFixes = Set(
             try insertRows(
                 db,
-                "INSERT INTO locations (id, install_id, session_id, batch_id, ts, latitude, longitude, accuracy, speed, "
-                    + "bearing, altitude, trigger, motion, is_mock, activity, quality, received_at, privacy_zone)",
-                stored.flatMap { uploads[$0].fixRows }, "ON CONFLICT (id) DO NOTHING RETURNING id"))
+                fixInsert, stored.flatMap { uploads[$0].fixRows }, "ON CONFLICT (id) DO NOTHING RETURNING id"))
         var newGeofence = Set(
             try insertRows(
                 db, "INSERT INTO geofence_events (id, install_id, session_id, batch_id, geofence_id, type, ts, received_at)",

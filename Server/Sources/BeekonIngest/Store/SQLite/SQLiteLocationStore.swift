@@ -110,13 +110,13 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
 
     /// SQLite's statements for each schema step; nil for a step SQLite does not take.
     static func schema(for step: SchemaStep) -> String? {
-        switch step {
+        if let column = step.addedFixColumn { return column.addColumn(.sqlite) }
+        return switch step {
         case .base: SQLiteSchema.v1
         case .events: SQLiteSchema.v2
         case .deviceStatus: SQLiteSchema.v3
         case .proximity: proximitySchema
         case .locate: SQLiteLocateSchema.v5
-        case .privacyZone: "ALTER TABLE locations ADD COLUMN privacy_zone TEXT"
         case .trackOverview: SQLiteOverviewSchema.v7
         case .deviceIdentity: SQLiteIdentitySchema.v8
         case .push: SQLitePushSchema.v9
@@ -125,6 +125,8 @@ package final class SQLiteLocationStore: LocationStore, TokenStore, ShareStore {
         case .credentials: SQLiteIdentitySchema.v11
         case .circles: SQLiteCircleSchema.v12
         case .nudges: SQLiteNudgeSchema.v13
+        // A step that adds a fix column, rendered above from its one description.
+        default: nil
         }
     }
 
