@@ -15,10 +15,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 logs=$(mktemp -d); trap 'rm -rf "$logs"' EXIT
 
+# SwiftPM keeps one cached build plan per scratch path (description.json): the one the other
+# package left there can name a source file since deleted ("missing inputs"). Each build here
+# plans afresh (seconds) instead of trusting it.
+plan_afresh() { rm -f .build/*/debug/description.json; }
+
 echo "== building the SDK/agent package and its tests =="
+plan_afresh
 swift build --build-tests
 
 build_server() {
+  plan_afresh
   [ ! -f Server/Package.swift ] ||
     swift build --package-path Server --scratch-path .build --build-tests >"$logs/server-build.log" 2>&1 || server_build=$?
 }
