@@ -17,7 +17,9 @@ extension Ingest {
             }
         }
 
-        @Test(arguments: Backend.all)
+        /// The routes on SQLite; the refresh rotation's store behaviour is StoreContract's
+        /// (`refreshTokensRotateWithGraceAndDetectReuse`), once per backend.
+        @Test(arguments: [Backend.sqlite])
         func requiredAuthAcceptsKeysAndRotatingTokens(_ backend: Backend) async throws {
             try await withRouter(
                 backend,

@@ -1,4 +1,4 @@
-import BeekonIngest
+@testable import BeekonIngest
 import BeekonWire
 import Foundation
 import Testing
@@ -105,7 +105,15 @@ extension Ingest {
                     l.altitude = i % 5 == 0 ? nil : -12.5
                     l.activity = i % 6 == 0 ? nil : .cycling
                     l.quality = qualities[i % 3]
+                    l.privacyZone = i % 8 == 0 ? "home" : nil
                     fixes.append(l)
+                }
+                // Every optional column of the fix table is both set and NULL above, so this round
+                // trip covers a column added later (a case of FixColumn) once it is set here.
+                for column in FixColumn.all {
+                    let values = fixes.map { column.value(of: $0) }
+                    func isNull(_ v: FixColumn.Value) -> Bool { v.real == nil && v.text == nil && v.integer == nil }
+                    #expect(values.contains(where: isNull) && !values.allSatisfy(isNull), "\(column) is not both set and NULL")
                 }
                 let e1 = WireGeofenceEvent(
                     id: Fixtures.ids.next(), geofenceId: "depot", type: .enter, timestamp: WireTimestamp(millis: Fixtures.base))
