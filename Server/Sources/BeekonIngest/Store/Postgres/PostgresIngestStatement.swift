@@ -121,17 +121,18 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
     /// The optional fix columns' part of ``sql`` (``FixColumn``): their parameters start at $22,
     /// after the columns every fix has; the fix's payload and the geofence events' come after them.
     private static let fix = (
-        arrays: FixColumn.all.enumerated().map { "$\(22 + $0)::\(arrayType($1.kind))" }.joined(separator: ", "),
+        arrays: FixColumn.all.enumerated().map { "$\(22 + $0)::\(array($1.kind).sql)" }.joined(separator: ", "),
         names: FixColumn.all.map(\.rawValue).joined(separator: ", "),
         selected: FixColumn.all.map { "u.\($0.rawValue)" }.joined(separator: ", "),
         payload: 22 + FixColumn.all.count
     )
 
-    private static func arrayType(_ kind: FixColumn.Kind) -> String {
+    /// The array a column of `kind` is bound as: its SQL cast and its binding's data type.
+    private static func array(_ kind: FixColumn.Kind) -> (sql: String, type: PostgresDataType) {
         switch kind {
-        case .real: "float8[]"
-        case .text: "text[]"
-        case .integer: "int8[]"
+        case .real: ("float8[]", .float8Array)
+        case .text: ("text[]", .textArray)
+        case .integer: ("int8[]", .int8Array)
         }
     }
 
@@ -141,13 +142,7 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
             .textArray, .int4Array, .int4Array, .int4Array,
             .uuidArray, .uuidArray, .int8Array, .float8Array, .float8Array, .textArray, .textArray, .boolArray,
         ]
-        + FixColumn.all.map {
-            switch $0.kind {
-            case .real: .float8Array
-            case .text: .textArray
-            case .integer: .int8Array
-            }
-        }
+        + FixColumn.all.map { array($0.kind).type }
         + [.textArray, .uuidArray, .uuidArray, .textArray, .textArray, .int8Array, .textArray]
 
     /// (a stored batch, its locations stored, its events stored, log rows + notifications of the whole statement)

@@ -50,7 +50,8 @@ struct SQLiteUpload: Sendable {
         fixIds = e.locations.map(\.id.wireString)
         fixMillis = e.locations.map(\.timestamp.millis)
         fixRows = zip(e.locations, fixIds).map { l, id in
-            // One allocation per row, as an array literal was: the row's values, then the optional columns'.
+            // One allocation per row, as an array literal was: the values in ``StoredFixRow/Column``'s
+            // order, then the optional columns'.
             var row: [DatabaseValue] = []
             row.reserveCapacity(SQLiteLocationStore.fixWidth)
             row.append(v(id))
@@ -86,14 +87,11 @@ extension SQLiteLocationStore {
     /// SQLite's 32,766 bound parameters); one cached statement per row count.
     static let rowsPerStatement = 64
 
-    /// The `locations` columns a fix row fills, in order: those every fix has, then the optional
-    /// ones (``FixColumn``).
-    static let fixInsert = "INSERT INTO locations (\(fixInsertColumns.joined(separator: ", ")))"
-    private static let fixInsertColumns =
-        ["id", "install_id", "session_id", "batch_id", "ts", "latitude", "longitude", "trigger", "motion", "is_mock", "received_at"]
-        + FixColumn.all.map(\.rawValue)
+    /// The `locations` columns a fix row fills, in the order every fix query selects them
+    /// (``StoredFixRow/select``: those every fix has, then the optional ones, ``FixColumn``).
+    static let fixInsert = "INSERT INTO locations (\(StoredFixRow.select))"
     /// The values of one fix row.
-    static let fixWidth = fixInsertColumns.count
+    static let fixWidth = StoredFixRow.Column.allCases.count + FixColumn.all.count
 
     /// Stores `uploads` in the open transaction with one multi-row statement per table (per 64
     /// rows), and answers each upload in order. The outcome is the same as storing them one after
