@@ -32,12 +32,12 @@ final class AuthFailureLimit: Sendable {
     /// How long an address past its budget waits for its 429.
     let hold: Duration
     /// Waits (injected: a test records the hold instead of waiting).
-    let sleep: @Sendable (Duration) async throws -> Void
+    let sleep: Sleeper
 
     /// A budget of `perMinute` (at least 1) failures a minute per address; refusals wait `hold`.
     init(
         perMinute: Int, hold: Duration = .seconds(1), now: @escaping @Sendable () -> Date,
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        sleep: @escaping Sleeper = realSleep
     ) {
         self.perMinute = max(1, perMinute)
         self.hold = hold

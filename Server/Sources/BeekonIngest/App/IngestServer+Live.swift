@@ -41,19 +41,12 @@ struct EventRetention: Service {
     var ready: StoreReadiness? = nil
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await ready?.wait()
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(600))
-                // Stopped while asleep: the store may be closed already (it logged a failure at every stop).
-                guard !Task.isCancelled else { return }
-                let cutoff = now().addingTimeInterval(-Double(retentionSeconds))
-                do {
-                    try await store.pruneEvents(receivedBefore: .init(cutoff))
-                } catch {
-                    guard !Task.isCancelled else { return }  // stopped during the query
-                    logger.warning("event retention failed", metadata: ["error": "\(error)"])
-                }
+        await Periodic(interval: .seconds(600), ready: ready).run {
+            let cutoff = now().addingTimeInterval(-Double(retentionSeconds))
+            do {
+                try await store.pruneEvents(receivedBefore: .init(cutoff))
+            } catch {
+                Periodic.logFailure("event retention", error, logger: logger)
             }
         }
     }

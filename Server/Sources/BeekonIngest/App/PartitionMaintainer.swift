@@ -12,7 +12,7 @@ struct PartitionMaintainer: Service {
     let now: @Sendable () -> Date
     let logger: Logger
     /// Waits between runs (injected: tests never wait an hour).
-    var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    var sleep: Sleeper = realSleep
     /// Time between runs.
     static let interval: Duration = .seconds(3_600)
 
@@ -33,12 +33,6 @@ struct PartitionMaintainer: Service {
     }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try? await sleep(Self.interval)
-                guard !Task.isCancelled else { return }
-                await runOnce()
-            }
-        }
+        await Periodic(interval: Self.interval, sleep: sleep).run { await runOnce() }
     }
 }

@@ -23,7 +23,7 @@ final class DeviceStatusMonitor: Service, Sendable {
     let resyncInterval: Duration
     let now: @Sendable () -> Date
     /// Waits out the timer; the server's injected clock (tests drive it).
-    let sleep: @Sendable (Duration) async throws -> Void
+    let sleep: Sleeper
     let logger: Logger
     let onPublished: @Sendable () -> Void
     private let state = Locked(State())
@@ -48,7 +48,7 @@ final class DeviceStatusMonitor: Service, Sendable {
     init(
         store: any LocationStore, defaultExpectedSeconds: Int, interval: Duration, now: @escaping @Sendable () -> Date,
         logger: Logger, onPublished: @escaping @Sendable () -> Void,
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        sleep: @escaping Sleeper = realSleep
     ) {
         self.store = store
         self.defaultExpectedSeconds = defaultExpectedSeconds

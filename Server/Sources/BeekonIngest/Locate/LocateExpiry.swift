@@ -13,19 +13,11 @@ struct LocateExpiry: Service {
     var ready: StoreReadiness? = nil
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await ready?.wait()
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                // Stopped while asleep: the store may be closed already (it logged a failure at every stop).
-                guard !Task.isCancelled else { return }
-                do {
-                    try await locates.expireDue()
-                } catch {
-                    // Stopped during the query (a CancellationError, logged at every stop): not a failure.
-                    guard !Task.isCancelled else { return }
-                    logger.warning("locate expiry failed", metadata: ["error": "\(error)"])
-                }
+        await Periodic(interval: .seconds(1), ready: ready).run {
+            do {
+                try await locates.expireDue()
+            } catch {
+                Periodic.logFailure("locate expiry", error, logger: logger)
             }
         }
     }

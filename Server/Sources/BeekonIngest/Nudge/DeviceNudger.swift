@@ -22,7 +22,7 @@ final class DeviceNudger: Service, Sendable {
     let candidates: @Sendable () async -> [DeviceTimes]
     let interval: Duration
     let now: @Sendable () -> Date
-    let sleep: @Sendable (Duration) async throws -> Void
+    let sleep: Sleeper
     let makeID: @Sendable () -> UUID
     let logger: Logger
     /// Opens once the store is migrated (nil: it is).
@@ -43,7 +43,7 @@ final class DeviceNudger: Service, Sendable {
     init(
         store: any LocationStore, pushes: PushDispatcher, policy: NudgePolicy, candidates: @escaping @Sendable () async -> [DeviceTimes],
         interval: Duration, now: @escaping @Sendable () -> Date, makeID: @escaping @Sendable () -> UUID, logger: Logger,
-        ready: StoreReadiness? = nil, sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        ready: StoreReadiness? = nil, sleep: @escaping Sleeper = realSleep
     ) {
         self.store = store
         self.pushes = pushes
@@ -58,15 +58,7 @@ final class DeviceNudger: Service, Sendable {
     }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            await self.ready?.wait()
-            while !Task.isCancelled {
-                try? await self.sleep(self.interval)
-                // Stopped while asleep: the store may be closed already.
-                guard !Task.isCancelled else { return }
-                await self.pass()
-            }
-        }
+        await Periodic(interval: interval, ready: ready, sleep: sleep).run { await self.pass() }
     }
 
     /// Devices handled at once in a pass: a claim's commit and a push's round trip overlap.

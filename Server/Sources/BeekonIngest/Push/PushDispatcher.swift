@@ -20,7 +20,7 @@ final class PushDispatcher: Service {
     private let retryBase: Duration
     private let maxAttempts: Int
     private let now: @Sendable () -> Date
-    private let sleep: @Sendable (Duration) async throws -> Void
+    private let sleep: Sleeper
     private let logger: Logger
     private let queue: AsyncStream<LocateRequest>
     private let continuation: AsyncStream<LocateRequest>.Continuation
@@ -29,7 +29,7 @@ final class PushDispatcher: Service {
     init(
         _ config: PushConfiguration, tokens: any PushTokenStore, locates: LocateService, metrics: IngestMetrics,
         now: @escaping @Sendable () -> Date, logger: Logger,
-        sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        sleep: @escaping Sleeper = realSleep
     ) {
         var senders: [PushToken.Provider: any PushSender] = [:]
         let client = config.isEnabled ? PushHTTPClient.make(caFile: config.caFile) : nil
