@@ -8,13 +8,7 @@ extension ReadController {
     /// followed by `session_id`, `batch_id` and `received_at`.
     func proximityEvents(_ installId: UUID, _ params: Parameters, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
         var query = ProximityQuery(installId: installId)
-        switch window(params, scope) {
-        case .bad(let response): return response
-        case .ok(let from, let to, let limit):
-            query.from = from
-            query.to = to
-            query.limit = limit ?? query.limit
-        }
+        if let bad = window(params, scope, into: &query) { return bad }
         // One more than the page: it only tells that the answer is cut (issue 28).
         let pageSize = query.limit
         query.limit += 1
@@ -67,33 +61,45 @@ extension ReadController {
         return Array(out.prefix(query.limit))
     }
 
-    /// The `from`, `to` and `limit` of a read, or the 400 naming the bad one.
-    enum Window {
-        case ok(from: WireTimestamp?, to: WireTimestamp?, limit: Int?)
-        case bad(Response)
-    }
-
-    /// Parses `from` and `to` (ISO 8601) and `limit` (1…maxPage), each optional; `from` is
-    /// raised to the start of `scope`'s history window (a share sees nothing older).
-    func window(_ params: Parameters, _ scope: ViewerScope) -> Window {
+    /// Sets `query`'s `from` and `to` (ISO 8601) and `limit` (1…maxPage) from the query string,
+    /// each optional; `from` is raised to the start of `scope`'s history window (a share sees
+    /// nothing older). Returns the 400 naming a bad parameter, or nil.
+    func window(_ params: Parameters, _ scope: ViewerScope, into query: inout some WindowedQuery) -> Response? {
         var from: WireTimestamp?
         var to: WireTimestamp?
         var limit: Int?
         if let text = params["from"] {
-            guard let t = WireTimestamp(iso8601: String(text)) else { return .bad(Self.badParameter("from", "an ISO 8601 time")) }
+            guard let t = WireTimestamp(iso8601: String(text)) else { return Self.badParameter("from", "an ISO 8601 time") }
             from = t
         }
         if let text = params["to"] {
-            guard let t = WireTimestamp(iso8601: String(text)) else { return .bad(Self.badParameter("to", "an ISO 8601 time")) }
+            guard let t = WireTimestamp(iso8601: String(text)) else { return Self.badParameter("to", "an ISO 8601 time") }
             to = t
         }
         if let text = params["limit"] {
-            guard let n = Int(text), (1...Self.maxPage).contains(n) else { return .bad(Self.badParameter("limit", "1...\(Self.maxPage)")) }
+            guard let n = Int(text), (1...Self.maxPage).contains(n) else { return Self.badParameter("limit", "1...\(Self.maxPage)") }
             limit = n
         }
         if let start = scope.windowStart(nowMillis: WireTimestamp(now()).millis) {
             from = WireTimestamp(millis: max(from?.millis ?? .min, start))
         }
-        return .ok(from: from, to: to, limit: limit)
+        query.from = from
+        query.to = to
+        query.limit = limit ?? query.limit
+        return nil
     }
 }
+
+/// A read with a time range and a page size (fixes, proximity events), filled from the query
+/// string by ``ReadController/window(_:_:into:)``.
+protocol WindowedQuery {
+    /// Time range: inclusive start.
+    var from: WireTimestamp? { get set }
+    /// Time range: exclusive end.
+    var to: WireTimestamp? { get set }
+    /// Page size.
+    var limit: Int { get set }
+}
+
+extension FixQuery: WindowedQuery {}
+extension ProximityQuery: WindowedQuery {}

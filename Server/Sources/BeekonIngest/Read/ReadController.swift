@@ -275,13 +275,7 @@ struct ReadController: Sendable {
 
     func fixes(_ installId: UUID, _ params: Parameters, _ scope: ViewerScope = .everything) async throws(StoreError) -> Response {
         var query = FixQuery(installId: installId)
-        switch window(params, scope) {
-        case .bad(let response): return response
-        case .ok(let from, let to, let limit):
-            query.from = from
-            query.to = to
-            query.limit = limit ?? query.limit
-        }
+        if let bad = window(params, scope, into: &query) { return bad }
         if let cursor = params["cursor"] {
             guard let c = FixCursor(token: String(cursor)) else { return Self.badParameter("cursor", "a next_cursor value") }
             query.after = c
