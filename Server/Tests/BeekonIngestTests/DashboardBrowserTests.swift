@@ -137,7 +137,11 @@ extension Ingest {
             defer { process.kill() }
             let base = "http://127.0.0.1:\(port)"
             let install = Fixtures.ids.next()
-            let fixes = HistoryOverview.wander(8_640, start: WireTimestamp(Date()).millis - 12 * 3_600_000, stepMillis: 5_000)
+            // 12 hours of a walk that stops 20 minutes every 2 hours; the start on a 2-hour boundary, so
+            // the track has the same shape whatever the time of the run (the stops follow the clock).
+            let twoHours: Int64 = 7_200_000
+            let start = (WireTimestamp(Date()).millis - 12 * 3_600_000) / twoHours * twoHours
+            let fixes = HistoryOverview.wander(8_640, start: start, stepMillis: 5_000)
             for i in stride(from: 0, to: fixes.count, by: 1_000) {
                 let e = Fixtures.envelope(Array(fixes[i..<min(fixes.count, i + 1_000)]), install: install)
                 #expect(try await Self.upload(base, e, headers: Self.admin).status == 200)

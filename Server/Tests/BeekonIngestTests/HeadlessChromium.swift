@@ -102,7 +102,10 @@ final class HeadlessChromium: @unchecked Sendable {
             if try evaluateNow(expression) as? Bool == true { return Date().timeIntervalSince(start) }
             usleep(20_000)  // polling the page, bounded by the timeout
         }
-        throw TestFailure("the page never satisfied: \(expression)")
+        // What the page says of itself (the dashboard keeps its state in the body's data attributes).
+        let state = try? evaluateNow(
+            "JSON.stringify({ data: Object.assign({}, document.body.dataset), width: innerWidth, height: innerHeight })")
+        throw TestFailure("the page never satisfied in \(timeout) s: \(expression); page: \(state as? String ?? "unreadable")")
     }
 
     private func screenshotNow() throws -> Data {
