@@ -112,7 +112,7 @@ extension Ingest {
                 // trip covers a column added later (a case of FixColumn) once it is set here.
                 for column in FixColumn.all {
                     let values = fixes.map { column.value(of: $0) }
-                    func isNull(_ v: FixColumn.Value) -> Bool { v.real == nil && v.text == nil && v.integer == nil }
+                    func isNull(_ v: FixColumn.Value) -> Bool { v.real == nil && v.text == nil }
                     #expect(values.contains(where: isNull) && !values.allSatisfy(isNull), "\(column) is not both set and NULL")
                 }
                 let e1 = WireGeofenceEvent(

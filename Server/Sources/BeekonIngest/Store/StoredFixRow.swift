@@ -17,8 +17,6 @@ protocol StoreRow {
     func text(_ i: Int) throws -> String?
     /// Column `i` as a boolean.
     func bool(_ i: Int) throws -> Bool
-    /// Column `i` as a 64-bit integer; nil for NULL.
-    func optionalInt64(_ i: Int) throws -> Int64?
 }
 
 extension StoreRow {
@@ -98,22 +96,17 @@ enum FixColumn: String, CaseIterable, Sendable {
         case real
         /// Text (`TEXT`).
         case text
-        /// A 64-bit integer (`INTEGER` / `BIGINT`).
-        case integer
     }
 
     /// One column's value of one fix, nil for NULL.
     enum Value {
         case real(Double?)
         case text(String?)
-        case integer(Int64?)
 
         /// The double of a ``Kind/real`` column (nil: NULL, or another kind).
         var real: Double? { if case .real(let x) = self { x } else { nil } }
         /// The text of a ``Kind/text`` column (nil: NULL, or another kind).
         var text: String? { if case .text(let x) = self { x } else { nil } }
-        /// The integer of a ``Kind/integer`` column (nil: NULL, or another kind).
-        var integer: Int64? { if case .integer(let x) = self { x } else { nil } }
     }
 
     /// What the column holds.
@@ -160,8 +153,6 @@ enum FixColumn: String, CaseIterable, Sendable {
             case (.real, .sqlite): "REAL"
             case (.real, .postgres): "DOUBLE PRECISION"
             case (.text, _): "TEXT"
-            case (.integer, .sqlite): "INTEGER"
-            case (.integer, .postgres): "BIGINT"
             }
         return "ALTER TABLE locations ADD COLUMN \(rawValue) \(type)"
     }
@@ -185,7 +176,6 @@ extension Row: StoreRow {
         guard let value = self[i] as Bool? else { throw StoreError.queryFailed("column \(i) is NULL") }
         return value
     }
-    func optionalInt64(_ i: Int) throws -> Int64? { self[i] }
 }
 
 /// PostgreSQL has the types themselves.
@@ -195,5 +185,4 @@ extension PostgresRandomAccessRow: StoreRow {
     func double(_ i: Int) throws -> Double? { try self[i].decode(Double?.self) }
     func text(_ i: Int) throws -> String? { try self[i].decode(String?.self) }
     func bool(_ i: Int) throws -> Bool { try self[i].decode(Bool.self) }
-    func optionalInt64(_ i: Int) throws -> Int64? { try self[i].decode(Int64?.self) }
 }

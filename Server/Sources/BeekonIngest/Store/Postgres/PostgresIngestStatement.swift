@@ -132,7 +132,6 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
         switch kind {
         case .real: ("float8[]", .float8Array)
         case .text: ("text[]", .textArray)
-        case .integer: ("int8[]", .int8Array)
         }
     }
 
@@ -202,7 +201,6 @@ struct PostgresIngestStatement: PostgresPreparedStatement {
             switch column.kind {
             case .real: b.append(NullableArray(ls.map { column.value(of: $0.1).real }))
             case .text: b.append(NullableArray(ls.map { column.value(of: $0.1).text }))
-            case .integer: b.append(NullableArray(ls.map { column.value(of: $0.1).integer }))
             }
         }
         b.append(ls.map { PendingEvent.fixPayload($0.1, $0.0) })

@@ -50,8 +50,8 @@ struct SQLiteUpload: Sendable {
         fixIds = e.locations.map(\.id.wireString)
         fixMillis = e.locations.map(\.timestamp.millis)
         fixRows = zip(e.locations, fixIds).map { l, id in
-            // One allocation per row, as an array literal was: the values in ``StoredFixRow/Column``'s
-            // order, then the optional columns'.
+            // One allocation per row: the values in ``StoredFixRow/Column``'s order, then the
+            // optional columns'.
             var row: [DatabaseValue] = []
             row.reserveCapacity(SQLiteLocationStore.fixWidth)
             row.append(v(id))
@@ -69,7 +69,6 @@ struct SQLiteUpload: Sendable {
                 switch column.value(of: l) {
                 case .real(let x): row.append(v(x))
                 case .text(let x): row.append(v(x))
-                case .integer(let x): row.append(v(x))
                 }
             }
             return row
